@@ -1,0 +1,61 @@
+// Dialling and hanging up through the call's provider. A retried dial asks the provider first
+// whether the call was already placed, so a person is never rung twice for one call.
+import { activityInfo } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { fillPrompt, CallTemplate } from '../src/data/models/call-template';
+import { PhoneCall } from '../src/data/models/phone-call';
+import type { ProviderName } from '../src/contracts/providers';
+import { callbackUrlFor } from '../src/telephony/callback-router';
+import { ProviderRejectedError, type PlaceCallRequest } from '../src/telephony/provider';
+import type { ActivityDeps } from './deps';
+
+export function createDialActivities({ config, providers, logger }: Pick<ActivityDeps, 'config' | 'providers' | 'logger'>) {
+  return {
+    async dialCall({ callId }: { callId: string }): Promise<{ providerCallId: string }> {
+      const call = await PhoneCall.findById(callId).lean();
+      if (!call) {
+        throw ApplicationFailure.create({ type: 'CALL_RECORD_MISSING', message: `phone call ${callId} no longer exists`, nonRetryable: true });
+      }
+      if (call.providerCallId) return { providerCallId: call.providerCallId };
+      const template = await CallTemplate.findById(call.callTemplateId).lean();
+      const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
+      const request: PlaceCallRequest = {
+        callId,
+        to: call.toPhoneNumber,
+        from: call.fromPhoneNumber,
+        record: call.record,
+        statusCallbackUrl: callbackUrlFor(config.PUBLIC_BASE_URL, provider.name, callId),
+        script: {
+          openingLine: fillPrompt(template?.prompt ?? '', call.promptVariableValues),
+          nameOfHuman: call.nameOfHuman ?? undefined,
+          voiceId: template?.voiceId ?? undefined,
+        },
+      };
+      if (activityInfo().attempt > 1) {
+        const earlier = await provider.findPlacedCall(request);
+        if (earlier) {
+          logger.info({ callId, providerCallId: earlier.providerCallId }, 'dial retried: the provider already has the call');
+          await PhoneCall.updateOne({ _id: callId }, { $set: { providerCallId: earlier.providerCallId } });
+          return earlier;
+        }
+      }
+      try {
+        const placed = await provider.placeCall(request);
+        await PhoneCall.updateOne({ _id: callId }, { $set: { providerCallId: placed.providerCallId } });
+        return placed;
+      } catch (err) {
+        if (err instanceof ProviderRejectedError) {
+          throw ApplicationFailure.create({ type: 'PROVIDER_REJECTED', message: err.message, details: [err.code], nonRetryable: true });
+        }
+        throw err;
+      }
+    },
+
+    async hangUpCall({ callId, providerCallId }: { callId: string; providerCallId: string }): Promise<void> {
+      const call = await PhoneCall.findById(callId, { teamId: 1, telephonyProvider: 1 }).lean();
+      if (!call) return;
+      const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
+      await provider.hangUp(providerCallId);
+    },
+  };
+}

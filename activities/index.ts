@@ -1,0 +1,19 @@
+// The worker registers these; workflows import only the type.
+import { createCallRecordActivities } from './call-record';
+import { createCaptureActivities } from './capture';
+import type { ActivityDeps } from './deps';
+import { createDialActivities } from './dial';
+import { createWebhookActivities } from './webhooks';
+
+export type { ActivityDeps } from './deps';
+
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createCallRecordActivities(deps),
+    ...createDialActivities(deps),
+    ...createCaptureActivities(deps),
+    ...createWebhookActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

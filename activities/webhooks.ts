@@ -1,0 +1,91 @@
+// Which endpoints an event goes to, and one delivery attempt to one of them (recorded in MongoDB).
+import { Types } from 'mongoose';
+import { ALL_EVENTS, type CallEventName } from '../src/contracts/events';
+import { PhoneCall } from '../src/data/models/phone-call';
+import { toReadView } from '../src/data/phone-call-view';
+import { Webhook } from '../src/data/models/webhook';
+import { WebhookDelivery } from '../src/data/models/webhook-delivery';
+import { attemptDelivery } from '../src/webhooks/attempt';
+import type { CallEvent, WebhookTarget } from '../workflows/types';
+import type { ActivityDeps } from './deps';
+
+export interface AttemptInput {
+  callId: string;
+  teamId: string;
+  target: WebhookTarget;
+  event: CallEvent;
+  attempt: number;
+  isLastAttempt: boolean;
+}
+
+export function createWebhookActivities({ config, secretBox }: Pick<ActivityDeps, 'config' | 'secretBox'>) {
+  return {
+    /**
+     * The endpoints subscribed to `type` for this call, and (when there are any) the call as it is
+     * now, for events whose payload is the call itself.
+     */
+    async resolveWebhookTargets(input: {
+      callId: string;
+      teamId: string;
+      type: CallEventName;
+    }): Promise<{ targets: WebhookTarget[]; retryDelaysMs: number[]; call: Record<string, unknown> | null }> {
+      const subscribed = (events: readonly string[]) => events.includes(input.type) || events.includes(ALL_EVENTS);
+      const teamHooks = await Webhook.find({ teamId: input.teamId }).lean();
+      const call = await PhoneCall.findById(input.callId).lean();
+      const targets: WebhookTarget[] = [];
+      for (const hook of teamHooks) {
+        if (!subscribed(hook.subscribedEvents)) continue;
+        targets.push({
+          endpointKey: `wh-${hook._id.toHexString()}`,
+          url: hook.url,
+          method: hook.method as 'GET' | 'POST',
+          secretSealed: hook.secretSealed,
+          webhookId: hook._id.toHexString(),
+        });
+      }
+      (call?.phoneCallWebhooks ?? []).forEach((hook, index) => {
+        if (!subscribed([hook.subscribedEvent])) return;
+        targets.push({ endpointKey: `call-${index}`, url: hook.url, method: 'POST', secretSealed: hook.secretSealed, webhookId: null });
+      });
+      return { targets, retryDelaysMs: [...config.WEBHOOK_RETRY_DELAYS], call: targets.length && call ? toReadView(call) : null };
+    },
+
+    async attemptWebhookDelivery(input: AttemptInput): Promise<{ ok: boolean; gone: boolean }> {
+      const { target, event } = input;
+      const result = await attemptDelivery({
+        url: target.url,
+        method: target.method,
+        secret: secretBox.open(target.secretSealed),
+        webhookId: event.eventId,
+        event: { type: event.type, timestamp: event.timestamp, data: event.data },
+        allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_URLS,
+      });
+      const state = result.ok ? 'delivered' : result.gone ? 'gone' : input.isLastAttempt ? 'failed' : 'pending';
+      await WebhookDelivery.updateOne(
+        { eventId: event.eventId, endpointKey: target.endpointKey },
+        {
+          $setOnInsert: {
+            teamId: new Types.ObjectId(input.teamId),
+            phoneCallId: new Types.ObjectId(input.callId),
+            webhookId: target.webhookId ? new Types.ObjectId(target.webhookId) : null,
+            eventType: event.type,
+            url: target.url,
+            method: target.method,
+          },
+          $set: { state },
+          $push: {
+            attempts: {
+              attempt: input.attempt,
+              attemptedAt: new Date(result.attemptedAt),
+              statusCode: result.statusCode,
+              durationMs: result.durationMs,
+              error: result.error,
+            },
+          },
+        },
+        { upsert: true },
+      );
+      return { ok: result.ok, gone: result.gone };
+    },
+  };
+}

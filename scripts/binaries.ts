@@ -1,0 +1,150 @@
+// Makes sure the Temporal CLI and FerretDB binaries exist in a cache folder outside the repository,
+// building them with the Go toolchain when missing. `npm run setup` runs it on its own; `npm start`
+// and the test suite's global setup call ensureBinaries() before starting servers.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, rm, writeFile, chmod, rename } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+export const FERRETDB_VERSION = 'v1.24.2';
+
+export interface Binaries {
+  temporal: string;
+  ferretdb: string;
+}
+
+/** `OCO_CACHE_DIR`, else `$XDG_CACHE_HOME/outbound-call-orchestrator`, else `~/.cache/...`. */
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.OCO_CACHE_DIR) return path.resolve(env.OCO_CACHE_DIR);
+  const base = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(base, 'outbound-call-orchestrator');
+}
+
+export class MissingToolchainError extends Error {
+  override readonly name = 'MissingToolchainError';
+}
+
+type Progress = (line: string) => void;
+
+export async function ensureBinaries(
+  needs: { temporal: boolean; ferretdb: boolean },
+  progress: Progress = (line) => process.stderr.write(`${line}\n`),
+): Promise<Partial<Binaries>> {
+  const binDir = path.join(cacheDir(), 'bin', process.platform + '-' + process.arch);
+  const result: Partial<Binaries> = {};
+  const temporal = path.join(binDir, `temporal-${TEMPORAL_CLI_VERSION}`);
+  const ferretdb = path.join(binDir, `ferretdb-${FERRETDB_VERSION}`);
+  if (needs.temporal) {
+    if (!existsSync(temporal)) await buildTemporal(binDir, temporal, progress);
+    result.temporal = temporal;
+  }
+  if (needs.ferretdb) {
+    if (!existsSync(ferretdb)) await buildFerretDb(ferretdb, progress);
+    result.ferretdb = ferretdb;
+  }
+  return result;
+}
+
+async function buildTemporal(binDir: string, target: string, progress: Progress): Promise<void> {
+  await requireGo();
+  const gobin = await mkdtemp(path.join(os.tmpdir(), 'oco-temporal-'));
+  progress(`Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go (about 3 minutes on 2 cores, once)...`);
+  try {
+    await run('go', ['install', `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`], {
+      env: { ...process.env, GOBIN: gobin, CGO_ENABLED: '0' },
+      progress,
+    });
+    await mkdir(binDir, { recursive: true });
+    // Rename last so that an interrupted build never leaves a half-written binary in the cache.
+    await cp(path.join(gobin, 'temporal'), `${target}.partial`);
+    await chmod(`${target}.partial`, 0o755);
+    await rename(`${target}.partial`, target);
+  } finally {
+    await rm(gobin, { recursive: true, force: true });
+  }
+  progress(`Temporal CLI ready: ${target}`);
+}
+
+// `go install github.com/FerretDB/FerretDB@v1.24.2` fails (the module proxy refuses the version
+// list go install reads), and a plain module build panics without the generated version file.
+// So: download the module, copy it somewhere writable, write build/version/version.txt, build.
+async function buildFerretDb(target: string, progress: Progress): Promise<void> {
+  await requireGo();
+  progress(`Building FerretDB ${FERRETDB_VERSION} with Go (about 70 seconds on 2 cores, once)...`);
+  const work = await mkdtemp(path.join(os.tmpdir(), 'oco-ferretdb-'));
+  try {
+    const json = await run('go', ['mod', 'download', '-json', `github.com/FerretDB/FerretDB@${FERRETDB_VERSION}`], {
+      cwd: work,
+      progress,
+      capture: true,
+    });
+    const moduleDir = (JSON.parse(json) as { Dir?: string }).Dir;
+    if (!moduleDir) throw new Error(`go mod download gave no module directory: ${json}`);
+    const src = path.join(work, 'src');
+    await cp(moduleDir, src, { recursive: true });
+    await run('chmod', ['-R', 'u+w', src], { progress });
+    await writeFile(path.join(src, 'build', 'version', 'version.txt'), `${FERRETDB_VERSION}\n`);
+    await mkdir(path.dirname(target), { recursive: true });
+    await run('go', ['build', '-o', `${target}.partial`, './cmd/ferretdb'], { cwd: src, progress });
+    await rename(`${target}.partial`, target);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  progress(`FerretDB ready: ${target}`);
+}
+
+async function requireGo(): Promise<void> {
+  try {
+    await run('go', ['version'], { capture: true, progress: () => undefined });
+  } catch {
+    throw new MissingToolchainError(
+      'The Go toolchain (go 1.22 or newer) is needed once, to build the Temporal CLI and FerretDB into ' +
+        `${cacheDir()}. Install Go (https://go.dev/doc/install, or "apt-get install golang"), or point the ` +
+        'service at servers you already run with MONGODB_URI and TEMPORAL_ADDRESS (see README).',
+    );
+  }
+}
+
+function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; progress: Progress; capture?: boolean },
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env });
+    let stdout = '';
+    let stderr = '';
+    let lastProgress = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      const text = chunk.toString();
+      stderr += text;
+      // go prints one "downloading" line per module: show a heartbeat, not hundreds of lines.
+      if (!options.capture && Date.now() - lastProgress > 5_000) {
+        lastProgress = Date.now();
+        const last = text.trim().split('\n').pop();
+        if (last) options.progress(`  ... ${last}`);
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${stderr.slice(-4000)}`));
+    });
+  });
+}
+
+if (require.main === module) {
+  ensureBinaries({ temporal: true, ferretdb: true })
+    .then((bins) => {
+      process.stdout.write(`${JSON.stringify(bins, null, 2)}\n`);
+    })
+    .catch((err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    });
+}

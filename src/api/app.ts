@@ -1,0 +1,40 @@
+// The Koa application: error handler first, request context, then the routers. Dependencies come in
+// from the entry point (src/main/api.ts) or a test.
+import bodyParser from '@koa/bodyparser';
+import type Router from '@koa/router';
+import Koa from 'koa';
+import type { Logger } from '../logger';
+import { requireApiKey } from './auth';
+import { errorHandler } from './error-handler';
+import { HttpError } from './errors';
+import { requestContext } from './request-context';
+
+export interface AppOptions {
+  logger: Logger;
+  bodyLimit: string;
+  /** Routers outside /v1 that need no key (health, media, provider callbacks). */
+  publicRouters: Router[];
+  /** Routers under /v1; every one of them sits behind the API key. */
+  v1Routers: Router[];
+}
+
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+
+export function createApp(options: AppOptions): Koa {
+  const app = new Koa({ proxy: true });
+  app.use(errorHandler());
+  app.use(requestContext(options.logger));
+  for (const router of options.publicRouters) app.use(router.routes()).use(router.allowedMethods());
+
+  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: options.bodyLimit, encoding: 'utf-8' });
+  app.use(async (ctx, next) => {
+    if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return next();
+    if (METHODS_WITH_BODY.has(ctx.method) && ctx.request.length !== 0 && ctx.is('application/json') === false) {
+      throw new HttpError(415, ['content-type must be application/json']);
+    }
+    await requireApiKey()(ctx, () => parseJson(ctx, next));
+  });
+  for (const router of options.v1Routers) app.use(router.routes()).use(router.allowedMethods({ throw: false }));
+  app.on('error', (err: unknown) => options.logger.error({ err }, 'koa error'));
+  return app;
+}

@@ -1,0 +1,34 @@
+// The one place the documented error body is written:
+// {"error": {"statusCode": N, "message": ["..."], "error": "<reason phrase>"}, "payload": {}}
+import { STATUS_CODES } from 'node:http';
+import type { Context } from 'koa';
+
+export class HttpError extends Error {
+  override readonly name = 'HttpError';
+  constructor(
+    readonly status: number,
+    readonly messages: string[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(messages.join('; '));
+  }
+}
+
+export const badRequest = (...messages: string[]) => new HttpError(400, messages.length ? messages : ['invalid input']);
+export const unauthorized = (message = 'a valid service-api-key header is required') => new HttpError(401, [message]);
+export const forbidden = (message = 'forbidden resource') => new HttpError(403, [message]);
+export const notFound = (message = 'resource not found') => new HttpError(404, [message]);
+export const conflict = (message: string) => new HttpError(409, [message]);
+
+export function errorBody(status: number, messages: string[]) {
+  return {
+    error: { statusCode: status, message: messages, error: STATUS_CODES[status] ?? 'Error' },
+    payload: {},
+  };
+}
+
+export function sendError(ctx: Context, status: number, messages: string[]): void {
+  ctx.status = status;
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = errorBody(status, messages);
+}

@@ -1,0 +1,919 @@
+// The OpenAPI 3.1 description of everything the service serves. Request bodies and the list query
+// are generated from the zod schemas that validate them, so names, limits and required fields
+// cannot drift from the code; answers are written out by hand after the views that build them
+// (src/data/phone-call-view.ts, src/data/transcript-view.ts, routes/webhooks.ts, routes/voices.ts).
+import { z } from 'zod';
+import { CALL_STATUSES, STATUS_CODES, type StatusCode } from '../contracts/call-status';
+import { ALL_EVENTS, CALL_EVENT_NAMES } from '../contracts/events';
+import { PROVIDERS } from '../contracts/providers';
+import { SCOPES, type Scope } from '../data/models/api-key';
+import { CALL_ORIGINS } from '../data/models/phone-call';
+import { API_KEY_HEADER } from './auth';
+import { errorBody } from './errors';
+import { e164, httpUrl, isoDateTime, objectId } from './schemas/common';
+import { MAX_BATCH, phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema } from './schemas/phone-calls';
+import { webhookCreateSchema, webhookUpdateSchema } from './schemas/webhooks';
+
+export type JsonSchema = { [keyword: string]: unknown };
+export type OpenApiDocument = { openapi: '3.1.0'; [field: string]: unknown };
+
+const SECURITY_SCHEME = 'service-api-key';
+const ref = (kind: 'schemas' | 'responses' | 'parameters' | 'headers', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const schemaRef = (name: string) => ref('schemas', name);
+
+// ---------------------------------------------------------------------------------------------
+// Request schemas, generated from zod
+
+// The shared field validators are recognised by identity. For the piped ones (a string check, then
+// a transform) it is their string stage that is matched, because `.refine()` and `.optional()` make
+// new outer schemas but keep that stage. zod cannot express the case-insensitive id pattern, the
+// phone number normalisation or the URL check, so those are written here.
+const FIELD_VALIDATORS = new Map<unknown, JsonSchema>([
+  [objectId.in, { pattern: '^[0-9a-fA-F]{24}$', description: 'A 24-character hex ObjectId (letter case is ignored).' }],
+  [
+    e164.in,
+    {
+      description: 'A phone number in E.164 form (`+14155552671`); spaces, dashes and brackets are tolerated and removed. Stored and returned in E.164.',
+      examples: ['+14155552671'],
+    },
+  ],
+  [httpUrl, { format: 'uri', description: 'An absolute http or https URL.' }],
+  [isoDateTime.in, { description: 'An ISO 8601 date-time with an explicit offset or `Z`, e.g. `2026-11-22T10:00:00Z`.' }],
+]);
+
+function fromZod(schema: z.ZodType): JsonSchema {
+  const json = z.toJSONSchema(schema, {
+    io: 'input',
+    override: (ctx) => {
+      const extra = FIELD_VALIDATORS.get(ctx.zodSchema);
+      if (extra) Object.assign(ctx.jsonSchema, extra);
+    },
+  }) as JsonSchema;
+  delete json.$schema;
+  return json;
+}
+
+/**
+ * Merges documentation into the generated schema at `path` (`a.b` for nested properties, `a[]` for
+ * array items). A path the schema does not have throws, so a renamed field cannot leave stale docs.
+ */
+function annotate(schema: JsonSchema, docs: Record<string, JsonSchema>): JsonSchema {
+  for (const [path, extra] of Object.entries(docs)) {
+    let node: JsonSchema | undefined = schema;
+    for (const segment of path === '' ? [] : path.split('.')) {
+      node = (node?.properties as Record<string, JsonSchema> | undefined)?.[segment.replace(/\[\]$/, '')];
+      if (node && segment.endsWith('[]')) node = node.items as JsonSchema | undefined;
+    }
+    if (!node) throw new Error(`OpenAPI: the generated schema has no ${path}`);
+    Object.assign(node, extra);
+  }
+  return schema;
+}
+
+const EVENT_NAMES_OR_ALL = [...CALL_EVENT_NAMES, ALL_EVENTS];
+
+function phoneCallCreateRequest(): JsonSchema {
+  return annotate(fromZod(phoneCallCreateSchema), {
+    '': {
+      description:
+        'One call to place. Unknown fields are rejected with 400. `callTemplateId` and `phoneNumberId` must exist and belong to the team (else 400 naming the field).',
+    },
+    teamId: { description: 'ID of the team the call belongs to; must be the team of the API key (else 403).' },
+    callTemplateId: { description: 'ID of the call template used; it holds the prompt, the required prompt variables, the custom tags and the result columns.' },
+    nameOfHuman: { description: 'Name of the person being called.' },
+    toPhoneNumber: { description: 'Number the call is made to. Normalised to E.164 (spaces, dashes and brackets are removed).', examples: ['+14155552671'] },
+    promptVariableValues: {
+      description:
+        'Values for the prompt variables of the template (`{{name}}` in its prompt). Every variable the template declares as required must be given; unknown or duplicate keys are 400.',
+    },
+    'promptVariableValues[].key': { description: 'Name of a prompt variable of the template.' },
+    'promptVariableValues[].value': { description: 'Its value for this call.' },
+    phoneNumberId: { description: "ID of one of the team's phone numbers; the call is made from it (and through its provider when `telephonyProvider` is left out)." },
+    fromPhoneNumber: { description: "Number to call from. Default: the number behind `phoneNumberId`, else a number from the team's settings for the provider." },
+    toEmailAddress: { description: 'E-mail address of the person called.' },
+    status: { description: 'Only `queued` is accepted; it is the default.' },
+    telephonyProvider: { description: "Provider that carries the call. Default: the team's provider setting." },
+    record: { description: 'Whether the call is recorded. Default `false`. A recorded, answered call gets a `recordingUrl`.', default: false },
+    callDelayedUntil: {
+      description:
+        'Places the call at this time (stored in UTC). A time in the past, or now, places the call at once; more than 365 days ahead is 400.',
+      examples: ['2026-11-22T10:00:00.000Z'],
+    },
+    phoneCallWebhooks: {
+      description: "Addresses notified of this call's events, in addition to the team's webhooks. Each is delivered with POST and signed with its own `secret`.",
+    },
+    'phoneCallWebhooks[].url': { description: 'Address to notify (absolute http or https URL).' },
+    'phoneCallWebhooks[].subscribedEvent': { enum: EVENT_NAMES_OR_ALL, description: 'One event name, or `*` for every event of the call.' },
+    'phoneCallWebhooks[].secret': {
+      description:
+        'Signing secret of this entry. A `whsec_`-prefixed secret must continue with padded standard base64 and is decoded as Standard Webhooks says; any other string is used as its UTF-8 bytes. Never returned.',
+    },
+  });
+}
+
+function phoneCallBatchRequest(): JsonSchema {
+  return annotate(fromZod(phoneCallBatchSchema), {
+    '': { description: 'Up to 10,000 calls, validated all together: if any element is invalid nothing is created.' },
+    phoneCalls: { description: `1 to ${MAX_BATCH.toLocaleString('en-US')} calls, each as in \`POST /v1/phoneCalls\`.` },
+    'phoneCalls[]': schemaRef('PhoneCallCreateRequest'),
+    fileId: { description: 'ID of the file the calls were triggered from; recorded on every call, whose `callOrigin` is then `file`.' },
+    fileName: { description: 'Name of that file; recorded on every call, whose `callOrigin` is then `file`.' },
+  });
+}
+
+function webhookCreateRequest(): JsonSchema {
+  return annotate(fromZod(webhookCreateSchema), {
+    teamId: { description: 'Team the webhook belongs to; must be the team of the API key (else 403).' },
+    url: { description: 'Address to notify. Addresses resolving to loopback, private, link-local or metadata ranges are refused (400) unless the operator allows them.' },
+    subscribedEvents: { description: 'Event names to be notified of (duplicates are dropped); `*` subscribes to every event.' },
+    'subscribedEvents[]': { enum: EVENT_NAMES_OR_ALL },
+    method: { description: 'HTTP method of the notification. POST sends the event as a JSON body; GET sends its main fields as query parameters.' },
+  });
+}
+
+function webhookUpdateRequest(): JsonSchema {
+  return annotate(fromZod(webhookUpdateSchema), {
+    '': { minProperties: 1, description: 'Any non-empty subset of `url`, `subscribedEvents`, `method`. An empty body or any other field is 400.' },
+    url: { description: 'New address to notify (same rules as on create).' },
+    subscribedEvents: { description: 'New list of event names (replaces the old one).' },
+    'subscribedEvents[]': { enum: EVENT_NAMES_OR_ALL },
+    method: { description: 'New HTTP method of the notification.' },
+  });
+}
+
+/** The list query, one parameter per field of the zod schema that validates it. */
+function phoneCallListParameters(): JsonSchema[] {
+  const docs: Record<string, { description: string; schema?: JsonSchema }> = {
+    callTemplateId: { description: 'Only calls made with this call template.' },
+    phoneNumberId: { description: 'Only calls made from this phone number of the team.' },
+    createdAfter: { description: 'Only calls created strictly after this ISO 8601 date-time (offset or `Z` required).' },
+    createdBefore: { description: 'Only calls created strictly before this ISO 8601 date-time (offset or `Z` required).' },
+    toPhoneNumber: { description: 'Only calls made to this number, normalised like on create. Encode the leading `+` as `%2B`.' },
+    status: {
+      description: 'Only calls in this status. `canceled` is accepted as another spelling of `cancelled`.',
+      schema: { type: 'string', enum: [...CALL_STATUSES, 'canceled'] },
+    },
+    fileId: { description: 'Only calls of a batch triggered from this file.' },
+    limit: { description: 'Page size, 1 to 1000.' },
+    cursor: { description: 'The `nextCursor` of the previous page; leave out for the first page.' },
+  };
+  const query = fromZod(phoneCallListQuerySchema);
+  const properties = query.properties as Record<string, JsonSchema>;
+  const required = new Set((query.required as string[] | undefined) ?? []);
+  for (const name of Object.keys(docs)) {
+    if (!(name in properties)) throw new Error(`OpenAPI: the list query has no ${name}`);
+  }
+  return Object.entries(properties).map(([name, schema]) => {
+    const doc = docs[name];
+    if (!doc) throw new Error(`OpenAPI: the list query parameter ${name} is not documented`);
+    return { name, in: 'query', required: required.has(name), description: doc.description, schema: doc.schema ?? schema };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answer schemas, after the views
+
+const exact = (properties: Record<string, JsonSchema>, required: string[], description?: string): JsonSchema => ({
+  type: 'object',
+  ...(description ? { description } : {}),
+  properties,
+  required,
+  additionalProperties: false,
+});
+const text = (description: string): JsonSchema => ({ type: 'string', description });
+const hexId = (description: string): JsonSchema => ({ type: 'string', pattern: '^[0-9a-f]{24}$', description });
+const timestamp = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
+const e164Out = (description: string): JsonSchema => ({ type: 'string', pattern: '^\\+[1-9][0-9]{1,14}$', description });
+
+const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
+  [STATUS_CODES.queued]: '`queued`: waiting to be placed at once.',
+  [STATUS_CODES.scheduled]: '`queued`: waiting for `callDelayedUntil`.',
+  [STATUS_CODES.dialling]: '`ringing`: the provider accepted the dial.',
+  [STATUS_CODES.answered]: '`inProgress`: the call was answered.',
+  [STATUS_CODES.completed]: '`completed`: the conversation ended.',
+  [STATUS_CODES.busy]: '`busy`: the line was busy.',
+  [STATUS_CODES.noAnswer]: '`noAnswer`: nobody answered.',
+  [STATUS_CODES.providerError]: '`failed`: the provider could not place the call, or the call dropped with a provider error.',
+  [STATUS_CODES.invalidNumber]: '`failed`: the provider refused the number.',
+  [STATUS_CODES.maxDuration]: "`failed`: the call ran past the template's maximum duration.",
+  [STATUS_CODES.cancelledByOperator]: '`cancelled`: an operator cancelled the call (e.g. from the workflow UI).',
+};
+
+const STATUS_MEANINGS: Record<(typeof CALL_STATUSES)[number], string> = {
+  queued: 'created, waiting to be placed or scheduled for `callDelayedUntil`',
+  ringing: 'the provider is dialling',
+  inProgress: 'answered, the conversation is under way',
+  completed: 'terminal: the conversation ended; results and transcript are stored',
+  busy: 'terminal: the line was busy',
+  noAnswer: 'terminal: nobody answered',
+  failed: 'terminal: the provider refused or dropped the call, or it ran too long',
+  cancelled: 'terminal: an operator cancelled the call',
+};
+
+function phoneCallSchemas(): Record<string, JsonSchema> {
+  const common: Record<string, JsonSchema> = {
+    _id: hexId('Unique ID of the call.'),
+    teamId: hexId('Team the call belongs to.'),
+    callTemplateId: hexId('Call template used.'),
+    nameOfHuman: text('Name of the person called.'),
+    toPhoneNumber: e164Out('Number called, in E.164.'),
+    promptVariableValues: { type: 'array', items: schemaRef('PromptVariableValue'), description: 'Prompt variable values given on create.' },
+    phoneNumberId: hexId('Phone number of the team the call is made from, when one was given.'),
+    fromPhoneNumber: e164Out('Number the call is made from, in E.164.'),
+    toEmailAddress: { type: 'string', format: 'email', description: 'E-mail address of the person called.' },
+    status: schemaRef('CallStatus'),
+    telephonyProvider: schemaRef('TelephonyProvider'),
+    record: { type: 'boolean', description: 'Whether the call is recorded.' },
+    callDelayedUntil: timestamp('When the call is (or was) scheduled for, in UTC.'),
+    phoneCallWebhooks: {
+      type: 'array',
+      description: "The call's own webhooks; their secrets are never returned.",
+      items: exact({ url: { type: 'string', format: 'uri' }, subscribedEvent: schemaRef('EventName') }, ['url', 'subscribedEvent']),
+    },
+    fileId: text('ID of the file the call was triggered from in bulk.'),
+    fileName: text('Name of that file.'),
+    createdAt: timestamp('Creation time (UTC, milliseconds).'),
+    updatedAt: timestamp('Last change (UTC, milliseconds).'),
+  };
+  const alwaysThere = [
+    '_id',
+    'teamId',
+    'callTemplateId',
+    'toPhoneNumber',
+    'promptVariableValues',
+    'fromPhoneNumber',
+    'status',
+    'telephonyProvider',
+    'record',
+    'phoneCallWebhooks',
+    'createdAt',
+    'updatedAt',
+  ];
+  const read: Record<string, JsonSchema> = {
+    ...common,
+    resultValues: {
+      type: 'array',
+      description: 'One entry per result column of the call template, filled by the time the status reads `completed` (`value` is empty when nothing was found).',
+      items: exact({ columnName: text('Result column of the template.'), value: text('What the conversation gave for it.') }, ['columnName', 'value']),
+    },
+    callTriggeredAt: timestamp('When the provider was asked to dial.'),
+    callStartedAt: timestamp('When the call was answered.'),
+    callEndedAt: timestamp('When the call ended.'),
+    statusExtraInfo: exact(
+      {
+        statusCode: {
+          type: 'string',
+          enum: Object.values(STATUS_CODES),
+          description: `Why the status was reached:\n${Object.entries(STATUS_CODE_MEANINGS)
+            .map(([code, meaning]) => `- \`${code}\`: ${meaning}`)
+            .join('\n')}`,
+        },
+        dateTime: timestamp('When that status was reached.'),
+      },
+      ['statusCode', 'dateTime'],
+      'Short stable code of why the current status was reached, and when.',
+    ),
+    fixedMeetingTime: timestamp('A meeting time agreed in the conversation, if any.'),
+    recordingUrl: {
+      type: 'string',
+      format: 'uri',
+      description: 'Set when `record` was true and the call was answered: an absolute URL with an unguessable token, fetchable without the API key, serving a WAV file.',
+    },
+    callDuration: { type: 'number', minimum: 0, description: 'Seconds from answer to hang-up (may be fractional).' },
+    callOrigin: {
+      type: 'string',
+      enum: [...CALL_ORIGINS],
+      description: 'How the call was created: `api` (POST /v1/phoneCalls), `batch` (POST /v1/phoneCalls/batch), `file` (a batch given `fileId` or `fileName`).',
+    },
+    customTagsHitOnCall: {
+      type: 'array',
+      items: { type: 'string' },
+      description: "Custom tags of the template whose trigger phrase occurs in the transcript (whoever spoke it); filled by `completed`.",
+    },
+  };
+  return {
+    PhoneCallCreated: exact(
+      { ...common, status: { ...schemaRef('CallStatus'), const: 'queued', description: 'Always `queued` right after creation.' } },
+      alwaysThere,
+      'A call as returned by create and batch create: the fields sent, normalised, with the defaults applied. Keys without a value are left out.',
+    ),
+    PhoneCall: exact(
+      read,
+      [...alwaysThere, 'resultValues', 'callOrigin', 'customTagsHitOnCall'],
+      'A call as returned by list, get and delete. Keys without a value (e.g. `callStartedAt` before an answer) are left out.',
+    ),
+  };
+}
+
+function webhookSchemas(): Record<string, JsonSchema> {
+  const properties: Record<string, JsonSchema> = {
+    _id: hexId('Unique ID of the webhook.'),
+    teamId: hexId('Team the webhook belongs to.'),
+    url: { type: 'string', format: 'uri', description: 'Address notified.' },
+    subscribedEvents: { type: 'array', items: schemaRef('EventName'), description: 'Event names subscribed to; `*` means every event.' },
+    method: { type: 'string', enum: ['GET', 'POST'], description: 'HTTP method of the notification.' },
+    createAt: timestamp('Creation time; the field is spelled `createAt` on webhooks.'),
+    updatedAt: timestamp('Last change.'),
+  };
+  const required = Object.keys(properties);
+  return {
+    Webhook: exact(properties, required, 'A webhook; its secret is only shown in the create answer.'),
+    WebhookCreated: exact(
+      {
+        ...properties,
+        secret: {
+          type: 'string',
+          pattern: '^whsec_(?:[A-Za-z0-9+/]{4}){8,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$',
+          description: 'Signing secret: `whsec_` and standard padded base64 of at least 24 random bytes. Shown only here; store it.',
+        },
+      },
+      [...required, 'secret'],
+      'A new webhook, with its signing secret.',
+    ),
+  };
+}
+
+const transcriptSchema = exact(
+  {
+    _id: hexId('Unique ID of the utterance.'),
+    teamId: hexId('Team of the call.'),
+    phoneCallId: hexId('Call the utterance belongs to.'),
+    text: text('What was said.'),
+    speaker: { type: 'string', enum: ['agent', 'human'], description: 'Who said it: the AI `agent` or the `human` called.' },
+    createdAt: timestamp('When it was said; spoken order.'),
+    updatedAt: timestamp('Last change.'),
+  },
+  ['_id', 'teamId', 'phoneCallId', 'text', 'speaker', 'createdAt', 'updatedAt'],
+  'One utterance of a call.',
+);
+
+const voiceSchema = exact(
+  {
+    id: { type: 'integer', description: 'Unique ID of the voice.' },
+    voiceSampleUrl: { type: 'string', format: 'uri', description: 'Absolute URL of a WAV sample of the voice, fetchable without the API key.' },
+    voiceName: text('Name of the voice.'),
+    gender: text('Gender as given by the source; its letter case varies between records.'),
+    isRecommended: { type: 'boolean', description: 'Whether the voice is recommended.' },
+  },
+  ['id', 'voiceSampleUrl', 'voiceName', 'gender', 'isRecommended'],
+  'A synthetic voice of the catalogue.',
+);
+
+const envelope = (data: JsonSchema) => exact({ data }, ['data']);
+const page = (item: string) =>
+  exact(
+    {
+      data: { type: 'array', items: schemaRef(item) },
+      nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; `null` on the last page.' },
+    },
+    ['data', 'nextCursor'],
+  );
+
+const errorSchema = exact(
+  {
+    error: exact(
+      {
+        statusCode: { type: 'integer', description: 'The HTTP status again.' },
+        message: { type: 'array', items: { type: 'string' }, description: 'One entry per problem, each naming the field and why.' },
+        error: { type: 'string', description: 'The standard reason phrase of the status, e.g. `Bad Request`.' },
+      },
+      ['statusCode', 'message', 'error'],
+    ),
+    payload: { type: 'object', additionalProperties: false, description: 'Always empty.' },
+  },
+  ['error', 'payload'],
+  'The one error shape of the service.',
+);
+
+// ---------------------------------------------------------------------------------------------
+// Responses, parameters, headers
+
+const JSON_TYPE = 'application/json';
+const requestIdHeader = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
+
+const jsonResponse = (description: string, schema: JsonSchema, headers: Record<string, unknown> = {}) => ({
+  description,
+  headers: { ...requestIdHeader, ...headers },
+  content: { [JSON_TYPE]: { schema } },
+});
+
+const ERROR_RESPONSES: Record<number, { name: string; description: string; example: string }> = {
+  400: {
+    name: 'BadRequest',
+    description:
+      'Invalid input: a body or query field fails validation (each `message` entry names the field), an unknown field, malformed JSON, or a rule of the operation (see its description).',
+    example: 'toPhoneNumber must be a valid E.164 phone number',
+  },
+  401: { name: 'Unauthorized', description: 'The `service-api-key` header is missing, or the key is unknown, revoked or expired.', example: 'the service-api-key header is missing' },
+  403: {
+    name: 'Forbidden',
+    description: 'The key lacks the scope of the operation, or a body `teamId` is not the team of the key.',
+    example: 'the API key lacks the calls:write scope',
+  },
+  404: {
+    name: 'NotFound',
+    description: 'No such resource for the team of the key (resources of other teams are not revealed), or a malformed id in the path.',
+    example: 'resource not found',
+  },
+  413: { name: 'PayloadTooLarge', description: 'The request body is larger than the configured limit.', example: 'request body is too large' },
+  415: { name: 'UnsupportedMediaType', description: 'A request body that is not `application/json`.', example: 'content-type must be application/json' },
+  429: {
+    name: 'TooManyRequests',
+    description: 'Retry after `Retry-After` seconds: a request with the same `Idempotency-Key` was still being processed after a 10 s wait.',
+    example: 'a request with this Idempotency-Key is still being processed; retry shortly',
+  },
+  500: { name: 'InternalServerError', description: 'Server failure; no details are exposed. Safe to retry with the same `Idempotency-Key`.', example: 'internal error' },
+};
+
+function errorResponses(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(ERROR_RESPONSES).map(([status, { name, description, example }]) => [
+      name,
+      {
+        description,
+        headers: { ...requestIdHeader, ...(status === '429' ? { 'Retry-After': ref('headers', 'Retry-After') } : {}) },
+        content: { [JSON_TYPE]: { schema: schemaRef('Error'), example: errorBody(Number(status), [example]) } },
+      },
+    ]),
+  );
+}
+
+const errorRefs = (statuses: number[]) =>
+  Object.fromEntries(statuses.map((status) => [String(status), ref('responses', ERROR_RESPONSES[status]!.name)]));
+
+const V1_ERRORS = [400, 401, 403, 404, 429, 500];
+const V1_BODY_ERRORS = [...V1_ERRORS, 413, 415];
+
+const securityFor = (scope: Scope) => [{ [SECURITY_SCHEME]: [scope] }];
+
+function jsonBody(schemaName: string, example: unknown) {
+  return { required: true, content: { [JSON_TYPE]: { schema: schemaRef(schemaName), example } } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The document
+
+const EXAMPLE_TEAM = '665f1c2e8b3e4a0012345678';
+const EXAMPLE_TEMPLATE = '665f1c2e8b3e4a0012345679';
+
+const DESCRIPTION = `Places automated AI phone calls for a team, stores their results and transcripts, and notifies webhooks of call events.
+
+## Authentication
+Every \`/v1\` request carries the header \`${API_KEY_HEADER}\`. A key belongs to one team and has scopes (${SCOPES.map((s) => `\`${s}\``).join(', ')}); each operation names the scope it needs. A missing, unknown, revoked or expired key is 401; a key without the scope is 403; a body \`teamId\` of another team is 403; a resource of another team is 404.
+
+## Conventions
+- JSON in and out (\`application/json; charset=utf-8\`); success bodies are \`{"data": ...}\`; lists add \`nextCursor\`.
+- Unknown body fields and unknown query parameters are 400, so typos never pass silently.
+- Timestamps are ISO 8601 UTC with milliseconds (\`2026-11-22T10:00:00.000Z\`); ids are 24-hex ObjectIds and a malformed id in a path is 404.
+- Every answer carries \`X-Request-Id\` (the one sent, if well formed, else a new one).
+- Every error of the API has the shape of the \`Error\` schema (\`payload\` is always empty); a method a path does not serve is 405 in that shape. Only the provider callbacks answer some errors as plain text.
+
+## Pagination
+Lists are pages of \`limit\` items (1-1000, default 100). Pass the answer's \`nextCursor\` as \`cursor\` to read the next page; \`nextCursor\` is \`null\` on the last one. Cursors are opaque, and pages stay consistent while new records are written.
+
+## Call statuses
+${CALL_STATUSES.map((s) => `- \`${s}\`: ${STATUS_MEANINGS[s]}`).join('\n')}
+
+Transitions: queued → ringing → inProgress → completed; ringing → busy | noAnswer | failed; inProgress → failed; queued → failed; queued | ringing | inProgress → cancelled. A terminal status never changes. The service spells \`cancelled\`; the list filter also accepts \`canceled\`. \`statusExtraInfo.statusCode\` tells why a status was reached: ${Object.values(STATUS_CODES)
+  .map((c) => `\`${c}\``)
+  .join(', ')}.
+
+## Idempotency
+\`POST /v1/phoneCalls\` and \`POST /v1/phoneCalls/batch\` accept an \`Idempotency-Key\` header (1-255 characters). A retry with the same key and the same body within 24 hours gets the first answer (with \`Idempotent-Replayed: true\`) and creates nothing; the same key with a different body is 400; while the first request is still running, the retry waits up to 10 s for its answer, then gets 429 with \`Retry-After\`.
+
+## Webhooks
+A team's webhooks and a call's \`phoneCallWebhooks\` are notified of call events: ${CALL_EVENT_NAMES.map((e) => `\`${e}\``).join(', ')}; \`*\` subscribes to all. \`phoneCall.<status>\` is sent when a call reaches that status, \`phoneCall.deleted\` when a queued call is deleted, \`transcript.created\` once a call's transcript is stored. Deliveries follow Standard Webhooks (https://www.standardwebhooks.com): headers \`webhook-id\` (unique per event, the same on every retry), \`webhook-timestamp\` (unix seconds) and \`webhook-signature\` (\`v1,\` + base64 HMAC-SHA256 of \`{webhook-id}.{webhook-timestamp}.{content}\`, keyed with the base64-decoded part of the secret after \`whsec_\`). \`content\` is the raw POST body, or for GET the query string as sent without the leading \`?\`. Any 2xx within 15 s is success; otherwise the delivery is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then given up; 410 Gone stops the retries. Delivery is at least once: deduplicate on \`webhook-id\`. See the \`webhooks\` section for the payloads.`;
+
+export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
+  const idempotencyKey = ref('parameters', 'Idempotency-Key');
+  const created = (schema: string) =>
+    jsonResponse('Created.', schemaRef(schema), { 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') });
+  const ok = (schema: string, description = 'OK.') => jsonResponse(description, schemaRef(schema));
+  const publicOperation = { security: [] as unknown[] };
+
+  const wavResponse = (description: string, cacheControl: string) => ({
+    description,
+    headers: { ...requestIdHeader, 'Cache-Control': { schema: { type: 'string', examples: [cacheControl] } } },
+    content: { 'audio/wav': { schema: { type: 'string', contentMediaType: 'audio/wav' } } },
+  });
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Outbound AI Phone Call Service',
+      version: '1.0.0',
+      description: DESCRIPTION,
+    },
+    servers: [{ url: publicBaseUrl.replace(/\/+$/, '') }],
+    security: [{ [SECURITY_SCHEME]: [] }],
+    tags: [
+      { name: 'Phone calls', description: 'Create, list, read and delete calls.' },
+      { name: 'Webhooks', description: "A team's event notifications." },
+      { name: 'Voices', description: 'The catalogue of synthetic voices.' },
+      { name: 'Transcripts', description: 'What was said on calls, one record per utterance.' },
+      { name: 'Media', description: 'Audio files linked from calls and voices; no API key, the URL is the secret.' },
+      { name: 'Operations', description: 'Health checks and this document; no API key.' },
+      { name: 'Provider callbacks', description: 'For telephony providers only, not for API clients: status callbacks authenticated by the provider\'s own signature.' },
+    ],
+    paths: {
+      '/v1/phoneCalls': {
+        post: {
+          tags: ['Phone calls'],
+          operationId: 'createPhoneCall',
+          summary: 'Create a call',
+          description:
+            'Queues one call, at once or for `callDelayedUntil`. Needs `calls:write`. 400 for invalid fields, an unknown or foreign `callTemplateId`/`phoneNumberId`, missing required or unknown prompt variables, or an `Idempotency-Key` reused with another body.',
+          security: securityFor('calls:write'),
+          parameters: [idempotencyKey],
+          requestBody: jsonBody('PhoneCallCreateRequest', {
+            teamId: EXAMPLE_TEAM,
+            callTemplateId: EXAMPLE_TEMPLATE,
+            nameOfHuman: 'Grace',
+            toPhoneNumber: '+14155552671',
+            promptVariableValues: [{ key: 'firstName', value: 'Grace' }],
+            record: true,
+            callDelayedUntil: '2026-11-22T10:00:00.000Z',
+          }),
+          responses: { '201': created('PhoneCallCreatedResponse'), ...errorRefs(V1_BODY_ERRORS) },
+        },
+        get: {
+          tags: ['Phone calls'],
+          operationId: 'listPhoneCalls',
+          summary: 'List calls',
+          description: 'The calls of the key\'s team, newest first (`createdAt` descending, then `_id` descending), filtered by the query. Needs `calls:read`. Unknown parameters or bad values are 400.',
+          security: securityFor('calls:read'),
+          parameters: phoneCallListParameters(),
+          responses: { '200': ok('PhoneCallList'), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/phoneCalls/batch': {
+        post: {
+          tags: ['Phone calls'],
+          operationId: 'createPhoneCallBatch',
+          summary: 'Create calls in bulk',
+          description:
+            'Creates 1 to 10,000 calls, all or nothing: if any element is invalid nothing is created and the 400 lists every problem prefixed by its index (`phoneCalls.3.toPhoneNumber ...`); an element of another team is 403. The answer lists the calls in request order. `callOrigin` is `batch`, or `file` when `fileId` or `fileName` is given. Needs `calls:write`.',
+          security: securityFor('calls:write'),
+          parameters: [idempotencyKey],
+          requestBody: jsonBody('PhoneCallBatchRequest', {
+            phoneCalls: [
+              { teamId: EXAMPLE_TEAM, callTemplateId: EXAMPLE_TEMPLATE, toPhoneNumber: '+14155552671', promptVariableValues: [{ key: 'firstName', value: 'Grace' }] },
+              { teamId: EXAMPLE_TEAM, callTemplateId: EXAMPLE_TEMPLATE, toPhoneNumber: '+14155552672', promptVariableValues: [{ key: 'firstName', value: 'Alan' }] },
+            ],
+            fileId: 'leads-2026-11',
+            fileName: 'leads.csv',
+          }),
+          responses: { '201': created('PhoneCallBatchResponse'), ...errorRefs(V1_BODY_ERRORS) },
+        },
+      },
+      '/v1/phoneCalls/{id}': {
+        parameters: [ref('parameters', 'PhoneCallId')],
+        get: {
+          tags: ['Phone calls'],
+          operationId: 'getPhoneCall',
+          summary: 'Get a call',
+          description: 'Needs `calls:read`.',
+          security: securityFor('calls:read'),
+          responses: { '200': ok('PhoneCallResponse'), ...errorRefs(V1_ERRORS) },
+        },
+        delete: {
+          tags: ['Phone calls'],
+          operationId: 'deletePhoneCall',
+          summary: 'Delete a queued call',
+          description:
+            'Only while the call is `queued`: stops its workflow and removes it, so it never rings and a later GET is 404. Answers the call as it was (status `queued`) and sends `phoneCall.deleted`. A call no longer queued (including one being dialled at that moment) is 400, `only queued calls can be deleted; status is <status>`. Needs `calls:write`.',
+          security: securityFor('calls:write'),
+          responses: { '200': ok('PhoneCallResponse', 'Deleted; the call as it was.'), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/webhooks': {
+        post: {
+          tags: ['Webhooks'],
+          operationId: 'createWebhook',
+          summary: 'Create a webhook',
+          description: 'Registers an address notified of the team\'s call events. The answer (200) is the only one that shows the signing `secret`. Needs `webhooks:write`.',
+          security: securityFor('webhooks:write'),
+          requestBody: jsonBody('WebhookCreateRequest', {
+            teamId: EXAMPLE_TEAM,
+            url: 'https://example.com/hooks/calls',
+            subscribedEvents: ['phoneCall.completed'],
+            method: 'POST',
+          }),
+          responses: { '200': ok('WebhookCreatedResponse', 'Created; the only answer with the secret.'), ...errorRefs(V1_BODY_ERRORS) },
+        },
+      },
+      '/v1/webhooks/{_id}': {
+        parameters: [ref('parameters', 'WebhookId')],
+        get: {
+          tags: ['Webhooks'],
+          operationId: 'getWebhook',
+          summary: 'Get a webhook',
+          description: 'Needs `webhooks:read`. The secret is not shown.',
+          security: securityFor('webhooks:read'),
+          responses: { '200': ok('WebhookResponse'), ...errorRefs(V1_ERRORS) },
+        },
+        patch: {
+          tags: ['Webhooks'],
+          operationId: 'updateWebhook',
+          summary: 'Update a webhook',
+          description: 'Changes any of `url`, `subscribedEvents`, `method`; the secret stays and is not shown. Needs `webhooks:write`.',
+          security: securityFor('webhooks:write'),
+          requestBody: jsonBody('WebhookUpdateRequest', { subscribedEvents: ['*'], method: 'GET' }),
+          responses: { '200': ok('WebhookResponse'), ...errorRefs(V1_BODY_ERRORS) },
+        },
+      },
+      '/v1/voices': {
+        get: {
+          tags: ['Voices'],
+          operationId: 'listVoices',
+          summary: 'List voices',
+          description: 'The whole catalogue of synthetic voices, by `id`, in one answer. Needs `voices:read`.',
+          security: securityFor('voices:read'),
+          responses: { '200': ok('VoiceList'), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/transcripts': {
+        get: {
+          tags: ['Transcripts'],
+          operationId: 'listTranscripts',
+          summary: 'List transcripts',
+          description:
+            'Utterances of the team\'s calls in spoken order (`createdAt` ascending, then `_id` ascending); usually filtered by `phoneCallId`. A call\'s transcript is stored when it ends. Needs `transcripts:read`.',
+          security: securityFor('transcripts:read'),
+          parameters: [
+            {
+              name: 'phoneCallId',
+              in: 'query',
+              required: false,
+              description: 'Only the utterances of this call.',
+              schema: { type: 'string', pattern: '^[0-9a-fA-F]{24}$' },
+            },
+            ref('parameters', 'Limit'),
+            ref('parameters', 'Cursor'),
+          ],
+          responses: { '200': ok('TranscriptList'), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/openapi.json': {
+        get: {
+          ...publicOperation,
+          tags: ['Operations'],
+          operationId: 'getOpenApiDocument',
+          summary: 'This document',
+          description: 'The OpenAPI 3.1 description of the service. No API key.',
+          responses: { '200': jsonResponse('The document.', { type: 'object' }), ...errorRefs([500]) },
+        },
+      },
+      '/healthz': {
+        get: {
+          ...publicOperation,
+          tags: ['Operations'],
+          operationId: 'getHealth',
+          summary: 'Liveness',
+          description: 'Answers 200 while the process lives. No API key.',
+          responses: { '200': jsonResponse('Alive.', schemaRef('Health')) },
+        },
+      },
+      '/readyz': {
+        get: {
+          ...publicOperation,
+          tags: ['Operations'],
+          operationId: 'getReadiness',
+          summary: 'Readiness',
+          description: 'Answers 200 once MongoDB and Temporal are reachable, 503 naming the unreachable ones before. No API key.',
+          responses: {
+            '200': jsonResponse('Ready.', schemaRef('Readiness')),
+            '503': jsonResponse('A dependency is unreachable.', schemaRef('Readiness')),
+          },
+        },
+      },
+      '/recordings/{file}': {
+        get: {
+          ...publicOperation,
+          tags: ['Media'],
+          operationId: 'getRecording',
+          summary: 'A call recording',
+          description: 'The URL given as a call\'s `recordingUrl`. No API key: the token in the name is the secret.',
+          parameters: [
+            {
+              name: 'file',
+              in: 'path',
+              required: true,
+              description: 'The recording\'s token followed by `.wav`.',
+              schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{32}\\.wav$' },
+            },
+          ],
+          responses: { '200': wavResponse('The recording.', 'private, max-age=3600'), ...errorRefs([404, 500]) },
+        },
+      },
+      '/voices/{id}/sample.wav': {
+        get: {
+          ...publicOperation,
+          tags: ['Media'],
+          operationId: 'getVoiceSample',
+          summary: 'A voice sample',
+          description: 'The URL given as a voice\'s `voiceSampleUrl`. No API key.',
+          parameters: [{ name: 'id', in: 'path', required: true, description: 'The voice\'s `id`.', schema: { type: 'integer' } }],
+          responses: { '200': wavResponse('The sample.', 'public, max-age=86400'), ...errorRefs([404, 500]) },
+        },
+      },
+      '/telephony/{provider}/events': {
+        post: {
+          ...publicOperation,
+          tags: ['Provider callbacks'],
+          operationId: 'receiveProviderCallback',
+          summary: 'Provider status callback (for providers only)',
+          description:
+            'Where telephony providers report the progress of a call. Not for API clients. No API key: the request must carry the provider\'s own signature (Twilio `X-Twilio-Signature`, Vonage a signed `Authorization: Bearer` JWT, Telnyx `telnyx-signature-ed25519` with `telnyx-timestamp`), verified with the credentials of the team owning the call.',
+          'x-audience': 'telephony-providers',
+          parameters: [
+            { name: 'provider', in: 'path', required: true, schema: { type: 'string', enum: [...PROVIDERS] } },
+            {
+              name: 'callId',
+              in: 'query',
+              required: true,
+              description: 'The call the callback is about, as put in the callback URL given to the provider.',
+              schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            description: 'The provider\'s own callback format, at most 1 MiB: form fields for Twilio, JSON for Vonage and Telnyx.',
+            content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } }, [JSON_TYPE]: { schema: { type: 'object' } } },
+          },
+          responses: {
+            '204': { description: 'Accepted.' },
+            '400': jsonResponse('Malformed callback, or it names another call.', schemaRef('Error')),
+            '401': jsonResponse('Missing or wrong provider signature.', schemaRef('Error')),
+            '404': jsonResponse('Unknown provider or call, or no usable `callId`.', schemaRef('Error')),
+            '413': jsonResponse('Body larger than 1 MiB.', schemaRef('Error')),
+            '500': ref('responses', 'InternalServerError'),
+          },
+        },
+      },
+    },
+    webhooks: {
+      callEvent: {
+        post: {
+          summary: 'Event delivery to a POST webhook',
+          description:
+            'Sent to a webhook whose `method` is POST, and to every `phoneCallWebhooks` entry of a call. `webhook-signature` signs the raw body. Answer with any 2xx within 15 s; 410 stops retries; anything else is retried.',
+          security: [],
+          parameters: [ref('parameters', 'webhook-id'), ref('parameters', 'webhook-timestamp'), ref('parameters', 'webhook-signature')],
+          requestBody: { required: true, content: { [JSON_TYPE]: { schema: schemaRef('WebhookEvent') } } },
+          responses: {
+            '2XX': { description: 'Delivered.' },
+            '410': { description: 'Gone: no more retries of this delivery.' },
+            default: { description: 'Not delivered: retried on the schedule.' },
+          },
+        },
+        get: {
+          summary: 'Event delivery to a GET webhook',
+          description:
+            'Sent to a webhook whose `method` is GET: the event\'s main fields as query parameters, added to the webhook\'s URL. `webhook-signature` signs the query string exactly as sent, without the leading `?`.',
+          security: [],
+          parameters: [
+            { name: 'type', in: 'query', required: true, description: 'Event name.', schema: schemaRef('EventName') },
+            { name: 'timestamp', in: 'query', required: true, description: 'When the event happened.', schema: { type: 'string', format: 'date-time' } },
+            { name: 'phoneCallId', in: 'query', required: true, description: 'The call the event is about.', schema: { type: 'string', pattern: '^[0-9a-f]{24}$' } },
+            { name: 'status', in: 'query', required: false, description: 'The call\'s status (call events only).', schema: schemaRef('CallStatus') },
+            ref('parameters', 'webhook-id'),
+            ref('parameters', 'webhook-timestamp'),
+            ref('parameters', 'webhook-signature'),
+          ],
+          responses: {
+            '2XX': { description: 'Delivered.' },
+            '410': { description: 'Gone: no more retries of this delivery.' },
+            default: { description: 'Not delivered: retried on the schedule.' },
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        [SECURITY_SCHEME]: {
+          type: 'apiKey',
+          in: 'header',
+          name: API_KEY_HEADER,
+          description: `An API key of the team. Scopes: ${SCOPES.map((s) => `\`${s}\``).join(', ')}; an operation lists the one it needs in its security requirement.`,
+        },
+      },
+      schemas: {
+        Error: errorSchema,
+        CallStatus: {
+          type: 'string',
+          enum: [...CALL_STATUSES],
+          description: `Status of a call:\n${CALL_STATUSES.map((s) => `- \`${s}\`: ${STATUS_MEANINGS[s]}`).join('\n')}`,
+        },
+        TelephonyProvider: { type: 'string', enum: [...PROVIDERS], description: 'Telephony provider that carries a call.' },
+        EventName: { type: 'string', enum: EVENT_NAMES_OR_ALL, description: 'A webhook event name, or `*` for every event.' },
+        PromptVariableValue: exact({ key: text('Prompt variable name.'), value: text('Its value.') }, ['key', 'value']),
+        PhoneCallCreateRequest: phoneCallCreateRequest(),
+        PhoneCallBatchRequest: phoneCallBatchRequest(),
+        ...phoneCallSchemas(),
+        PhoneCallCreatedResponse: envelope(schemaRef('PhoneCallCreated')),
+        PhoneCallBatchResponse: envelope({ type: 'array', items: schemaRef('PhoneCallCreated'), description: 'The calls, in request order.' }),
+        PhoneCallResponse: envelope(schemaRef('PhoneCall')),
+        PhoneCallList: page('PhoneCall'),
+        WebhookCreateRequest: webhookCreateRequest(),
+        WebhookUpdateRequest: webhookUpdateRequest(),
+        ...webhookSchemas(),
+        WebhookCreatedResponse: envelope(schemaRef('WebhookCreated')),
+        WebhookResponse: envelope(schemaRef('Webhook')),
+        Voice: voiceSchema,
+        VoiceList: envelope({ type: 'array', items: schemaRef('Voice') }),
+        Transcript: transcriptSchema,
+        TranscriptList: page('Transcript'),
+        WebhookEvent: {
+          description: 'The body of a POST delivery.',
+          oneOf: [
+            exact(
+              {
+                type: { type: 'string', enum: CALL_EVENT_NAMES.filter((e) => e.startsWith('phoneCall.')) },
+                timestamp: timestamp('When the event happened.'),
+                data: { ...schemaRef('PhoneCall'), description: 'The call in read form, as it is after the event.' },
+              },
+              ['type', 'timestamp', 'data'],
+              'A call event.',
+            ),
+            exact(
+              {
+                type: { type: 'string', const: 'transcript.created' },
+                timestamp: timestamp('When the call ended.'),
+                data: exact(
+                  {
+                    phoneCallId: hexId('The call.'),
+                    teamId: hexId('Its team.'),
+                    transcripts: { type: 'array', items: schemaRef('Transcript'), description: 'Every utterance, in spoken order.' },
+                  },
+                  ['phoneCallId', 'teamId', 'transcripts'],
+                ),
+              },
+              ['type', 'timestamp', 'data'],
+              "A call's transcript was stored.",
+            ),
+          ],
+        },
+        Health: exact({ status: { type: 'string', const: 'ok' } }, ['status']),
+        Readiness: exact(
+          {
+            status: { type: 'string', enum: ['ready', 'unavailable'] },
+            checks: {
+              type: 'object',
+              description: 'Each dependency (`mongodb`, `temporal`): `ok`, or `unreachable: <reason>`.',
+              additionalProperties: { type: 'string' },
+            },
+          },
+          ['status', 'checks'],
+        ),
+      },
+      responses: errorResponses(),
+      parameters: {
+        PhoneCallId: {
+          name: 'id',
+          in: 'path',
+          required: true,
+          description: 'The call\'s `_id` (24 lowercase hex characters; anything else is 404).',
+          schema: { type: 'string' },
+        },
+        WebhookId: {
+          name: '_id',
+          in: 'path',
+          required: true,
+          description: 'The webhook\'s `_id` (24 lowercase hex characters; anything else is 404).',
+          schema: { type: 'string' },
+        },
+        'Idempotency-Key': {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes the create safe to retry: the same key with the same body within 24 h answers the first response again and creates nothing; with a different body, 400; while the first is still running, the retry waits up to 10 s for its answer, then gets 429. Keys are per team and per endpoint.',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+        },
+        Limit: { name: 'limit', in: 'query', required: false, description: 'Page size.', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+        Cursor: {
+          name: 'cursor',
+          in: 'query',
+          required: false,
+          description: 'The `nextCursor` of the previous page; leave out for the first page.',
+          schema: { type: 'string', minLength: 1, maxLength: 200 },
+        },
+        'webhook-id': { name: 'webhook-id', in: 'header', required: true, description: 'Unique per event, the same on every retry: deduplicate on it.', schema: { type: 'string' } },
+        'webhook-timestamp': { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix seconds of this attempt.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+        'webhook-signature': {
+          name: 'webhook-signature',
+          in: 'header',
+          required: true,
+          description: '`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{content}`.',
+          schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+={0,2}$' },
+        },
+      },
+      headers: {
+        'X-Request-Id': { description: 'ID of the request in the service\'s logs.', schema: { type: 'string' } },
+        'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+        'Idempotent-Replayed': { description: '`true` when the answer is a replay of an earlier request with the same `Idempotency-Key`.', schema: { type: 'string', const: 'true' } },
+      },
+    },
+  };
+}

@@ -1,0 +1,199 @@
+// Endpoints 4-8: create, batch create, list, get, delete a queued call.
+import Router from '@koa/router';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { QueryFilter } from 'mongoose';
+import { callWorkflowId } from '../../contracts/ids';
+import type { Dispatcher } from '../../calls/dispatch';
+import { prepareCalls, type PreparedCall } from '../../calls/prepare-calls';
+import { mapBounded } from '../../calls/run-bounded';
+import type { SecretBox } from '../../crypto/secret-box';
+import { PhoneCall, type PhoneCallDoc } from '../../data/models/phone-call';
+import { toCreateView, toReadView } from '../../data/phone-call-view';
+import type { Logger } from '../../logger';
+import { NOT_QUEUED_FAILURE, deleteQueuedCallUpdate } from '../../../workflows/messages';
+import { assertOwnTeam, authOf, requireScope } from '../auth';
+import { badRequest, HttpError, notFound } from '../errors';
+import { decodeCursor, encodeCursor } from '../pagination';
+import { withIdempotency } from '../idempotency';
+import { phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema } from '../schemas/phone-calls';
+import { formatIssues, parseOrThrow } from '../validation';
+
+export interface PhoneCallsRouterDeps {
+  temporal: Client;
+  dispatcher: Dispatcher;
+  secretBox: SecretBox;
+  logger: Logger;
+  batchStartConcurrency: number;
+}
+
+const isObjectId = (value: string) => /^[0-9a-f]{24}$/.test(value);
+/** Path ids are compared in lower case, as body ids are normalised. */
+const pathId = (value: string) => value.toLowerCase();
+
+export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
+  const router = new Router({ prefix: '/v1/phoneCalls' });
+
+  router.post('/', requireScope('calls:write'), async (ctx) => {
+    const auth = authOf(ctx);
+    const input = parseOrThrow(phoneCallCreateSchema, ctx.request.body);
+    assertOwnTeam(auth, input.teamId);
+    await withIdempotency(ctx, { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body }, async () => {
+      const batchId = await deps.dispatcher.openBatch(auth.teamId, 1);
+      const { calls, problems } = await prepareCalls([{ input, prefix: '' }], {
+        teamId: auth.teamId,
+        origin: 'api',
+        secretBox: deps.secretBox,
+        dispatchBatchId: batchId,
+      });
+      if (problems.length) {
+        await deps.dispatcher.dropBatch(batchId);
+        throw badRequest(...problems);
+      }
+      const doc = (await new PhoneCall(calls[0]!.doc).save()).toObject() as PhoneCallDoc;
+      try {
+        await deps.dispatcher.start(doc, calls[0]!.maxDurationSeconds);
+      } catch (err) {
+        // No workflow, no call: remove the record so that nothing half-made remains.
+        await PhoneCall.deleteOne({ _id: doc._id });
+        await deps.dispatcher.dropBatch(batchId);
+        deps.logger.error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
+        throw new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']);
+      }
+      await deps.dispatcher.closeBatch(batchId);
+      return { status: 201, body: { data: toCreateView(doc) } };
+    });
+  });
+
+  router.post('/batch', requireScope('calls:write'), async (ctx) => {
+    const auth = authOf(ctx);
+    const envelope = parseOrThrow(phoneCallBatchSchema, ctx.request.body);
+    // All-or-nothing validation: every element is checked and every problem reported.
+    const problems: string[] = [];
+    const inputs = envelope.phoneCalls.flatMap((element, index) => {
+      const prefix = `phoneCalls.${index}`;
+      const parsed = phoneCallCreateSchema.safeParse(element);
+      if (!parsed.success) {
+        problems.push(...formatIssues(parsed.error.issues, element, prefix));
+        return [];
+      }
+      if (parsed.data.teamId !== auth.teamId) problems.push(`${prefix}.teamId is not the team of this API key`);
+      return [{ input: parsed.data, prefix }];
+    });
+    if (problems.some((p) => p.endsWith('is not the team of this API key'))) {
+      throw new HttpError(403, problems.filter((p) => p.endsWith('is not the team of this API key')));
+    }
+    if (problems.length) throw badRequest(...problems);
+    await withIdempotency(ctx, { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body }, async () => {
+      const batchId = await deps.dispatcher.openBatch(auth.teamId, inputs.length);
+      const prepared = await prepareCalls(inputs, {
+        teamId: auth.teamId,
+        origin: envelope.fileId || envelope.fileName ? 'file' : 'batch',
+        fileId: envelope.fileId,
+        fileName: envelope.fileName,
+        secretBox: deps.secretBox,
+        dispatchBatchId: batchId,
+      });
+      if (prepared.problems.length) {
+        await deps.dispatcher.dropBatch(batchId);
+        throw badRequest(...prepared.problems);
+      }
+      const log = ctx.state.log as Logger;
+      const t0 = performance.now();
+      const created = (await PhoneCall.insertMany(prepared.calls.map((c) => c.doc), { ordered: true })).map(
+        (doc) => doc.toObject() as PhoneCallDoc,
+      );
+      const t1 = performance.now();
+      // A workflow that cannot be started now leaves the batch pending: the worker's reconciler
+      // starts it later, so an accepted batch is never partly lost.
+      const allStarted = await startAll(created, prepared.calls);
+      if (allStarted) await deps.dispatcher.closeBatch(batchId);
+      log.info(
+        { calls: created.length, allStarted, insertMs: Math.round(t1 - t0), startMs: Math.round(performance.now() - t1) },
+        'batch stored and dispatched',
+      );
+      return { status: 201, body: { data: created.map((doc) => toCreateView(doc)) } };
+    });
+  });
+
+  async function startAll(docs: PhoneCallDoc[], prepared: PreparedCall[]): Promise<boolean> {
+    const outcomes = await mapBounded(docs, deps.batchStartConcurrency, async (doc, index) => {
+      try {
+        await deps.dispatcher.start(doc, prepared[index]!.maxDurationSeconds);
+        return true;
+      } catch (err) {
+        deps.logger.warn({ err, callId: doc._id.toHexString() }, 'workflow start failed; the reconciler will retry it');
+        return false;
+      }
+    });
+    return outcomes.every(Boolean);
+  }
+
+  router.get('/', requireScope('calls:read'), async (ctx) => {
+    const auth = authOf(ctx);
+    const query = parseOrThrow(phoneCallListQuerySchema, ctx.query);
+    const filter: QueryFilter<PhoneCallDoc> = { teamId: auth.teamId };
+    if (query.callTemplateId) filter.callTemplateId = query.callTemplateId;
+    if (query.phoneNumberId) filter.phoneNumberId = query.phoneNumberId;
+    if (query.toPhoneNumber) filter.toPhoneNumber = query.toPhoneNumber;
+    if (query.status) filter.status = query.status;
+    if (query.fileId) filter.fileId = query.fileId;
+    const created: Record<string, Date> = {};
+    if (query.createdAfter) created.$gt = query.createdAfter;
+    if (query.createdBefore) created.$lt = query.createdBefore;
+    if (Object.keys(created).length) filter.createdAt = created;
+    if (query.cursor) {
+      const position = decodeCursor(query.cursor);
+      filter.$and = [{ $or: [{ createdAt: { $lt: position.at } }, { createdAt: position.at, _id: { $lt: position.id } }] }];
+    }
+    const docs = await PhoneCall.find(filter).sort({ createdAt: -1, _id: -1 }).limit(query.limit + 1).lean();
+    const page = docs.slice(0, query.limit);
+    const last = page[page.length - 1];
+    ctx.body = {
+      data: page.map((doc) => toReadView(doc)),
+      nextCursor: docs.length > query.limit && last ? encodeCursor({ at: last.createdAt, id: last._id.toHexString() }) : null,
+    };
+  });
+
+  router.get('/:id', requireScope('calls:read'), async (ctx) => {
+    const auth = authOf(ctx);
+    const id = pathId(ctx.params.id);
+    const doc = isObjectId(id) ? await PhoneCall.findOne({ _id: id, teamId: auth.teamId }).lean() : null;
+    if (!doc) throw notFound(`phone call ${ctx.params.id} not found`);
+    ctx.body = { data: toReadView(doc) };
+  });
+
+  router.delete('/:id', requireScope('calls:write'), async (ctx) => {
+    const auth = authOf(ctx);
+    const id = pathId(ctx.params.id);
+    const doc = isObjectId(id) ? await PhoneCall.findOne({ _id: id, teamId: auth.teamId }).lean() : null;
+    if (!doc) throw notFound(`phone call ${id} not found`);
+    if (doc.status !== 'queued') throw badRequest(`only queued calls can be deleted; status is ${doc.status}`);
+    try {
+      // The workflow decides: it accepts the delete only if it has not begun dialling.
+      const outcome = await deps.temporal.workflow.getHandle(callWorkflowId(id)).executeUpdate(deleteQueuedCallUpdate);
+      // Null: another request removed the call first.
+      if (!outcome.call) throw notFound(`phone call ${id} not found`);
+      ctx.body = { data: outcome.call };
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === NOT_QUEUED_FAILURE) {
+        throw badRequest(err.cause.message);
+      }
+      if (err instanceof WorkflowNotFoundError) {
+        // The record's workflow was never started (see dispatch.ts): remove the record itself; the
+        // reconciler finds nothing to start for it any more.
+        const removed = await PhoneCall.findOneAndDelete({ _id: id, teamId: auth.teamId, status: 'queued' }).lean();
+        if (removed) {
+          ctx.body = { data: toReadView(removed) };
+          return;
+        }
+      }
+      const current = await PhoneCall.findOne({ _id: id, teamId: auth.teamId }).lean();
+      if (!current) throw notFound(`phone call ${id} not found`);
+      if (current.status !== 'queued') throw badRequest(`only queued calls can be deleted; status is ${current.status}`);
+      throw err;
+    }
+  });
+
+  return router;
+}

@@ -1,0 +1,81 @@
+// Endpoints 1-3: create, read and update a team's webhooks. The secret is generated here, stored
+// sealed, and shown only in the create answer.
+import Router from '@koa/router';
+import type { SecretBox } from '../../crypto/secret-box';
+import { Webhook, type WebhookDoc } from '../../data/models/webhook';
+import { generateWebhookSecret } from '../../webhooks/signing';
+import { BlockedUrlError, assertPublicUrl } from '../../webhooks/ssrf-guard';
+import { assertOwnTeam, authOf, requireScope } from '../auth';
+import { badRequest, notFound } from '../errors';
+import { webhookCreateSchema, webhookUpdateSchema } from '../schemas/webhooks';
+import { parseOrThrow } from '../validation';
+
+export function toWebhookView(doc: WebhookDoc) {
+  return {
+    _id: doc._id.toHexString(),
+    teamId: doc.teamId.toHexString(),
+    url: doc.url,
+    subscribedEvents: [...doc.subscribedEvents],
+    method: doc.method,
+    createAt: (doc.createAt ?? new Date(0)).toISOString(),
+    updatedAt: (doc.updatedAt ?? new Date(0)).toISOString(),
+  };
+}
+
+export function createWebhooksRouter(deps: { secretBox: SecretBox; allowPrivateUrls: boolean }): Router {
+  const router = new Router({ prefix: '/v1/webhooks' });
+
+  async function assertDeliverable(url: string): Promise<void> {
+    try {
+      await assertPublicUrl(url, { allowPrivate: deps.allowPrivateUrls });
+    } catch (err) {
+      // A name that does not resolve yet may be registered: it cannot point anywhere now, and every
+      // delivery checks the addresses again before connecting.
+      if (err instanceof BlockedUrlError && err.reason === 'unresolvable') return;
+      if (err instanceof BlockedUrlError) throw badRequest(err.message.startsWith('url') ? err.message : `url ${err.message}`);
+      throw err;
+    }
+  }
+
+  async function findOwn(teamId: string, id: string) {
+    const key = id.toLowerCase();
+    const doc = /^[0-9a-f]{24}$/.test(key) ? await Webhook.findOne({ _id: key, teamId }).lean() : null;
+    if (!doc) throw notFound(`webhook ${id} not found`);
+    return doc;
+  }
+
+  router.post('/', requireScope('webhooks:write'), async (ctx) => {
+    const auth = authOf(ctx);
+    const input = parseOrThrow(webhookCreateSchema, ctx.request.body);
+    assertOwnTeam(auth, input.teamId);
+    await assertDeliverable(input.url);
+    const secret = generateWebhookSecret();
+    const created = await new Webhook({
+      teamId: input.teamId,
+      url: input.url,
+      subscribedEvents: [...input.subscribedEvents],
+      method: input.method,
+      secretSealed: deps.secretBox.seal(secret),
+    }).save();
+    ctx.status = 200;
+    ctx.body = { data: { ...toWebhookView(created.toObject()), secret } };
+  });
+
+  router.get('/:id', requireScope('webhooks:read'), async (ctx) => {
+    const auth = authOf(ctx);
+    ctx.body = { data: toWebhookView(await findOwn(auth.teamId, ctx.params.id)) };
+  });
+
+  router.patch('/:id', requireScope('webhooks:write'), async (ctx) => {
+    const auth = authOf(ctx);
+    const existing = await findOwn(auth.teamId, ctx.params.id);
+    const changes = parseOrThrow(webhookUpdateSchema, ctx.request.body);
+    if (changes.url) await assertDeliverable(changes.url);
+    const set: Record<string, unknown> = { ...changes };
+    const updated = await Webhook.findByIdAndUpdate(existing._id, { $set: set }, { returnDocument: 'after' }).lean<WebhookDoc>();
+    if (!updated) throw notFound(`webhook ${ctx.params.id} not found`);
+    ctx.body = { data: toWebhookView(updated) };
+  });
+
+  return router;
+}

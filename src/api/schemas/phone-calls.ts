@@ -1,0 +1,79 @@
+// Request schemas for phone calls; the request types are inferred from them.
+import { z } from 'zod';
+import { ALL_EVENTS, isEventName } from '../../contracts/events';
+import { parseStatusFilter } from '../../contracts/call-status';
+import { PROVIDERS } from '../../contracts/providers';
+import { e164, httpUrl, isoDateTime, objectId } from './common';
+
+const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 60 * 60 * 1000;
+export const MAX_BATCH = 10_000;
+
+const promptVariableValue = z.strictObject({
+  key: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+  value: z.string({ error: 'must be a string' }).max(5000, 'must be at most 5000 characters'),
+});
+
+const phoneCallWebhook = z.strictObject({
+  url: httpUrl,
+  subscribedEvent: z.string({ error: 'must be a string' }).refine((v) => v === ALL_EVENTS || isEventName(v), 'must be a known event name or *'),
+  secret: z.string({ error: 'must be a string' }).min(8, 'must be at least 8 characters').max(500, 'must be at most 500 characters'),
+});
+
+export const phoneCallCreateSchema = z
+  .strictObject({
+    teamId: objectId,
+    callTemplateId: objectId,
+    nameOfHuman: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+    toPhoneNumber: e164,
+    promptVariableValues: z.array(promptVariableValue, { error: 'must be an array' }).max(100, 'must have at most 100 entries').optional(),
+    phoneNumberId: objectId.optional(),
+    fromPhoneNumber: e164.optional(),
+    toEmailAddress: z.email({ error: 'must be a valid e-mail address' }).max(320).optional(),
+    status: z.literal('queued', { error: 'must be queued (the only status a call can be created in)' }).optional(),
+    telephonyProvider: z.enum(PROVIDERS, { error: `must be one of ${PROVIDERS.join(', ')}` }).optional(),
+    record: z.boolean({ error: 'must be a boolean' }).optional(),
+    callDelayedUntil: isoDateTime
+      .refine((date) => date.getTime() - Date.now() <= MAX_SCHEDULE_AHEAD_MS, 'must be at most 365 days ahead')
+      .optional(),
+    phoneCallWebhooks: z.array(phoneCallWebhook, { error: 'must be an array' }).max(20, 'must have at most 20 entries').optional(),
+  })
+  .superRefine((value, ctx) => {
+    const keys = (value.promptVariableValues ?? []).map((v) => v.key);
+    const duplicates = keys.filter((key, index) => keys.indexOf(key) !== index);
+    for (const key of new Set(duplicates)) {
+      ctx.addIssue({ code: 'custom', path: ['promptVariableValues'], message: `has a duplicate key ${key}` });
+    }
+  });
+export type PhoneCallCreateInput = z.output<typeof phoneCallCreateSchema>;
+
+export const phoneCallBatchSchema = z.strictObject({
+  phoneCalls: z
+    .array(z.unknown(), { error: 'must be an array' })
+    .min(1, 'must have at least 1 element')
+    .max(MAX_BATCH, `must have at most ${MAX_BATCH} elements`),
+  fileId: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+  fileName: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(500, 'must be at most 500 characters').optional(),
+});
+
+export const phoneCallListQuerySchema = z.strictObject({
+  callTemplateId: objectId.optional(),
+  phoneNumberId: objectId.optional(),
+  createdAfter: isoDateTime.optional(),
+  createdBefore: isoDateTime.optional(),
+  toPhoneNumber: e164.optional(),
+  status: z
+    .string()
+    .transform((value, ctx) => {
+      const status = parseStatusFilter(value);
+      if (!status) {
+        ctx.addIssue({ code: 'custom', message: 'must be one of queued, ringing, inProgress, completed, busy, noAnswer, failed, cancelled (or canceled)' });
+        return z.NEVER;
+      }
+      return status;
+    })
+    .optional(),
+  fileId: z.string().min(1, 'must not be empty').max(200).optional(),
+  limit: z.coerce.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be between 1 and 1000').max(1000, 'must be between 1 and 1000').default(100),
+  cursor: z.string().min(1, 'must not be empty').max(200).optional(),
+});
+export type PhoneCallListQuery = z.output<typeof phoneCallListQuerySchema>;

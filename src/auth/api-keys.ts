@@ -1,0 +1,66 @@
+// API keys: `oco_<keyId>_<secret>`. Only SHA-256 of the secret is stored; lookups go by keyId and
+// the hashes are compared in constant time.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Types } from 'mongoose';
+import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
+
+const KEY_PATTERN = /^oco_([0-9a-f]{24})_([A-Za-z0-9_-]{43})$/;
+// Compared against when the key id is unknown, so that a miss costs the same as a hit.
+const DUMMY_HASH = Buffer.alloc(32);
+
+export interface IssuedKey {
+  keyId: string;
+  key: string;
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  teamId: string;
+  scopes: ReadonlySet<Scope>;
+}
+
+function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+export async function issueApiKey(input: {
+  teamId: string;
+  scopes?: readonly Scope[];
+  expiresAt?: Date | null;
+  name?: string;
+}): Promise<IssuedKey> {
+  const keyId = new Types.ObjectId();
+  const secret = randomBytes(32).toString('base64url');
+  await ApiKey.create({
+    _id: keyId,
+    teamId: input.teamId,
+    name: input.name ?? '',
+    secretHash: hashSecret(secret).toString('hex'),
+    scopes: [...(input.scopes ?? SCOPES)],
+    expiresAt: input.expiresAt ?? null,
+  });
+  return { keyId: keyId.toHexString(), key: `oco_${keyId.toHexString()}_${secret}` };
+}
+
+export async function revokeApiKey(keyId: string): Promise<boolean> {
+  if (!Types.ObjectId.isValid(keyId)) return false;
+  const result = await ApiKey.updateOne({ _id: keyId }, { $set: { revokedAt: new Date() } });
+  return result.matchedCount === 1;
+}
+
+/** The key's team and scopes, or null for a missing, malformed, unknown, revoked or expired key. */
+export async function authenticateApiKey(presented: string | undefined, now = new Date()): Promise<AuthenticatedKey | null> {
+  const match = presented ? KEY_PATTERN.exec(presented) : null;
+  const record = match ? await ApiKey.findById(match[1]).lean() : null;
+  const expected = record ? Buffer.from(record.secretHash, 'hex') : DUMMY_HASH;
+  const actual = hashSecret(match?.[2] ?? '');
+  const same = expected.length === actual.length && timingSafeEqual(expected, actual);
+  if (!record || !same) return null;
+  if (record.revokedAt) return null;
+  if (record.expiresAt && record.expiresAt.getTime() <= now.getTime()) return null;
+  return {
+    keyId: record._id.toHexString(),
+    teamId: record.teamId.toHexString(),
+    scopes: new Set(record.scopes as Scope[]),
+  };
+}

@@ -1,0 +1,108 @@
+// Turns validated create requests into PhoneCall documents: checks what needs the database
+// (template, phone number, prompt variables), picks defaults (provider, from-number) and collects
+// every problem, prefixed per batch element, before anything is written.
+import { Types } from 'mongoose';
+import type { PhoneCallCreateInput } from '../api/schemas/phone-calls';
+import type { ProviderName } from '../contracts/providers';
+import type { SecretBox } from '../crypto/secret-box';
+import { CallTemplate, type CallTemplateDoc } from '../data/models/call-template';
+import type { CallOrigin } from '../data/models/phone-call';
+import { PhoneNumber, type PhoneNumberDoc } from '../data/models/phone-number';
+import { Team, type TeamDoc } from '../data/models/team';
+
+export interface PreparedCall {
+  doc: Record<string, unknown> & { _id: Types.ObjectId };
+  maxDurationSeconds: number;
+}
+
+export interface PrepareOptions {
+  teamId: string;
+  origin: CallOrigin;
+  fileId?: string;
+  fileName?: string;
+  secretBox: SecretBox;
+  dispatchBatchId: Types.ObjectId;
+}
+
+/** Returns the documents, or the list of problems (each naming its field). */
+export async function prepareCalls(
+  inputs: ReadonlyArray<{ input: PhoneCallCreateInput; prefix: string }>,
+  options: PrepareOptions,
+): Promise<{ calls: PreparedCall[]; problems: string[] }> {
+  const team = await Team.findById(options.teamId).lean();
+  if (!team) return { calls: [], problems: ['teamId does not name an existing team'] };
+  const templateIds = [...new Set(inputs.map(({ input }) => input.callTemplateId))];
+  const numberIds = [...new Set(inputs.flatMap(({ input }) => (input.phoneNumberId ? [input.phoneNumberId] : [])))];
+  const [templates, numbers] = await Promise.all([
+    CallTemplate.find({ _id: { $in: templateIds }, teamId: team._id }).lean(),
+    numberIds.length ? PhoneNumber.find({ _id: { $in: numberIds }, teamId: team._id }).lean() : Promise.resolve([]),
+  ]);
+  const templateById = new Map(templates.map((t) => [t._id.toHexString(), t]));
+  const numberById = new Map(numbers.map((n) => [n._id.toHexString(), n]));
+
+  const problems: string[] = [];
+  const calls: PreparedCall[] = [];
+  for (const { input, prefix } of inputs) {
+    const field = (name: string) => (prefix ? `${prefix}.${name}` : name);
+    const found: string[] = [];
+    const template = templateById.get(input.callTemplateId);
+    if (!template) found.push(`${field('callTemplateId')} does not name a call template of this team`);
+    const number = input.phoneNumberId ? numberById.get(input.phoneNumberId) : undefined;
+    if (input.phoneNumberId && !number) found.push(`${field('phoneNumberId')} does not name a phone number of this team`);
+    if (template) found.push(...checkVariables(template, input, field('promptVariableValues')));
+    const provider = (input.telephonyProvider ?? number?.provider ?? team.defaultProvider) as ProviderName;
+    const from = input.fromPhoneNumber ?? defaultFromNumber(team, provider, number);
+    if (!from) found.push(`${field('fromPhoneNumber')} is required: the team has no ${provider} number to call from`);
+    if (found.length || !template || !from) {
+      problems.push(...found);
+      continue;
+    }
+    calls.push({
+      maxDurationSeconds: template.maxDurationSeconds ?? 900,
+      doc: {
+        _id: new Types.ObjectId(),
+        teamId: team._id,
+        callTemplateId: template._id,
+        nameOfHuman: input.nameOfHuman,
+        toPhoneNumber: input.toPhoneNumber,
+        promptVariableValues: input.promptVariableValues ?? [],
+        phoneNumberId: number?._id,
+        fromPhoneNumber: from,
+        toEmailAddress: input.toEmailAddress,
+        status: 'queued',
+        telephonyProvider: provider,
+        record: input.record ?? false,
+        callDelayedUntil: input.callDelayedUntil,
+        phoneCallWebhooks: (input.phoneCallWebhooks ?? []).map((hook) => ({
+          url: hook.url,
+          subscribedEvent: hook.subscribedEvent,
+          secretSealed: options.secretBox.seal(hook.secret),
+        })),
+        fileId: options.fileId,
+        fileName: options.fileName,
+        callOrigin: options.origin,
+        statusExtraInfo: { statusCode: input.callDelayedUntil ? 'scheduled' : 'queued', dateTime: new Date() },
+        dispatchBatchId: options.dispatchBatchId,
+      },
+    });
+  }
+  return { calls, problems };
+}
+
+function checkVariables(template: CallTemplateDoc, input: PhoneCallCreateInput, field: string): string[] {
+  const given = new Set((input.promptVariableValues ?? []).map((v) => v.key));
+  const known = new Set([...template.variables, ...template.requiredVariables]);
+  const problems: string[] = [];
+  for (const name of template.requiredVariables) {
+    if (!given.has(name)) problems.push(`${field} must include ${name} (required by the call template)`);
+  }
+  for (const name of given) {
+    if (!known.has(name)) problems.push(`${field} has unknown key ${name} (the call template has no such variable)`);
+  }
+  return problems;
+}
+
+function defaultFromNumber(team: TeamDoc, provider: ProviderName, number: PhoneNumberDoc | undefined): string | undefined {
+  if (number && number.provider === provider) return number.number;
+  return team.providerSettings.find((s) => s.provider === provider)?.fromNumbers[0] ?? undefined;
+}

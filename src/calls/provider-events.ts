@@ -1,0 +1,36 @@
+// The seam between the provider callback routes and the call workflows.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { callWorkflowId } from '../contracts/ids';
+import type { ProviderEvent, ProviderName } from '../contracts/providers';
+import { PhoneCall } from '../data/models/phone-call';
+import type { Logger } from '../logger';
+import type { TeamProviderResolver } from '../telephony/team-providers';
+import type { TelephonyProvider } from '../telephony/provider';
+import { providerEventSignal } from '../../workflows/messages';
+
+/** The adapter that must verify a callback claiming to be about `callId`, or null for an unknown call. */
+export function createCallbackProviderResolver(providers: TeamProviderResolver) {
+  return async (provider: ProviderName, callId: string): Promise<TelephonyProvider | null> => {
+    if (!/^[0-9a-f]{24}$/.test(callId)) return null;
+    const call = await PhoneCall.findById(callId, { teamId: 1, telephonyProvider: 1 }).lean();
+    if (!call || call.telephonyProvider !== provider) return null;
+    return providers(call.teamId, provider);
+  };
+}
+
+/** Signals each verified event to its call's workflow; an ended workflow just ignores late events. */
+export function createProviderEventSink(deps: { temporal: Client; logger: Logger }) {
+  return async (events: ProviderEvent[]): Promise<void> => {
+    for (const event of events) {
+      try {
+        await deps.temporal.workflow.getHandle(callWorkflowId(event.callId)).signal(providerEventSignal, event);
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) {
+          deps.logger.info({ callId: event.callId, kind: event.kind }, 'provider event for a call whose workflow has ended');
+          continue;
+        }
+        throw err;
+      }
+    }
+  };
+}

@@ -1,0 +1,70 @@
+// Configuration: one typed module, validated when an entry point calls loadConfig() (never at
+// import). A wrong or missing value stops the process with a message naming the variable.
+import { z } from 'zod';
+import { DEFAULT_TASK_QUEUE } from './contracts/ids';
+import { DEFAULT_RETRY_DELAYS, parseRetryDelays } from './webhooks/retry-schedule';
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+  .transform((value) => value === 'true' || value === '1');
+
+const url = z.string().url({ message: 'must be an absolute URL' }).transform((value) => value.replace(/\/+$/, ''));
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const schema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PUBLIC_BASE_URL: url.optional(),
+  MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI'),
+  MONGODB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
+  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ENCRYPTION_KEY: z
+    .string()
+    .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded (openssl rand -base64 32)'),
+  WEBHOOK_RETRY_DELAYS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (!value) return DEFAULT_RETRY_DELAYS;
+      try {
+        return parseRetryDelays(value);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+        return z.NEVER;
+      }
+    }),
+  ALLOW_PRIVATE_WEBHOOK_URLS: booleanFlag.default(false),
+  TWILIO_API_BASE_URL: url.default('https://api.twilio.com'),
+  VONAGE_API_BASE_URL: url.default('https://api.nexmo.com'),
+  TELNYX_API_BASE_URL: url.default('https://api.telnyx.com'),
+  BATCH_START_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
+  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
+  RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).default(300),
+  REQUEST_BODY_LIMIT: z.string().regex(/^\d+(kb|mb)$/, 'must look like 512kb or 20mb').default('20mb'),
+});
+
+export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, so `FOO= npm start` falls back to the default.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = schema.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const name = issue.path.join('.');
+      const message = issue.code === 'invalid_type' && cleaned[name] === undefined ? 'is required' : issue.message;
+      return `${name} ${message}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}\nSee README.md, "Configuration".`);
+  }
+  const config = parsed.data;
+  return { ...config, PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
+}

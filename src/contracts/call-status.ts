@@ -1,0 +1,67 @@
+// The phone call status machine (decisions.md "Statuses"). Plain data: safe inside workflows.
+
+export const CALL_STATUSES = [
+  'queued',
+  'ringing',
+  'inProgress',
+  'completed',
+  'busy',
+  'noAnswer',
+  'failed',
+  'cancelled',
+] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+
+export const TERMINAL_STATUSES: ReadonlySet<CallStatus> = new Set<CallStatus>([
+  'completed',
+  'busy',
+  'noAnswer',
+  'failed',
+  'cancelled',
+]);
+
+const ALLOWED_TRANSITIONS: Record<CallStatus, readonly CallStatus[]> = {
+  queued: ['ringing', 'failed', 'cancelled'],
+  ringing: ['inProgress', 'busy', 'noAnswer', 'failed', 'cancelled'],
+  inProgress: ['completed', 'failed', 'cancelled'],
+  completed: [],
+  busy: [],
+  noAnswer: [],
+  failed: [],
+  cancelled: [],
+};
+
+export function isTerminal(status: CallStatus): boolean {
+  return TERMINAL_STATUSES.has(status);
+}
+
+export function canTransition(from: CallStatus, to: CallStatus): boolean {
+  return ALLOWED_TRANSITIONS[from].includes(to);
+}
+
+/** The statuses a call may be in just before moving to `to`. */
+export function predecessorsOf(to: CallStatus): CallStatus[] {
+  return CALL_STATUSES.filter((from) => ALLOWED_TRANSITIONS[from].includes(to));
+}
+
+/** The list filter accepts the American spelling too (decisions.md). */
+export function parseStatusFilter(value: string): CallStatus | undefined {
+  if (value === 'canceled') return 'cancelled';
+  return (CALL_STATUSES as readonly string[]).includes(value) ? (value as CallStatus) : undefined;
+}
+
+/** Short stable codes for `statusExtraInfo.statusCode`. */
+export const STATUS_CODES = {
+  queued: 'queued',
+  scheduled: 'scheduled',
+  dialling: 'dialling',
+  answered: 'answered',
+  completed: 'completed',
+  busy: 'busy',
+  noAnswer: 'no-answer',
+  providerError: 'provider-error',
+  invalidNumber: 'invalid-number',
+  maxDuration: 'max-duration',
+  cancelledByOperator: 'cancelled-by-operator',
+} as const;
+export type StatusCode = (typeof STATUS_CODES)[keyof typeof STATUS_CODES];

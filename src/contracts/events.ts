@@ -1,0 +1,25 @@
+// Webhook event names (decisions.md "Webhooks"): defined once, used by API validation and workflows.
+import type { CallStatus } from './call-status';
+
+export const CALL_EVENT_NAMES = [
+  'phoneCall.queued',
+  'phoneCall.ringing',
+  'phoneCall.inProgress',
+  'phoneCall.completed',
+  'phoneCall.busy',
+  'phoneCall.noAnswer',
+  'phoneCall.failed',
+  'phoneCall.cancelled',
+  'phoneCall.deleted',
+  'transcript.created',
+] as const;
+export type CallEventName = (typeof CALL_EVENT_NAMES)[number];
+export const ALL_EVENTS = '*';
+
+export function statusEventName(status: CallStatus): CallEventName {
+  return `phoneCall.${status}`;
+}
+
+export function isEventName(value: string): value is CallEventName {
+  return (CALL_EVENT_NAMES as readonly string[]).includes(value);
+}

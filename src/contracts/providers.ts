@@ -1,0 +1,21 @@
+// Telephony provider names, in the order the interface's enum gives them.
+export const PROVIDERS = ['twilio', 'vonage', 'telnyx'] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+
+/**
+ * A provider's status report, mapped to our vocabulary (src/telephony/callbacks.ts does the mapping).
+ * `ringing` and `answered` move a call forward; the others end it.
+ */
+export type ProviderEventKind = 'ringing' | 'answered' | 'completed' | 'busy' | 'no-answer' | 'failed';
+
+export interface ProviderEvent {
+  /** Our PhoneCall _id, carried through the provider's request. */
+  callId: string;
+  provider: ProviderName;
+  providerCallId: string;
+  kind: ProviderEventKind;
+  /** When the provider says it happened (ISO 8601 UTC). */
+  occurredAt: string;
+  /** The provider's own status word, kept for the timeline. */
+  providerStatus: string;
+}

@@ -1,0 +1,41 @@
+import mongoose from 'mongoose';
+
+/** One connection per process, opened by entry points only. */
+export async function connectMongo(uri: string, poolSize: number): Promise<typeof mongoose> {
+  mongoose.set('strictQuery', true);
+  return mongoose.connect(uri, {
+    maxPoolSize: poolSize,
+    minPoolSize: Math.min(2, poolSize),
+    serverSelectionTimeoutMS: 10_000,
+    // Index builds are run explicitly (syncIndexes) by the entry points, not on every model load.
+    autoIndex: false,
+  });
+}
+
+/**
+ * Creates the indexes every model declares. Safe to run on every start. An index option the server
+ * does not implement (FerretDB 1.x has no TTL indexes) is reported, not fatal: the code never relies
+ * on the server expiring documents.
+ */
+export async function ensureIndexes(onUnsupported: (message: string) => void = () => undefined): Promise<void> {
+  for (const model of Object.values(mongoose.models)) {
+    await model.createCollection().catch((err: unknown) => {
+      if ((err as { codeName?: string }).codeName !== 'NamespaceExists') throw err;
+    });
+    for (const [fields, options] of model.schema.indexes()) {
+      try {
+        await model.collection.createIndex(fields as Record<string, 1 | -1>, options as Parameters<typeof model.collection.createIndex>[1]);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (!/not implemented/i.test(message)) throw err;
+        onUnsupported(`${model.modelName} index ${JSON.stringify(fields)} skipped: ${message}`);
+      }
+    }
+  }
+}
+
+export async function pingMongo(): Promise<void> {
+  const db = mongoose.connection.db;
+  if (!db || mongoose.connection.readyState !== 1) throw new Error('MongoDB is not connected');
+  await db.admin().command({ ping: 1 });
+}

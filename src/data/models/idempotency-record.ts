@@ -1,0 +1,25 @@
+import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+const idempotencyRecordSchema = new Schema(
+  {
+    teamId: { type: Schema.Types.ObjectId, required: true },
+    /** Which operation the key was used for (`POST /v1/phoneCalls`, ...). */
+    scope: { type: String, required: true },
+    key: { type: String, required: true },
+    /** SHA-256 of the canonical request body: the same key with another body is refused. */
+    requestHash: { type: String, required: true },
+    state: { type: String, enum: ['pending', 'done'], required: true },
+    responseStatus: { type: Number },
+    responseBody: { type: Schema.Types.Mixed },
+    createdAt: { type: Date, required: true },
+  },
+  { minimize: false },
+);
+idempotencyRecordSchema.index({ teamId: 1, scope: 1, key: 1 }, { unique: true });
+// Real MongoDB expires records itself; lookups also ignore records older than the window.
+idempotencyRecordSchema.index({ createdAt: 1 }, { expireAfterSeconds: IDEMPOTENCY_WINDOW_MS / 1000 });
+
+export type IdempotencyRecordDoc = InferSchemaType<typeof idempotencyRecordSchema> & { _id: Types.ObjectId };
+export const IdempotencyRecord = model('IdempotencyRecord', idempotencyRecordSchema);

@@ -1,0 +1,81 @@
+import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
+import { CALL_STATUSES } from '../../contracts/call-status';
+import { PROVIDERS } from '../../contracts/providers';
+
+export const CALL_ORIGINS = ['api', 'batch', 'file'] as const;
+export type CallOrigin = (typeof CALL_ORIGINS)[number];
+
+const phoneCallSchema = new Schema(
+  {
+    teamId: { type: Schema.Types.ObjectId, ref: 'Team', required: true },
+    callTemplateId: { type: Schema.Types.ObjectId, ref: 'CallTemplate', required: true },
+    nameOfHuman: { type: String },
+    toPhoneNumber: { type: String, required: true },
+    promptVariableValues: {
+      type: [new Schema({ key: { type: String, required: true }, value: { type: String, required: true } }, { _id: false })],
+      default: [],
+    },
+    phoneNumberId: { type: Schema.Types.ObjectId, ref: 'PhoneNumber' },
+    fromPhoneNumber: { type: String, required: true },
+    toEmailAddress: { type: String },
+    status: { type: String, enum: CALL_STATUSES, required: true, default: 'queued' },
+    telephonyProvider: { type: String, enum: PROVIDERS, required: true },
+    record: { type: Boolean, required: true, default: false },
+    callDelayedUntil: { type: Date },
+    phoneCallWebhooks: {
+      type: [
+        new Schema(
+          {
+            url: { type: String, required: true },
+            subscribedEvent: { type: String, required: true },
+            /** Sealed with ENCRYPTION_KEY; never returned. */
+            secretSealed: { type: String, required: true },
+          },
+          { _id: false },
+        ),
+      ],
+      default: [],
+    },
+    resultValues: {
+      type: [new Schema({ columnName: { type: String, required: true }, value: { type: String, default: '' } }, { _id: false })],
+      default: [],
+    },
+    fileId: { type: String },
+    fileName: { type: String },
+    callTriggeredAt: { type: Date },
+    callStartedAt: { type: Date },
+    callEndedAt: { type: Date },
+    statusExtraInfo: {
+      type: new Schema({ statusCode: { type: String, required: true }, dateTime: { type: Date, required: true } }, { _id: false }),
+    },
+    fixedMeetingTime: { type: Date },
+    recordingUrl: { type: String },
+    callDuration: { type: Number },
+    callOrigin: { type: String, enum: CALL_ORIGINS, required: true },
+    customTagsHitOnCall: { type: [String], default: [] },
+    // Internal fields, never part of an answer:
+    /** The provider's id for the call once dialled. */
+    providerCallId: { type: String },
+    /** The dispatch batch (src/data/models/dispatch-batch.ts) whose workflow starts cover this call. */
+    dispatchBatchId: { type: Schema.Types.ObjectId, required: true },
+  },
+  { timestamps: true },
+);
+
+// List queries: team first, then each filter, all ending in the newest-first sort keys so a page is
+// an index range scan on MongoDB (FerretDB 1.x scans regardless; see README).
+phoneCallSchema.index({ teamId: 1, createdAt: -1, _id: -1 });
+phoneCallSchema.index({ teamId: 1, status: 1, createdAt: -1, _id: -1 });
+phoneCallSchema.index({ teamId: 1, callTemplateId: 1, createdAt: -1, _id: -1 });
+phoneCallSchema.index({ teamId: 1, phoneNumberId: 1, createdAt: -1, _id: -1 });
+phoneCallSchema.index({ teamId: 1, toPhoneNumber: 1, createdAt: -1, _id: -1 });
+phoneCallSchema.index({ teamId: 1, fileId: 1, createdAt: -1, _id: -1 });
+// The reconciler's lookup of a pending batch's calls.
+phoneCallSchema.index({ dispatchBatchId: 1 });
+
+export type PhoneCallDoc = InferSchemaType<typeof phoneCallSchema> & {
+  _id: Types.ObjectId;
+  createdAt: Date;
+  updatedAt: Date;
+};
+export const PhoneCall = model('PhoneCall', phoneCallSchema);

@@ -1,0 +1,17 @@
+import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
+
+// A call's recording, copied from the provider so that its URL keeps working after the provider
+// deletes its copy. Served without the API key at /recordings/<token>.wav; the token is the secret.
+const recordingSchema = new Schema(
+  {
+    teamId: { type: Schema.Types.ObjectId, required: true },
+    phoneCallId: { type: Schema.Types.ObjectId, required: true, unique: true },
+    token: { type: String, required: true, unique: true },
+    contentType: { type: String, required: true, default: 'audio/wav' },
+    audio: { type: Buffer, required: true },
+  },
+  { timestamps: true },
+);
+
+export type RecordingDoc = InferSchemaType<typeof recordingSchema> & { _id: Types.ObjectId };
+export const Recording = model('Recording', recordingSchema);

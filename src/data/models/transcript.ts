@@ -1,0 +1,18 @@
+import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
+
+const transcriptSchema = new Schema(
+  {
+    teamId: { type: Schema.Types.ObjectId, required: true },
+    phoneCallId: { type: Schema.Types.ObjectId, required: true },
+    text: { type: String, required: true },
+    speaker: { type: String, enum: ['agent', 'human'], required: true },
+    /** Position in the conversation; createdAt follows spoken order too. */
+    sequence: { type: Number, required: true },
+  },
+  { timestamps: true },
+);
+transcriptSchema.index({ teamId: 1, phoneCallId: 1, createdAt: 1, _id: 1 });
+transcriptSchema.index({ teamId: 1, createdAt: 1, _id: 1 });
+
+export type TranscriptDoc = InferSchemaType<typeof transcriptSchema> & { _id: Types.ObjectId; createdAt: Date; updatedAt: Date };
+export const Transcript = model('Transcript', transcriptSchema);

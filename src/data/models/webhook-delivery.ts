@@ -1,0 +1,34 @@
+import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
+
+const attemptSchema = new Schema(
+  {
+    attempt: { type: Number, required: true },
+    attemptedAt: { type: Date, required: true },
+    statusCode: { type: Number, default: null },
+    durationMs: { type: Number, required: true },
+    error: { type: String, default: null },
+  },
+  { _id: false },
+);
+
+// One document per event per endpoint, with every attempt made to deliver it.
+const webhookDeliverySchema = new Schema(
+  {
+    teamId: { type: Schema.Types.ObjectId, required: true },
+    phoneCallId: { type: Schema.Types.ObjectId, required: true },
+    webhookId: { type: Schema.Types.ObjectId, default: null },
+    endpointKey: { type: String, required: true },
+    eventId: { type: String, required: true },
+    eventType: { type: String, required: true },
+    url: { type: String, required: true },
+    method: { type: String, enum: ['GET', 'POST'], required: true },
+    state: { type: String, enum: ['pending', 'delivered', 'failed', 'gone'], required: true },
+    attempts: { type: [attemptSchema], default: [] },
+  },
+  { timestamps: true },
+);
+webhookDeliverySchema.index({ eventId: 1, endpointKey: 1 }, { unique: true });
+webhookDeliverySchema.index({ teamId: 1, phoneCallId: 1 });
+
+export type WebhookDeliveryDoc = InferSchemaType<typeof webhookDeliverySchema> & { _id: Types.ObjectId };
+export const WebhookDelivery = model('WebhookDelivery', webhookDeliverySchema);

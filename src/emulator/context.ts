@@ -1,0 +1,23 @@
+// What the emulator gives each provider module: the shared simulator, a callback queue factory,
+// its own public URL and the dial ledger.
+import type { ProviderName } from '../contracts/providers';
+import type { CallbackQueue } from './delivery';
+import type { CallPlan } from './scenarios';
+import type { CallSimulator, EmulatedCall, Logger } from './simulation';
+
+export interface ProviderContext {
+  simulator: CallSimulator;
+  logger: Logger;
+  /** Absolute public URL of this provider's API root in the emulator (for links and media URLs). */
+  publicUrl(): string;
+  newQueue(): CallbackQueue;
+  /** Records an accepted dial (callsTo counts them). */
+  dialled(call: EmulatedCall): void;
+}
+
+export function newCall(
+  provider: ProviderName,
+  fields: { id: string; to: string; from: string; record: boolean; plan: CallPlan },
+): EmulatedCall {
+  return { provider, ...fields, createdAt: new Date(), state: 'queued', spoken: [] };
+}

@@ -1,0 +1,230 @@
+// The provider emulator: one plain HTTP server that speaks the subset of the Twilio, Vonage and
+// Telnyx APIs the adapters use (all three at its root; their paths do not overlap), simulates
+// each call on a scaled clock and sends each provider's own signed callbacks. It imports nothing
+// from the API, the data layer, workflows or activities: it stands where the providers stand.
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ProviderName } from '../contracts/providers';
+import type { ProviderContext } from './context';
+import { CallbackQueue } from './delivery';
+import { json, matchRoute, type Route } from './http';
+import { digitsOf, type Outcome } from './scenarios';
+import { CallSimulator, type CallState, type EmulatedCall, type Logger, type SpokenUtterance } from './simulation';
+import { createTelnyxEmulator } from './telnyx';
+import { createTwilioEmulator } from './twilio';
+import { createVonageEmulator } from './vonage';
+
+export { numberForScenario, outcomeFor, scenarioFor, SCENARIOS, type Outcome, type Scenario } from './scenarios';
+export type { Logger } from './simulation';
+
+export interface EmulatorOptions {
+  port: number;
+  host?: string;
+  /** 1 is real time; tests use about 0.02. */
+  speedFactor?: number;
+  /** Ed25519 private key (PEM) Telnyx webhooks are signed with; generated when absent. */
+  telnyxSigningKeyPem?: string;
+  /** The HS256 secret Vonage signed webhooks use (the teams' Vonage signatureSecret). */
+  vonageSignatureSecret: string;
+  /** How the service reaches the emulator (recording URLs use it); defaults to the listening URL. */
+  publicBaseUrl?: string;
+  /** Retries of a failed callback after its first attempt. */
+  callbackRetries?: number;
+  logger?: Logger;
+}
+
+export interface EmulatedCallView {
+  provider: ProviderName;
+  providerCallId: string;
+  to: string;
+  from: string;
+  record: boolean;
+  state: CallState;
+  outcome: Outcome;
+  scenarioId: string | null;
+  end?: EmulatedCall['end'];
+  spoken: SpokenUtterance[];
+  hasRecording: boolean;
+}
+
+export interface Emulator {
+  start(): Promise<{ url: string }>;
+  stop(): Promise<void>;
+  /** The listening URL (after start). Every provider's base URL is this URL. */
+  readonly url: string;
+  /** Base64 of the raw Ed25519 public key: a team's Telnyx `publicKey`. */
+  readonly telnyxPublicKeyBase64: string;
+  /** How many dials to `number` the providers accepted (refused dials ring nobody). */
+  callsTo(number: string): number;
+  calls(): EmulatedCallView[];
+  /** Resolves when every call has ended and every callback has been delivered or given up on. */
+  idle(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const DEFAULT_RETRIES = 3;
+const silentLogger: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+class BodyTooLarge extends Error {}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks);
+}
+
+function signingKey(pem: string | undefined): KeyObject {
+  return pem ? createPrivateKey(pem) : generateKeyPairSync('ed25519').privateKey;
+}
+
+export function createEmulator(options: EmulatorOptions): Emulator {
+  const speedFactor = options.speedFactor ?? 1;
+  if (!(speedFactor > 0)) throw new Error('speedFactor must be a positive number');
+  const logger = options.logger ?? silentLogger;
+  const telnyxKey = signingKey(options.telnyxSigningKeyPem);
+  const telnyxJwk = createPublicKey(telnyxKey).export({ format: 'jwk' });
+  if (telnyxJwk.crv !== 'Ed25519' || !telnyxJwk.x) throw new Error('telnyxSigningKeyPem must be an Ed25519 private key');
+  const telnyxPublicKeyBase64 = Buffer.from(telnyxJwk.x, 'base64url').toString('base64');
+
+  const simulator = new CallSimulator(speedFactor, logger);
+  const dialCounts = new Map<string, number>();
+  const allCalls: EmulatedCall[] = [];
+  const queues = new Set<CallbackQueue>();
+  let stopped = false;
+  let server: Server | null = null;
+  let listeningUrl: string | null = null;
+
+  const publicUrl = (): string => {
+    const base = options.publicBaseUrl ?? listeningUrl;
+    if (!base) throw new Error('the emulator has not been started');
+    return base.replace(/\/+$/, '');
+  };
+
+  const context: ProviderContext = {
+    simulator,
+    logger,
+    publicUrl,
+    newQueue() {
+      const queue = new CallbackQueue({
+        retries: options.callbackRetries ?? DEFAULT_RETRIES,
+        retryDelayMs: (retry) => Math.max(10, 1000 * 2 ** (retry - 1) * speedFactor),
+        logger,
+        isStopped: () => stopped,
+      });
+      queues.add(queue);
+      return queue;
+    },
+    dialled(call) {
+      const key = digitsOf(call.to);
+      dialCounts.set(key, (dialCounts.get(key) ?? 0) + 1);
+      allCalls.push(call);
+      logger.info({ provider: call.provider, callId: call.id, to: call.to, outcome: call.plan.outcome }, 'call placed');
+    },
+  };
+
+  const routes: Route[] = [
+    { method: 'GET', pattern: /^\/healthz$/, handle: () => json(200, { status: 'ok', providers: ['twilio', 'vonage', 'telnyx'] }) },
+    ...createTwilioEmulator(context).routes,
+    ...createVonageEmulator(context, options.vonageSignatureSecret).routes,
+    ...createTelnyxEmulator(context, telnyxKey).routes,
+  ];
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const url = new URL(req.url ?? '/', 'http://emulator.invalid');
+    try {
+      const body = await readBody(req);
+      const matched = matchRoute(routes, method, url.pathname);
+      const result =
+        matched === null
+          ? json(404, { error: `no emulated endpoint ${method} ${url.pathname}` })
+          : matched === 'method-not-allowed'
+            ? json(405, { error: `${method} is not allowed on ${url.pathname}` })
+            : await matched.route.handle(
+                { method, path: url.pathname, query: url.searchParams, headers: req.headers, body },
+                matched.params,
+              );
+      if (result.status >= 400) logger.info({ method, path: url.pathname, status: result.status }, 'emulated API refused a request');
+      res.writeHead(result.status, result.headers);
+      res.end(result.body);
+    } catch (err) {
+      if (err instanceof BodyTooLarge) {
+        res.writeHead(413).end();
+        return;
+      }
+      logger.error({ err, method, path: url.pathname }, 'emulator request failed');
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: 'emulator internal error' }));
+    }
+  }
+
+  return {
+    get url(): string {
+      if (!listeningUrl) throw new Error('the emulator has not been started');
+      return listeningUrl;
+    },
+    telnyxPublicKeyBase64,
+
+    async start() {
+      if (server) throw new Error('the emulator is already started');
+      const host = options.host ?? '127.0.0.1';
+      const created = createServer((req, res) => void handle(req, res));
+      await new Promise<void>((resolve, reject) => {
+        created.once('error', reject);
+        created.listen(options.port, host, () => {
+          created.off('error', reject);
+          resolve();
+        });
+      });
+      server = created;
+      const { port } = created.address() as AddressInfo;
+      const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+      listeningUrl = `http://${shownHost}:${port}`;
+      return { url: listeningUrl };
+    },
+
+    async stop() {
+      stopped = true;
+      await simulator.stop();
+      const running = server;
+      server = null;
+      if (!running) return;
+      await new Promise<void>((resolve) => {
+        running.close(() => resolve());
+        running.closeAllConnections();
+      });
+    },
+
+    callsTo(number) {
+      return dialCounts.get(digitsOf(number)) ?? 0;
+    },
+
+    calls() {
+      return allCalls.map((call) => ({
+        provider: call.provider,
+        providerCallId: call.id,
+        to: call.to,
+        from: call.from,
+        record: call.record,
+        state: call.state,
+        outcome: call.plan.outcome,
+        scenarioId: call.plan.scenarioId,
+        end: call.end,
+        spoken: [...call.spoken],
+        hasRecording: call.recording !== undefined,
+      }));
+    },
+
+    async idle() {
+      await simulator.idle();
+      await Promise.all([...queues].map((q) => q.drained()));
+    },
+  };
+}

@@ -1,0 +1,372 @@
+// Telnyx as the adapter uses it: Call Control (dial, hang up, retrieve status, a connection's
+// active calls), Call Recordings with pre-signed downloads, and AI Conversations. Bearer API key
+// auth (any key; each key sees only its own calls); webhooks signed with Ed25519.
+import { randomUUID, type KeyObject } from 'node:crypto';
+import { newCall, type ProviderContext } from './context';
+import type { CallbackQueue } from './delivery';
+import { bearerToken, isRecord, json, parseJsonBody, wav, type ApiRequest, type ApiResponse, type Route } from './http';
+import { planCall } from './scenarios';
+import { opaqueToken, telnyxSignatureHeaders } from './signing';
+import type { CallEndOutcome, EmulatedCall, SpokenUtterance } from './simulation';
+
+const E164 = /^\+[1-9]\d{6,14}$/;
+
+/** hangup_cause, hangup_source and SIP code for each way a call ends. */
+function hangupOf(call: EmulatedCall): { cause: string; source: string; sip: string } {
+  const outcome: CallEndOutcome = call.end?.outcome ?? 'completed';
+  switch (outcome) {
+    case 'completed':
+      return { cause: 'normal_clearing', source: call.end?.hungUpBy === 'caller' ? 'caller' : 'callee', sip: '200' };
+    case 'busy':
+      return { cause: 'user_busy', source: 'callee', sip: '486' };
+    case 'no-answer':
+      return { cause: 'timeout', source: 'unknown', sip: '487' };
+    case 'canceled':
+      return { cause: 'originator_cancel', source: 'caller', sip: '487' };
+    case 'failed':
+      return { cause: 'unspecified', source: 'unknown', sip: '500' };
+  }
+}
+
+interface Message {
+  role: 'assistant' | 'user';
+  text: string;
+  created_at: string;
+  sent_at: string;
+}
+
+interface TelnyxCall {
+  call: EmulatedCall;
+  apiKey: string;
+  connectionId: string;
+  webhookUrl: string;
+  clientState: string | null;
+  callLegId: string;
+  callSessionId: string;
+  queue: CallbackQueue;
+  recording?: { id: string; token: string; createdAt: Date };
+  conversation?: { id: string; createdAt: Date; messages: Message[] };
+}
+
+function errors(status: number, code: string, title: string, detail: string, pointer?: string): ApiResponse {
+  return json(status, { errors: [{ code, title, detail, ...(pointer ? { source: { pointer } } : {}) }] });
+}
+
+/** The opening line our adapter carries in client_state, if it is there. */
+function openingLineOf(clientState: string | null): string {
+  if (!clientState) return '';
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(clientState, 'base64').toString('utf8'));
+    return isRecord(parsed) && typeof parsed.openingLine === 'string' ? parsed.openingLine : '';
+  } catch {
+    return '';
+  }
+}
+
+export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject): { routes: Route[] } {
+  const calls = new Map<string, TelnyxCall>();
+
+  const authenticated = (
+    handler: (req: ApiRequest, params: Record<string, string>, apiKey: string) => ApiResponse | Promise<ApiResponse>,
+  ): Route['handle'] => {
+    return (req, params) => {
+      const apiKey = bearerToken(req);
+      if (!apiKey) return errors(401, '10009', 'Authentication failed', 'The required authentication headers were missing or malformed.');
+      return handler(req, params, apiKey);
+    };
+  };
+
+  const owned = (apiKey: string, callControlId: string): TelnyxCall | undefined => {
+    const entry = calls.get(callControlId);
+    return entry?.apiKey === apiKey ? entry : undefined;
+  };
+
+  const notFound = (what: string): ApiResponse => errors(404, '10005', 'Resource not found', `${what} could not be found.`);
+
+  const callResource = (entry: TelnyxCall): Record<string, unknown> => ({
+    record_type: 'call',
+    call_control_id: entry.call.id,
+    call_leg_id: entry.callLegId,
+    call_session_id: entry.callSessionId,
+    client_state: entry.clientState,
+    is_alive: entry.call.state !== 'ended',
+    call_duration: Math.round(entry.call.talkSeconds ?? 0),
+    start_time: entry.call.answeredAt?.toISOString() ?? null,
+    end_time: entry.call.endedAt?.toISOString() ?? null,
+  });
+
+  const recordingResource = (entry: TelnyxCall): Record<string, unknown> => {
+    const rec = entry.call.recording;
+    const meta = entry.recording;
+    return {
+      record_type: 'recording',
+      id: meta?.id,
+      call_control_id: entry.call.id,
+      call_leg_id: entry.callLegId,
+      call_session_id: entry.callSessionId,
+      connection_id: entry.connectionId,
+      channels: 'single',
+      source: 'call',
+      status: 'completed',
+      from: entry.call.from,
+      to: entry.call.to,
+      duration_millis: Math.round((rec?.durationSeconds ?? 0) * 1000),
+      recording_started_at: rec?.startedAt.toISOString(),
+      recording_ended_at: rec?.endedAt.toISOString(),
+      created_at: meta?.createdAt.toISOString(),
+      updated_at: meta?.createdAt.toISOString(),
+      download_urls: { wav: downloadUrl(entry) },
+    };
+  };
+
+  /** A pre-signed download URL, as Telnyx hands out (no API key needed to fetch it). */
+  const downloadUrl = (entry: TelnyxCall): string =>
+    `${ctx.publicUrl()}/media/telnyx/${entry.recording?.id ?? ''}.wav?X-Amz-Expires=600&X-Amz-Signature=${entry.recording?.token ?? ''}`;
+
+  const webhook = (entry: TelnyxCall, eventType: string, extra: Record<string, unknown> = {}): void => {
+    const { call } = entry;
+    const id = randomUUID();
+    const occurredAt = new Date().toISOString();
+    const payload = {
+      call_control_id: call.id,
+      call_leg_id: entry.callLegId,
+      call_session_id: entry.callSessionId,
+      connection_id: entry.connectionId,
+      client_state: entry.clientState,
+      from: call.from,
+      to: call.to,
+      direction: 'outgoing',
+      ...extra,
+    };
+    entry.queue.push({
+      event: `telnyx ${eventType}`,
+      url: entry.webhookUrl,
+      build: (attempt) => {
+        const body = JSON.stringify({
+          data: { record_type: 'event', event_type: eventType, id, occurred_at: occurredAt, payload },
+          meta: { attempt, delivered_to: entry.webhookUrl },
+        });
+        return { headers: { 'Content-Type': 'application/json', ...telnyxSignatureHeaders(signingKey, body) }, body };
+      },
+    });
+  };
+
+  const observer = (entry: TelnyxCall) => ({
+    initiated: () => webhook(entry, 'call.initiated', { state: 'bridging' }),
+    // Call Control reports no separate ringing event for an outbound call.
+    ringing: () => undefined,
+    answered: (call: EmulatedCall) => {
+      entry.conversation = { id: randomUUID(), createdAt: new Date(), messages: [] };
+      webhook(entry, 'call.answered', { state: 'answered', start_time: call.answeredAt?.toISOString() });
+    },
+    spoke: (_call: EmulatedCall, utterance: SpokenUtterance) => {
+      const at = utterance.at.toISOString();
+      entry.conversation?.messages.push({
+        role: utterance.speaker === 'agent' ? 'assistant' : 'user',
+        text: utterance.text,
+        created_at: at,
+        sent_at: at,
+      });
+    },
+    ended: (call: EmulatedCall) => {
+      const hangup = hangupOf(call);
+      if (call.recording) entry.recording = { id: randomUUID(), token: opaqueToken(), createdAt: new Date() };
+      webhook(entry, 'call.hangup', {
+        state: 'hangup',
+        hangup_cause: hangup.cause,
+        hangup_source: hangup.source,
+        sip_hangup_cause: hangup.sip,
+        start_time: (call.answeredAt ?? call.createdAt).toISOString(),
+        end_time: (call.endedAt ?? new Date()).toISOString(),
+      });
+      if (call.recording && entry.recording) {
+        webhook(entry, 'call.recording.saved', {
+          channels: 'single',
+          recording_started_at: call.recording.startedAt.toISOString(),
+          recording_ended_at: call.recording.endedAt.toISOString(),
+          recording_urls: { wav: downloadUrl(entry) },
+          public_recording_urls: {},
+        });
+      }
+    },
+  });
+
+  const dial: Route['handle'] = authenticated((req, _params, apiKey) => {
+    let body: unknown;
+    try {
+      body = parseJsonBody(req);
+    } catch {
+      return errors(400, '10015', 'Bad Request', 'The request body is not valid JSON.');
+    }
+    if (!isRecord(body)) return errors(400, '10015', 'Bad Request', 'The request body must be a JSON object.');
+    const { connection_id: connectionId, to, from, webhook_url: webhookUrl, client_state: clientState, record } = body;
+    if (typeof connectionId !== 'string' || connectionId.length === 0) {
+      return errors(422, '10015', 'Invalid value', 'connection_id is required.', '/connection_id');
+    }
+    if (typeof from !== 'string' || !E164.test(from)) return errors(422, '10015', 'Invalid value', 'from must be an E.164 number.', '/from');
+    if (typeof webhookUrl !== 'string' || !/^https?:\/\//.test(webhookUrl)) {
+      return errors(422, '10015', 'Invalid value', 'The emulator needs webhook_url (it has no connection-level webhook).', '/webhook_url');
+    }
+    if (clientState !== undefined && (typeof clientState !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(clientState))) {
+      return errors(422, '10015', 'Invalid value', 'client_state must be Base64.', '/client_state');
+    }
+    if (record !== undefined && record !== 'record-from-answer') {
+      return errors(422, '10015', 'Invalid value', 'record must be record-from-answer.', '/record');
+    }
+    const state = typeof clientState === 'string' ? clientState : null;
+    const plan = planCall({ to: typeof to === 'string' ? to : '', openingLine: openingLineOf(state) });
+    if (typeof to !== 'string' || !E164.test(to) || plan.outcome === 'refused') {
+      return errors(422, '10016', 'Invalid destination number', 'The destination number is not a valid, reachable phone number.', '/to');
+    }
+    const call = newCall('telnyx', { id: `v3:${opaqueToken()}`, to, from, record: record === 'record-from-answer', plan });
+    const entry: TelnyxCall = {
+      call,
+      apiKey,
+      connectionId,
+      webhookUrl,
+      clientState: state,
+      callLegId: randomUUID(),
+      callSessionId: randomUUID(),
+      queue: ctx.newQueue(),
+    };
+    calls.set(call.id, entry);
+    ctx.dialled(call);
+    ctx.simulator.start(call, observer(entry));
+    return json(200, { data: callResource(entry) });
+  });
+
+  const retrieve: Route['handle'] = authenticated((_req, params, apiKey) => {
+    const entry = owned(apiKey, params.id);
+    return entry ? json(200, { data: callResource(entry) }) : notFound(`Call ${params.id}`);
+  });
+
+  const hangup: Route['handle'] = authenticated((_req, params, apiKey) => {
+    const entry = owned(apiKey, params.id);
+    if (!entry) return notFound(`Call ${params.id}`);
+    if (!ctx.simulator.hangUp(entry.call)) {
+      return errors(422, '90018', 'Call has already ended', "This call is no longer active and can't receive commands.");
+    }
+    return json(200, { data: { result: 'ok' } });
+  });
+
+  const activeCalls: Route['handle'] = authenticated((req, params, apiKey) => {
+    const active = [...calls.values()].filter(
+      (e) => e.apiKey === apiKey && e.connectionId === params.connection && e.call.state !== 'ended',
+    );
+    const limit = Math.min(Math.max(Number(req.query.get('page[limit]') ?? 20) || 20, 1), 250);
+    const after = req.query.get('page[after]');
+    const offset = after ? Number(Buffer.from(after, 'base64url').toString('utf8')) || 0 : 0;
+    const items = active.slice(offset, offset + limit);
+    const cursor = (at: number): string => Buffer.from(String(at)).toString('base64url');
+    return json(200, {
+      data: items.map((e) => ({
+        record_type: 'call',
+        call_control_id: e.call.id,
+        call_leg_id: e.callLegId,
+        call_session_id: e.callSessionId,
+        call_duration: Math.round((Date.now() - e.call.createdAt.getTime()) / 1000),
+        client_state: e.clientState,
+      })),
+      meta: {
+        total_items: active.length,
+        cursors: {
+          after: offset + limit < active.length ? cursor(offset + limit) : null,
+          before: offset > 0 ? cursor(Math.max(0, offset - limit)) : null,
+        },
+      },
+    });
+  });
+
+  const pageOf = (req: ApiRequest, items: unknown[]): ApiResponse => {
+    const size = Math.min(Math.max(Number(req.query.get('page[size]') ?? 20) || 20, 1), 250);
+    const number = Math.max(Number(req.query.get('page[number]') ?? 1) || 1, 1);
+    return json(200, {
+      data: items.slice((number - 1) * size, number * size),
+      meta: { page_number: number, page_size: size, total_pages: Math.max(1, Math.ceil(items.length / size)), total_results: items.length },
+    });
+  };
+
+  const recorded = (apiKey: string): TelnyxCall[] =>
+    [...calls.values()].filter((e) => e.apiKey === apiKey && e.recording && e.call.recording);
+
+  const listRecordings: Route['handle'] = authenticated((req, _params, apiKey) => {
+    const q = req.query;
+    const found = recorded(apiKey)
+      .filter((e) => !q.get('filter[call_leg_id]') || e.callLegId === q.get('filter[call_leg_id]'))
+      .filter((e) => !q.get('filter[call_session_id]') || e.callSessionId === q.get('filter[call_session_id]'))
+      .filter((e) => !q.get('filter[connection_id]') || e.connectionId === q.get('filter[connection_id]'))
+      .map(recordingResource)
+      .reverse();
+    return pageOf(req, found);
+  });
+
+  const getRecording: Route['handle'] = authenticated((_req, params, apiKey) => {
+    const entry = recorded(apiKey).find((e) => e.recording?.id === params.id);
+    return entry ? json(200, { data: recordingResource(entry) }) : notFound(`Recording ${params.id}`);
+  });
+
+  /** The pre-signed download: no API key, the signature in the query string is the credential. */
+  const download: Route['handle'] = async (req, params) => {
+    const entry = [...calls.values()].find((e) => e.recording?.id === params.id);
+    if (!entry?.recording || !entry.call.recording || req.query.get('X-Amz-Signature') !== entry.recording.token) {
+      return { status: 403, headers: { 'Content-Type': 'application/xml' }, body: '<Error><Code>AccessDenied</Code></Error>' };
+    }
+    return wav(await entry.call.recording.wav());
+  };
+
+  const conversationResource = (entry: TelnyxCall): Record<string, unknown> => {
+    const conversation = entry.conversation;
+    const last = conversation?.messages[conversation.messages.length - 1];
+    return {
+      id: conversation?.id,
+      name: '',
+      created_at: conversation?.createdAt.toISOString(),
+      last_message_at: last?.sent_at ?? conversation?.createdAt.toISOString(),
+      metadata: {
+        telnyx_call_control_id: entry.call.id,
+        telnyx_conversation_channel: 'phone_call',
+        telnyx_agent_target: entry.call.from,
+        telnyx_end_user_target: entry.call.to,
+      },
+    };
+  };
+
+  /** PostgREST-style `metadata->field=eq.value` filters, the only operator the adapter uses. */
+  const listConversations: Route['handle'] = authenticated((req, _params, apiKey) => {
+    const filters: [string, string][] = [];
+    for (const [key, value] of req.query) {
+      const field = /^metadata->(.+)$/.exec(key)?.[1];
+      if (!field) continue;
+      if (!value.startsWith('eq.')) return errors(400, '10015', 'Bad Request', `The emulator supports only eq. filters (${key}).`);
+      filters.push([field, value.slice(3)]);
+    }
+    const found = [...calls.values()]
+      .filter((e) => e.apiKey === apiKey && e.conversation)
+      .map(conversationResource)
+      .filter((c) => filters.every(([field, value]) => (c.metadata as Record<string, string>)[field] === value))
+      .reverse();
+    return json(200, { data: found });
+  });
+
+  const listMessages: Route['handle'] = authenticated((req, params, apiKey) => {
+    const entry = [...calls.values()].find((e) => e.apiKey === apiKey && e.conversation?.id === params.id);
+    if (!entry?.conversation) return notFound(`Conversation ${params.id}`);
+    // Newest first, as a chat history is usually read.
+    const messages = [...entry.conversation.messages].reverse().map((m) => ({ ...m, tool_calls: [] }));
+    return pageOf(req, messages);
+  });
+
+  return {
+    routes: [
+      { method: 'POST', pattern: /^\/v2\/calls$/, handle: dial },
+      { method: 'GET', pattern: /^\/v2\/calls\/(?<id>[^/]+)$/, handle: retrieve },
+      { method: 'POST', pattern: /^\/v2\/calls\/(?<id>[^/]+)\/actions\/hangup$/, handle: hangup },
+      { method: 'GET', pattern: /^\/v2\/connections\/(?<connection>[^/]+)\/active_calls$/, handle: activeCalls },
+      { method: 'GET', pattern: /^\/v2\/recordings$/, handle: listRecordings },
+      { method: 'GET', pattern: /^\/v2\/recordings\/(?<id>[^/]+)$/, handle: getRecording },
+      { method: 'GET', pattern: /^\/media\/telnyx\/(?<id>[^/]+)\.wav$/, handle: download },
+      { method: 'GET', pattern: /^\/v2\/ai\/conversations$/, handle: listConversations },
+      { method: 'GET', pattern: /^\/v2\/ai\/conversations\/(?<id>[^/]+)\/messages$/, handle: listMessages },
+    ],
+  };
+}

@@ -1,0 +1,351 @@
+// Vonage as the adapter uses it: Voice API calls (create, list, fetch, hang up), the Conversation
+// API's event log, and recording files. Requests authenticate with an application JWT (RS256;
+// the emulator reads application_id from it, it has no registry of public keys to check the
+// signature against); events go out as signed webhooks (HS256 with the signature secret).
+import { randomUUID } from 'node:crypto';
+import { newCall, type ProviderContext } from './context';
+import type { CallbackQueue } from './delivery';
+import { bearerToken, isoSeconds, isRecord, json, noContent, parseJsonBody, wav, type ApiRequest, type ApiResponse, type Route } from './http';
+import { planCall } from './scenarios';
+import { decodeJwt, vonageWebhookToken } from './signing';
+import type { CallEndOutcome, EmulatedCall, SpokenUtterance } from './simulation';
+
+const END_STATUS: Record<CallEndOutcome, string> = {
+  completed: 'completed',
+  busy: 'busy',
+  'no-answer': 'timeout',
+  failed: 'failed',
+  canceled: 'cancelled',
+};
+const RATE_PER_MINUTE = 0.0127;
+const NUMBER = /^[1-9]\d{6,14}$/;
+
+interface ConversationEvent {
+  id: number;
+  type: string;
+  from: string;
+  body: Record<string, unknown>;
+  timestamp: string;
+}
+
+interface VonageCall {
+  call: EmulatedCall;
+  applicationId: string;
+  eventUrl?: string;
+  conversationUuid: string;
+  memberId: string;
+  events: ConversationEvent[];
+  queue: CallbackQueue;
+  recordingId?: string;
+}
+
+function problem(status: number, title: string, detail: string, extra: Record<string, unknown> = {}): ApiResponse {
+  const slug = title.toLowerCase().replace(/\s+/g, '-');
+  return json(status, {
+    type: `https://developer.nexmo.com/api-errors#${slug}`,
+    title,
+    detail,
+    instance: randomUUID(),
+    ...extra,
+  });
+}
+
+export function createVonageEmulator(ctx: ProviderContext, signatureSecret: string): { routes: Route[] } {
+  const calls = new Map<string, VonageCall>();
+  const conversations = new Map<string, VonageCall>();
+  const files = new Map<string, VonageCall>();
+
+  /** The application a request's JWT names, or the 401 to answer. */
+  const application = (req: ApiRequest): string | ApiResponse => {
+    const token = bearerToken(req);
+    const decoded = token ? decodeJwt(token) : null;
+    const applicationId = decoded?.claims.application_id;
+    if (!decoded || decoded.header.alg !== 'RS256' || typeof applicationId !== 'string' || applicationId.length === 0) {
+      return problem(401, 'Unauthorized', 'You did not provide correct credentials.');
+    }
+    const exp = decoded.claims.exp;
+    if (typeof exp === 'number' && exp * 1000 < Date.now()) {
+      return problem(401, 'Unauthorized', 'The JWT has expired.');
+    }
+    return applicationId;
+  };
+
+  const authenticated = (
+    handler: (req: ApiRequest, params: Record<string, string>, applicationId: string) => ApiResponse | Promise<ApiResponse>,
+  ): Route['handle'] => {
+    return (req, params) => {
+      const applicationId = application(req);
+      return typeof applicationId === 'string' ? handler(req, params, applicationId) : applicationId;
+    };
+  };
+
+  const owned = (applicationId: string, uuid: string): VonageCall | undefined => {
+    const entry = calls.get(uuid);
+    return entry?.applicationId === applicationId ? entry : undefined;
+  };
+
+  const status = (entry: VonageCall): string => {
+    const { call } = entry;
+    if (call.state === 'ended') return END_STATUS[call.end?.outcome ?? 'completed'];
+    if (call.state === 'answered') return 'answered';
+    return call.state === 'ringing' ? 'ringing' : 'started';
+  };
+
+  const callResource = (entry: VonageCall): Record<string, unknown> => {
+    const { call } = entry;
+    const minutes = Math.ceil((call.talkSeconds ?? 0) / 60);
+    return {
+      _links: { self: { href: `/v1/calls/${call.id}` } },
+      uuid: call.id,
+      conversation_uuid: entry.conversationUuid,
+      to: { type: 'phone', number: call.to },
+      from: { type: 'phone', number: call.from },
+      status: status(entry),
+      direction: 'outbound',
+      rate: RATE_PER_MINUTE.toFixed(8),
+      price: (minutes * RATE_PER_MINUTE).toFixed(8),
+      duration: String(Math.round(call.talkSeconds ?? 0)),
+      start_time: call.answeredAt ? isoSeconds(call.answeredAt) : null,
+      end_time: call.endedAt ? isoSeconds(call.endedAt) : null,
+      network: '65512',
+    };
+  };
+
+  /** An entry in the conversation's event log (the Conversation API). */
+  const logEvent = (entry: VonageCall, type: string, body: Record<string, unknown>): void => {
+    entry.events.push({ id: entry.events.length + 1, type, from: entry.memberId, body, timestamp: new Date().toISOString() });
+  };
+
+  /** A webhook to event_url, signed as Vonage's signed webhooks are. */
+  const webhook = (entry: VonageCall, label: string, payload: Record<string, unknown>): void => {
+    const url = entry.eventUrl;
+    if (!url) return;
+    const body = JSON.stringify(payload);
+    entry.queue.push({
+      event: `vonage ${label}`,
+      url,
+      build: () => ({
+        headers: {
+          'Content-Type': 'application/json',
+          Authorization: `Bearer ${vonageWebhookToken(signatureSecret, body, entry.applicationId)}`,
+        },
+        body,
+      }),
+    });
+  };
+
+  const statusEvent = (entry: VonageCall, extra: Record<string, unknown> = {}): void => {
+    const { call } = entry;
+    const value = status(entry);
+    webhook(entry, value, {
+      from: call.from,
+      to: call.to,
+      uuid: call.id,
+      conversation_uuid: entry.conversationUuid,
+      status: value,
+      direction: 'outbound',
+      timestamp: new Date().toISOString(),
+      ...extra,
+    });
+  };
+
+  const observer = (entry: VonageCall) => ({
+    initiated: () => statusEvent(entry),
+    ringing: () => statusEvent(entry),
+    answered: (call: EmulatedCall) => {
+      statusEvent(entry, { start_time: isoSeconds(call.answeredAt ?? new Date()) });
+      if (call.record) logEvent(entry, 'audio:record', { format: 'wav', channels: 1 });
+    },
+    spoke: (_call: EmulatedCall, utterance: SpokenUtterance) => {
+      if (utterance.speaker === 'agent') {
+        logEvent(entry, 'audio:say', { text: utterance.text, language: 'en-US', style: 0, level: 0, loop: 1, queue: true, ssml: false });
+      } else {
+        logEvent(entry, 'audio:asr:done', { asr: { results: [{ text: utterance.text, confidence: 0.93 }] } });
+      }
+    },
+    ended: (call: EmulatedCall) => {
+      const outcome = call.end?.outcome ?? 'completed';
+      const times = {
+        ...(call.answeredAt ? { start_time: isoSeconds(call.answeredAt) } : {}),
+        end_time: isoSeconds(call.endedAt ?? new Date()),
+      };
+      if (call.recording) {
+        const recordingId = randomUUID();
+        entry.recordingId = recordingId;
+        files.set(recordingId, entry);
+        logEvent(entry, 'audio:record:done', {
+          destination_url: `${ctx.publicUrl()}/v1/files/${recordingId}`,
+          format: 'wav',
+          recording_id: recordingId,
+          size: call.recording.sizeBytes,
+          start_time: call.recording.startedAt.toISOString(),
+          end_time: call.recording.endedAt.toISOString(),
+        });
+      }
+      const billing =
+        outcome === 'completed'
+          ? { duration: String(Math.round(call.talkSeconds ?? 0)), rate: RATE_PER_MINUTE.toFixed(8), network: '65512' }
+          : {};
+      statusEvent(entry, { ...times, ...billing });
+      if (call.recording && entry.recordingId) {
+        webhook(entry, 'record', {
+          start_time: isoSeconds(call.recording.startedAt),
+          end_time: isoSeconds(call.recording.endedAt),
+          recording_url: `${ctx.publicUrl()}/v1/files/${entry.recordingId}`,
+          recording_uuid: entry.recordingId,
+          size: call.recording.sizeBytes,
+          conversation_uuid: entry.conversationUuid,
+          timestamp: new Date().toISOString(),
+        });
+      }
+    },
+  });
+
+  const createCall: Route['handle'] = authenticated((req, _params, applicationId) => {
+    let body: unknown;
+    try {
+      body = parseJsonBody(req);
+    } catch {
+      return problem(400, 'Bad Request', 'The request body is not valid JSON.');
+    }
+    if (!isRecord(body)) return problem(400, 'Bad Request', 'The request body must be a JSON object.');
+    const to = Array.isArray(body.to) && isRecord(body.to[0]) ? body.to[0] : undefined;
+    const from = isRecord(body.from) ? body.from : undefined;
+    const invalid: { name: string; reason: string }[] = [];
+    if (!to || to.type !== 'phone' || typeof to.number !== 'string') invalid.push({ name: 'to', reason: 'must be a phone endpoint' });
+    if (!from || from.type !== 'phone' || typeof from.number !== 'string' || !NUMBER.test(from.number)) {
+      invalid.push({ name: 'from', reason: 'must be a phone endpoint with an E.164 number (no +)' });
+    }
+    if (!Array.isArray(body.ncco)) invalid.push({ name: 'ncco', reason: 'the emulator needs an inline NCCO (answer_url is not supported)' });
+    const eventUrl = Array.isArray(body.event_url) && typeof body.event_url[0] === 'string' ? body.event_url[0] : undefined;
+    if (body.event_url !== undefined && !eventUrl) invalid.push({ name: 'event_url', reason: 'must be an array of one URL' });
+    if (body.event_method !== undefined && body.event_method !== 'POST') {
+      invalid.push({ name: 'event_method', reason: 'the emulator sends events with POST only' });
+    }
+    if (invalid.length > 0) return problem(400, 'Bad Request', 'The request failed due to validation errors', { invalid_parameters: invalid });
+
+    const number = String(to?.number);
+    const ncco = (body.ncco as unknown[]).filter(isRecord);
+    const openingLine = ncco
+      .filter((a) => a.action === 'talk' && typeof a.text === 'string')
+      .map((a) => String(a.text))
+      .join(' ');
+    const plan = planCall({ to: number, openingLine });
+    if (!NUMBER.test(number) || plan.outcome === 'refused') {
+      return problem(400, 'Bad Request', 'The request failed due to validation errors', {
+        invalid_parameters: [{ name: 'to[0].number', reason: 'is not a valid, reachable phone number' }],
+      });
+    }
+    const call = newCall('vonage', {
+      id: randomUUID(),
+      to: number,
+      from: String(from?.number),
+      record: ncco.some((a) => a.action === 'record'),
+      plan,
+    });
+    const entry: VonageCall = {
+      call,
+      applicationId,
+      eventUrl,
+      conversationUuid: `CON-${randomUUID()}`,
+      memberId: `MEM-${randomUUID()}`,
+      events: [],
+      queue: ctx.newQueue(),
+    };
+    calls.set(call.id, entry);
+    conversations.set(entry.conversationUuid, entry);
+    ctx.dialled(call);
+    ctx.simulator.start(call, observer(entry));
+    return json(201, { uuid: call.id, status: 'started', direction: 'outbound', conversation_uuid: entry.conversationUuid });
+  });
+
+  const listCalls: Route['handle'] = authenticated((req, _params, applicationId) => {
+    const q = req.query;
+    const dateStart = Date.parse(q.get('date_start') ?? '');
+    const dateEnd = Date.parse(q.get('date_end') ?? '');
+    const pageSize = Math.min(Math.max(Number(q.get('page_size') ?? 10) || 10, 1), 100);
+    const recordIndex = Math.max(Number(q.get('record_index') ?? 0) || 0, 0);
+    const found = [...calls.values()]
+      .filter((e) => e.applicationId === applicationId)
+      .filter((e) => Number.isNaN(dateStart) || e.call.createdAt.getTime() >= dateStart)
+      .filter((e) => Number.isNaN(dateEnd) || e.call.createdAt.getTime() <= dateEnd)
+      .filter((e) => !q.get('conversation_uuid') || e.conversationUuid === q.get('conversation_uuid'))
+      .filter((e) => !q.get('status') || status(e) === q.get('status'));
+    if (q.get('order') === 'desc') found.reverse();
+    const pageItems = found.slice(recordIndex, recordIndex + pageSize);
+    return json(200, {
+      count: found.length,
+      page_size: pageSize,
+      record_index: recordIndex,
+      _links: { self: { href: `/v1/calls?page_size=${pageSize}&record_index=${recordIndex}` } },
+      _embedded: { calls: pageItems.map(callResource) },
+    });
+  });
+
+  const fetchCall: Route['handle'] = authenticated((_req, params, applicationId) => {
+    const entry = owned(applicationId, params.uuid);
+    return entry ? json(200, callResource(entry)) : problem(404, 'Not Found', `Call ${params.uuid} was not found.`);
+  });
+
+  const modifyCall: Route['handle'] = authenticated((req, params, applicationId) => {
+    const entry = owned(applicationId, params.uuid);
+    if (!entry) return problem(404, 'Not Found', `Call ${params.uuid} was not found.`);
+    let body: unknown;
+    try {
+      body = parseJsonBody(req);
+    } catch {
+      return problem(400, 'Bad Request', 'The request body is not valid JSON.');
+    }
+    if (!isRecord(body) || body.action !== 'hangup') {
+      return problem(400, 'Bad Request', 'The emulator supports only {"action":"hangup"}.');
+    }
+    if (!ctx.simulator.hangUp(entry.call)) return problem(400, 'Bad Request', `Call ${params.uuid} is not active.`);
+    return noContent();
+  });
+
+  const listEvents: Route['handle'] = authenticated((req, params, applicationId) => {
+    const entry = conversations.get(params.conversation);
+    if (!entry || entry.applicationId !== applicationId) return problem(404, 'Not Found', `Conversation ${params.conversation} was not found.`);
+    const pageSize = Math.min(Math.max(Number(req.query.get('page_size') ?? 10) || 10, 1), 100);
+    const ordered = req.query.get('order') === 'desc' ? [...entry.events].reverse() : entry.events;
+    const typed = req.query.get('event_type');
+    const matching = typed ? ordered.filter((e) => e.type === typed) : ordered;
+    const cursor = req.query.get('cursor');
+    const offset = cursor ? Number(Buffer.from(cursor, 'base64url').toString('utf8')) || 0 : 0;
+    const items = matching.slice(offset, offset + pageSize);
+    const base = `${ctx.publicUrl()}/v1/conversations/${entry.conversationUuid}/events`;
+    const link = (at: number): { href: string } => {
+      const query = new URLSearchParams(req.query);
+      query.set('cursor', Buffer.from(String(at)).toString('base64url'));
+      return { href: `${base}?${query}` };
+    };
+    return json(200, {
+      page_size: pageSize,
+      _embedded: {
+        events: items.map((e) => ({ ...e, _links: { self: { href: `${base}/${e.id}` } } })),
+      },
+      _links: {
+        self: link(offset),
+        ...(offset + pageSize < matching.length ? { next: link(offset + pageSize) } : {}),
+        ...(offset > 0 ? { prev: link(Math.max(0, offset - pageSize)) } : {}),
+      },
+    });
+  });
+
+  const downloadFile: Route['handle'] = authenticated(async (_req, params, applicationId) => {
+    const entry = files.get(params.file);
+    if (!entry?.call.recording || entry.applicationId !== applicationId) return problem(404, 'Not Found', 'File not found.');
+    return wav(await entry.call.recording.wav());
+  });
+
+  return {
+    routes: [
+      { method: 'POST', pattern: /^\/v1\/calls\/?$/, handle: createCall },
+      { method: 'GET', pattern: /^\/v1\/calls\/?$/, handle: listCalls },
+      { method: 'GET', pattern: /^\/v1\/calls\/(?<uuid>[^/]+)$/, handle: fetchCall },
+      { method: 'PUT', pattern: /^\/v1\/calls\/(?<uuid>[^/]+)$/, handle: modifyCall },
+      { method: 'GET', pattern: /^\/v1\/conversations\/(?<conversation>[^/]+)\/events$/, handle: listEvents },
+      { method: 'GET', pattern: /^\/v1\/files\/(?<file>[^/]+)$/, handle: downloadFile },
+    ],
+  };
+}

@@ -1,0 +1,141 @@
+// Operator command line: `npm run -s admin -- <command> [options]` (see README, "Operator command line").
+// With --json every command prints exactly one JSON object on stdout and nothing else.
+import { parseArgs } from 'node:util';
+import mongoose from 'mongoose';
+import {
+  CommandError,
+  createKey,
+  createPhoneNumber,
+  createTeam,
+  createTemplate,
+  listKeys,
+  listPhoneNumbers,
+  listTeams,
+  listTemplates,
+  revokeKey,
+  setTeamProvider,
+} from '../admin/commands';
+import { loadConfig } from '../config';
+import { createSecretBox } from '../crypto/secret-box';
+import { connectMongo } from '../data/connection';
+
+const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
+  team create --name NAME [--provider twilio|vonage|telnyx]
+  team list
+  team set-provider --team TEAM_ID --provider P [--credentials JSON] [--from-number E164]... [--default]
+  key create --team TEAM_ID [--scopes s1,s2] [--expires-in 90d|1h|30s] [--name NAME]
+  key list --team TEAM_ID
+  key revoke --key-id KEY_ID
+  template create --team TEAM_ID --name NAME --prompt TEXT [--required-variables a,b]
+                  [--tag NAME=PHRASE]... [--result-column NAME]... [--voice-id N]
+                  [--max-duration-seconds N] [--time-zone IANA]
+  template list --team TEAM_ID
+  phone-number create --team TEAM_ID --number E164 --provider P
+  phone-number list --team TEAM_ID`;
+
+const options = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean' },
+  name: { type: 'string' },
+  provider: { type: 'string' },
+  team: { type: 'string' },
+  scopes: { type: 'string' },
+  'expires-in': { type: 'string' },
+  'key-id': { type: 'string' },
+  prompt: { type: 'string' },
+  'required-variables': { type: 'string' },
+  tag: { type: 'string', multiple: true },
+  'result-column': { type: 'string', multiple: true },
+  'voice-id': { type: 'string' },
+  'max-duration-seconds': { type: 'string' },
+  'time-zone': { type: 'string' },
+  number: { type: 'string' },
+  credentials: { type: 'string' },
+  'from-number': { type: 'string', multiple: true },
+  default: { type: 'boolean' },
+} as const;
+
+function need(value: string | undefined, flag: string): string {
+  if (!value) throw new CommandError(`${flag} is required`);
+  return value;
+}
+
+async function run(argv: string[]): Promise<object> {
+  const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  const [noun, verb] = positionals;
+  const command = `${noun ?? ''} ${verb ?? ''}`.trim();
+  if (values.help || !noun) throw new CommandError(USAGE);
+  const config = loadConfig();
+  const secretBox = createSecretBox(config.ENCRYPTION_KEY);
+  await connectMongo(config.MONGODB_URI, 2);
+  try {
+    switch (command) {
+      case 'team create':
+        return await createTeam({ name: need(values.name, '--name'), provider: values.provider });
+      case 'team list':
+        return await listTeams();
+      case 'team set-provider':
+        return await setTeamProvider(
+          {
+            team: need(values.team, '--team'),
+            provider: need(values.provider, '--provider'),
+            credentials: values.credentials,
+            fromNumbers: values['from-number'],
+            makeDefault: values.default,
+          },
+          secretBox,
+        );
+      case 'key create':
+        return await createKey({ team: need(values.team, '--team'), scopes: values.scopes, expiresIn: values['expires-in'], name: values.name });
+      case 'key list':
+        return await listKeys({ team: need(values.team, '--team') });
+      case 'key revoke':
+        return await revokeKey({ keyId: need(values['key-id'], '--key-id') });
+      case 'template create':
+        return await createTemplate({
+          team: need(values.team, '--team'),
+          name: need(values.name, '--name'),
+          prompt: need(values.prompt, '--prompt'),
+          requiredVariables: values['required-variables'],
+          tags: values.tag,
+          resultColumns: values['result-column'],
+          voiceId: values['voice-id'],
+          maxDurationSeconds: values['max-duration-seconds'],
+          timeZone: values['time-zone'],
+        });
+      case 'template list':
+        return await listTemplates({ team: need(values.team, '--team') });
+      case 'phone-number create':
+        return await createPhoneNumber(
+          { team: need(values.team, '--team'), number: need(values.number, '--number'), provider: need(values.provider, '--provider') },
+          secretBox,
+        );
+      case 'phone-number list':
+        return await listPhoneNumbers({ team: need(values.team, '--team') });
+      default:
+        throw new CommandError(`unknown command "${command}"\n${USAGE}`);
+    }
+  } finally {
+    await mongoose.disconnect();
+  }
+}
+
+const argv = process.argv.slice(2);
+const json = argv.includes('--json');
+run(argv).then(
+  (result) => {
+    process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${formatHuman(result)}\n`);
+  },
+  (err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err);
+    if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
+    else process.stderr.write(`${message}\n`);
+    process.exitCode = err instanceof CommandError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+  },
+);
+
+function formatHuman(result: object): string {
+  return Object.entries(result)
+    .map(([key, value]) => (Array.isArray(value) ? `${key}:\n${value.map((v) => `  ${JSON.stringify(v)}`).join('\n')}` : `${key}: ${String(value)}`))
+    .join('\n');
+}

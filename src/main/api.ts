@@ -1,0 +1,118 @@
+// Entry point: the Koa API. `npm run api` runs it against configured servers.
+import type { Server } from 'node:http';
+import type { Client } from '@temporalio/client';
+import type Koa from 'koa';
+import mongoose from 'mongoose';
+import { createApp } from '../api/app';
+import { createHealthRouter } from '../api/routes/health';
+import { createMediaRouter } from '../api/routes/media';
+import { createOpenApiRouter } from '../api/routes/openapi';
+import { createPhoneCallsRouter } from '../api/routes/phone-calls';
+import { createDispatcher } from '../calls/dispatch';
+import { createCallbackProviderResolver, createProviderEventSink } from '../calls/provider-events';
+import { loadConfig, type Config } from '../config';
+import { createSecretBox } from '../crypto/secret-box';
+import { connectMongo, ensureIndexes, pingMongo } from '../data/connection';
+import { createLogger, type Logger } from '../logger';
+import { createTelephonyCallbackRouter } from '../telephony/callback-router';
+import { createTeamProviderResolver } from '../telephony/team-providers';
+import { connectTemporalClient, pingTemporal } from '../temporal/connection';
+import { createTranscriptsRouter } from '../api/routes/transcripts';
+import { createVoiceSamplesRouter, createVoicesRouter } from '../api/routes/voices';
+import { createWebhooksRouter } from '../api/routes/webhooks';
+import { syncVoiceCatalogue } from '../voices/sync';
+
+export interface ApiDeps {
+  config: Config;
+  logger: Logger;
+  temporal: Client;
+}
+
+/** The Koa app with every router, over connections the caller owns. */
+export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
+  const secretBox = createSecretBox(config.ENCRYPTION_KEY);
+  const providers = createTeamProviderResolver({
+    secretBox,
+    baseUrls: { twilio: config.TWILIO_API_BASE_URL, vonage: config.VONAGE_API_BASE_URL, telnyx: config.TELNYX_API_BASE_URL },
+  });
+  const dispatcher = createDispatcher({ client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
+  return createApp({
+    logger,
+    bodyLimit: config.REQUEST_BODY_LIMIT,
+    publicRouters: [
+      createHealthRouter({ checks: { mongodb: pingMongo, temporal: () => pingTemporal(temporal) } }),
+      createMediaRouter(),
+      createVoiceSamplesRouter(),
+      createOpenApiRouter({ publicBaseUrl: config.PUBLIC_BASE_URL }),
+      createTelephonyCallbackRouter({
+        publicBaseUrl: config.PUBLIC_BASE_URL,
+        resolveProvider: createCallbackProviderResolver(providers),
+        onEvents: createProviderEventSink({ temporal, logger }),
+        logger,
+      }),
+    ],
+    v1Routers: [
+      createPhoneCallsRouter({ temporal, dispatcher, secretBox, logger, batchStartConcurrency: config.BATCH_START_CONCURRENCY }),
+      createWebhooksRouter({ secretBox, allowPrivateUrls: config.ALLOW_PRIVATE_WEBHOOK_URLS }),
+      createTranscriptsRouter(),
+      createVoicesRouter({ publicBaseUrl: config.PUBLIC_BASE_URL }),
+    ],
+  });
+}
+
+export async function listen(app: Koa, port: number, host: string): Promise<Server> {
+  const server = app.listen(port, host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  // Large batches must not be cut by Node's default request timeout.
+  server.requestTimeout = 5 * 60 * 1000;
+  return server;
+}
+
+/** Connects to MongoDB and Temporal, and serves the API. */
+export async function startApi(config: Config, logger: Logger): Promise<{ server: Server; close(): Promise<void> }> {
+  await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE);
+  await ensureIndexes();
+  await syncVoiceCatalogue();
+  const temporal = await connectTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const server = await listen(createApiApp({ config, logger, temporal }), config.PORT, config.HOST);
+  return {
+    server,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await temporal.connection.close();
+      await mongoose.disconnect();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL, 'api');
+  const api = await startApi(config, logger);
+  logger.info({ port: config.PORT, url: config.PUBLIC_BASE_URL }, 'API listening');
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'API stopping: finishing requests in flight');
+    api.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'API did not stop cleanly');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`API failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

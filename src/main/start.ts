@@ -1,0 +1,260 @@
+// `npm start`: the whole service on this machine. Starts PostgreSQL + FerretDB and the Temporal dev
+// server (unless MONGODB_URI / TEMPORAL_ADDRESS point elsewhere), the provider emulator, the worker
+// and the API; seeds a demo team with the admin command line; prints the URLs and a working curl.
+// Ctrl-C stops everything in order. Data lives under .data/ and survives restarts.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { assertPortFree, startMongoStack, startTemporal, type RunningServer } from '../../scripts/local-servers';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const DATA = path.resolve(process.env.OCO_DATA_DIR ?? path.join(ROOT, '.data'));
+
+const PORTS = {
+  api: Number(process.env.PORT ?? 3000),
+  emulator: Number(process.env.EMULATOR_PORT ?? 4010),
+  postgres: Number(process.env.LOCAL_POSTGRES_PORT ?? 54329),
+  mongo: Number(process.env.LOCAL_MONGO_PORT ?? 27017),
+  temporal: Number(process.env.LOCAL_TEMPORAL_PORT ?? 7233),
+  temporalUi: Number(process.env.LOCAL_TEMPORAL_UI_PORT ?? 8233),
+};
+
+interface LocalSecrets {
+  encryptionKey: string;
+  vonageSignatureSecret: string;
+  telnyxPrivateKeyPem: string;
+  telnyxPublicKey: string;
+  vonagePrivateKeyPem: string;
+}
+
+interface Demo {
+  teamId: string;
+  key: string;
+  callTemplateId: string;
+  phoneNumberId: string;
+}
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+async function localSecrets(): Promise<LocalSecrets> {
+  const file = path.join(DATA, 'local-secrets.json');
+  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as LocalSecrets;
+  const telnyx = generateKeyPairSync('ed25519');
+  const secrets: LocalSecrets = {
+    encryptionKey: randomBytes(32).toString('base64'),
+    vonageSignatureSecret: randomBytes(24).toString('base64url'),
+    telnyxPrivateKeyPem: telnyx.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    telnyxPublicKey: telnyx.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64'),
+    vonagePrivateKeyPem: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  };
+  await writeFile(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
+function startNode(name: string, script: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const prefix = (chunk: Buffer) =>
+    chunk
+      .toString()
+      .split('\n')
+      .filter((line) => line.trim())
+      .forEach((line) => process.stdout.write(`[${name}] ${line}\n`));
+  child.stdout?.on('data', prefix);
+  child.stderr?.on('data', prefix);
+  return child;
+}
+
+function stopChild(child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+async function waitForReady(url: string, children: ChildProcess[], timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    const dead = children.find((c) => c.exitCode !== null);
+    if (dead) throw new Error(`a service process exited (code ${dead.exitCode}) before the API was ready; see its output above`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+      last = await response.text();
+    } catch (err) {
+      last = String(err);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the API was not ready within ${timeoutMs / 1000}s: ${last}`);
+}
+
+async function admin(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<string, string>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main/admin.ts'), ...args, '--json'], { cwd: ROOT, env });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    child.on('close', (code) => {
+      const result = JSON.parse(out || '{}') as Record<string, string>;
+      if (code === 0) resolve(result);
+      else reject(new Error(`admin ${args.slice(0, 2).join(' ')} failed: ${result.error ?? out}`));
+    });
+  });
+}
+
+async function seedDemo(env: NodeJS.ProcessEnv, secrets: LocalSecrets, emulatorUrl: string): Promise<Demo> {
+  const file = path.join(DATA, 'demo.json');
+  if (existsSync(file)) {
+    const demo = JSON.parse(await readFile(file, 'utf8')) as Demo;
+    const teams = (await admin(env, ['team', 'list'])) as unknown as { teams: Array<{ teamId: string }> };
+    if (teams.teams.some((t) => t.teamId === demo.teamId)) return demo;
+  }
+  say(`Seeding a demo team with the admin command line (emulated providers at ${emulatorUrl})...`);
+  const { teamId } = await admin(env, ['team', 'create', '--name', 'Demo team', '--provider', 'twilio']);
+  const credentials = {
+    twilio: { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: randomBytes(16).toString('hex') },
+    vonage: { applicationId: crypto.randomUUID(), privateKey: secrets.vonagePrivateKeyPem, signatureSecret: secrets.vonageSignatureSecret },
+    telnyx: { apiKey: `KEY${randomBytes(16).toString('hex')}`, connectionId: '1494404757140276705', publicKey: secrets.telnyxPublicKey },
+  };
+  for (const [provider, creds] of Object.entries(credentials)) {
+    await admin(env, ['team', 'set-provider', '--team', teamId!, '--provider', provider, '--credentials', JSON.stringify(creds)]);
+  }
+  const numbers = { twilio: '+14155550100', vonage: '+14155550101', telnyx: '+14155550102' };
+  let phoneNumberId = '';
+  for (const [provider, number] of Object.entries(numbers)) {
+    const created = await admin(env, ['phone-number', 'create', '--team', teamId!, '--number', number, '--provider', provider]);
+    if (provider === 'twilio') phoneNumberId = created.phoneNumberId!;
+  }
+  const { callTemplateId } = await admin(env, [
+    'template', 'create', '--team', teamId!, '--name', 'Dental check-up reminder',
+    '--prompt', 'Hello {{firstName}}, this is Ada calling from Acme Dental. You are due for a check-up; could we book a time that suits you?',
+    '--required-variables', 'firstName',
+    '--tag', 'interested=sounds good', '--tag', 'interested=works for me', '--tag', 'callback=call me back', '--tag', 'notInterested=not interested',
+    '--result-column', 'interested', '--result-column', 'meetingTime', '--result-column', 'summary',
+    '--time-zone', 'America/New_York',
+  ]);
+  const { key } = await admin(env, ['key', 'create', '--team', teamId!, '--name', 'demo']);
+  const demo: Demo = { teamId: teamId!, key: key!, callTemplateId: callTemplateId!, phoneNumberId };
+  // Local development only (.data/ is git-ignored): keeps the printed curl working across restarts.
+  await writeFile(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
+  return demo;
+}
+
+async function main(): Promise<void> {
+  await mkdir(DATA, { recursive: true });
+  const servers: RunningServer[] = [];
+  const children: ChildProcess[] = [];
+  let stopping = false;
+  const stopAll = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say('\nStopping: API, worker, emulator, then the servers...');
+    for (const child of [...children].reverse()) await stopChild(child);
+    for (const server of [...servers].reverse()) await server.stop().catch((err: unknown) => say(`${server.name}: ${String(err)}`));
+    say('Stopped. Data is kept in .data/ for the next npm start.');
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+  process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
+
+  try {
+    await assertPortFree(PORTS.api, 'API, set PORT');
+    await assertPortFree(PORTS.emulator, 'provider emulator, set EMULATOR_PORT');
+    const secrets = await localSecrets();
+    const log = (line: string) => {
+      if (/level=(ERROR|error)|FATAL|panic/.test(line)) process.stdout.write(`${line}\n`);
+    };
+
+    let mongoUri = process.env.MONGODB_URI;
+    if (!mongoUri) {
+      await assertPortFree(PORTS.postgres, 'PostgreSQL, set LOCAL_POSTGRES_PORT');
+      await assertPortFree(PORTS.mongo, 'FerretDB, set LOCAL_MONGO_PORT');
+      say('Starting PostgreSQL and FerretDB...');
+      const stack = await startMongoStack({ dataDir: path.join(DATA, 'mongo'), postgresPort: PORTS.postgres, mongoPort: PORTS.mongo, log: (l) => (l.startsWith('Building') || l.startsWith('  ...') ? say(l) : log(l)) });
+      servers.push(...[...stack.servers].reverse());
+      mongoUri = stack.uri;
+    }
+    let temporalAddress = process.env.TEMPORAL_ADDRESS;
+    let temporalUi = process.env.TEMPORAL_UI_URL ?? null;
+    if (!temporalAddress) {
+      await assertPortFree(PORTS.temporal, 'Temporal, set LOCAL_TEMPORAL_PORT');
+      await assertPortFree(PORTS.temporalUi, 'Temporal Web UI, set LOCAL_TEMPORAL_UI_PORT');
+      say('Starting the Temporal dev server with its Web UI...');
+      const temporal = await startTemporal({ dataDir: path.join(DATA, 'temporal'), port: PORTS.temporal, uiPort: PORTS.temporalUi, log: (l) => (l.startsWith('Building') || l.startsWith('  ...') ? say(l) : log(l)) });
+      servers.push(temporal.server);
+      temporalAddress = temporal.address;
+      temporalUi = temporal.uiUrl;
+    }
+
+    const emulatorUrl = `http://127.0.0.1:${PORTS.emulator}`;
+    const apiUrl = `http://localhost:${PORTS.api}`;
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      MONGODB_URI: mongoUri,
+      TEMPORAL_ADDRESS: temporalAddress,
+      ENCRYPTION_KEY: process.env.ENCRYPTION_KEY ?? secrets.encryptionKey,
+      PORT: String(PORTS.api),
+      PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl,
+      TWILIO_API_BASE_URL: emulatorUrl,
+      VONAGE_API_BASE_URL: emulatorUrl,
+      TELNYX_API_BASE_URL: emulatorUrl,
+      ALLOW_PRIVATE_WEBHOOK_URLS: process.env.ALLOW_PRIVATE_WEBHOOK_URLS ?? 'true',
+      EMULATOR_PORT: String(PORTS.emulator),
+      EMULATOR_VONAGE_SIGNATURE_SECRET: secrets.vonageSignatureSecret,
+      EMULATOR_TELNYX_PRIVATE_KEY: secrets.telnyxPrivateKeyPem,
+    };
+    children.push(startNode('emulator', 'src/main/emulator.ts', env));
+    children.push(startNode('worker', 'src/main/worker.ts', env));
+    children.push(startNode('api', 'src/main/api.ts', env));
+    await waitForReady(`${apiUrl}/readyz`, children);
+    const demo = await seedDemo(env, secrets, emulatorUrl);
+
+    const body = JSON.stringify({
+      teamId: demo.teamId,
+      callTemplateId: demo.callTemplateId,
+      // The emulator's scenario for this number agrees to a meeting on Tuesday at 3 pm.
+      toPhoneNumber: '+14155550007',
+      nameOfHuman: 'Grace',
+      promptVariableValues: [{ key: 'firstName', value: 'Grace' }],
+      record: true,
+    });
+    say('');
+    say('Ready.');
+      say(`  API:               ${apiUrl}   (OpenAPI: ${apiUrl}/v1/openapi.json)`);
+    if (temporalUi) say(`  Temporal Web UI:  ${temporalUi}/namespaces/default/workflows`);
+    say(`  Provider emulator: ${emulatorUrl}`);
+    say(`  Demo team ${demo.teamId}, API key: ${demo.key}`);
+    say('');
+    say('Place a call (then follow it in the Temporal UI, or GET /v1/phoneCalls/<_id>):');
+    say(`  curl -sS -X POST ${apiUrl}/v1/phoneCalls -H 'content-type: application/json' -H 'service-api-key: ${demo.key}' -d '${body}'`);
+    say('');
+    say('Ctrl-C stops everything.');
+    for (const child of children) {
+      child.once('exit', (code) => {
+        if (!stopping) {
+          say(`A service process exited unexpectedly (code ${code}); stopping.`);
+          void stopAll(1);
+        }
+      });
+    }
+  } catch (err) {
+    say(`\nnpm start failed: ${err instanceof Error ? err.message : String(err)}`);
+    await stopAll(1);
+  }
+}
+
+void main();

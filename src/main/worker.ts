@@ -1,0 +1,42 @@
+// Entry point: the Temporal worker, plus the reconciler that starts workflows of records left
+// pending by a crash. `npm run worker` runs it against configured servers.
+import mongoose from 'mongoose';
+import { createDispatcher } from '../calls/dispatch';
+import { startReconciler } from '../calls/reconciler';
+import { loadConfig } from '../config';
+import { connectMongo, ensureIndexes } from '../data/connection';
+import { createLogger } from '../logger';
+import { connectTemporalClient } from '../temporal/connection';
+import { createCallWorker } from '../worker/create-worker';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL, 'worker');
+  await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE);
+  await ensureIndexes();
+  const client = await connectTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const { worker, connection } = await createCallWorker({ config, logger });
+  const dispatcher = createDispatcher({ client, taskQueue: config.TEMPORAL_TASK_QUEUE });
+
+  const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
+
+  const stop = (signal: string) => {
+    logger.info({ signal }, 'worker stopping: no new tasks, finishing activities in flight');
+    stopReconciler();
+    worker.shutdown();
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+
+  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE }, 'worker running');
+  await worker.run();
+  await connection.close();
+  await client.connection.close();
+  await mongoose.disconnect();
+  logger.info('worker stopped');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`worker failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,124 @@
+// Inbound provider callbacks: /telephony/{provider}/events?callId=..., outside /v1 and without an
+// API key. The provider's own signature is the authentication: the call id in the URL only picks
+// whose credentials verify it, and nothing changes unless the adapter accepts the signature.
+import type { Context } from 'koa';
+import Router from '@koa/router';
+import { PROVIDERS, type ProviderEvent, type ProviderName } from '../contracts/providers';
+import { CALL_ID_PARAM } from './http';
+import { CallbackSignatureError, type TelephonyProvider } from './provider';
+
+export interface CallbackLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface TelephonyCallbackRouterDeps {
+  /** The service's public origin (and path prefix, if any) as providers reach it. */
+  publicBaseUrl: string;
+  /** The adapter holding the credentials of the team that owns `callId`; null when there is no such call. */
+  resolveProvider(provider: ProviderName, callId: string): Promise<TelephonyProvider | null>;
+  onEvents(events: ProviderEvent[]): Promise<void>;
+  logger: CallbackLogger;
+}
+
+const MAX_BODY_BYTES = 1024 * 1024;
+// Loose on purpose: it only has to be safe to log and to look up; the store decides if it exists.
+const CALL_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+function trimBase(publicBaseUrl: string): string {
+  return publicBaseUrl.replace(/\/+$/, '');
+}
+
+/** The status-callback URL a call's provider is given (the dial activity passes it to placeCall). */
+export function callbackUrlFor(publicBaseUrl: string, provider: ProviderName, callId: string): string {
+  return `${trimBase(publicBaseUrl)}/telephony/${provider}/events?${CALL_ID_PARAM}=${encodeURIComponent(callId)}`;
+}
+
+class BodyTooLargeError extends Error {}
+
+async function readRawBody(ctx: Context): Promise<Buffer> {
+  // Should a body parser run first after all, it keeps the exact text it consumed.
+  const parsed = (ctx.request as { rawBody?: unknown }).rawBody;
+  if (typeof parsed === 'string') return Buffer.from(parsed, 'utf8');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    size += buf.length;
+    if (size > MAX_BODY_BYTES) throw new BodyTooLargeError();
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps): Router {
+  const { logger } = deps;
+  const router = new Router();
+
+  router.post('/telephony/:provider/events', async (ctx) => {
+    const provider = ctx.params.provider as ProviderName;
+    if (!(PROVIDERS as readonly string[]).includes(provider)) {
+      ctx.status = 404;
+      return;
+    }
+    const callId = ctx.query[CALL_ID_PARAM];
+    if (typeof callId !== 'string' || !CALL_ID_PATTERN.test(callId)) {
+      logger.warn({ provider, url: ctx.originalUrl }, 'telephony callback without a usable call id');
+      ctx.status = 404;
+      return;
+    }
+    let rawBody: Buffer;
+    try {
+      rawBody = await readRawBody(ctx);
+    } catch (err) {
+      if (!(err instanceof BodyTooLargeError)) throw err;
+      ctx.status = 413;
+      return;
+    }
+    const adapter = await deps.resolveProvider(provider, callId);
+    if (!adapter) {
+      logger.warn({ provider, callId }, 'telephony callback for an unknown call');
+      ctx.status = 404;
+      return;
+    }
+
+    let events: ProviderEvent[];
+    try {
+      events = adapter.parseCallback({
+        method: ctx.method,
+        // Exactly the URL the provider called (Twilio signs it), rebuilt on our public base.
+        url: trimBase(deps.publicBaseUrl) + ctx.originalUrl,
+        headers: ctx.headers,
+        rawBody,
+      });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      if (err instanceof CallbackSignatureError) {
+        logger.warn({ provider, callId, reason, ip: ctx.ip }, 'telephony callback rejected: bad signature');
+        ctx.status = 401;
+      } else {
+        logger.warn({ provider, callId, reason }, 'telephony callback rejected: malformed');
+        ctx.status = 400;
+      }
+      return;
+    }
+    // The URL picked the credentials; a signed event naming another call is not to be trusted.
+    const foreign = events.find((e) => e.callId !== callId);
+    if (foreign) {
+      logger.warn({ provider, callId, eventCallId: foreign.callId }, 'telephony callback rejected: call id mismatch');
+      ctx.status = 400;
+      return;
+    }
+    if (events.length > 0) {
+      await deps.onEvents(events);
+      logger.info(
+        { provider, callId, kinds: events.map((e) => e.kind), providerStatus: events.map((e) => e.providerStatus) },
+        'telephony callback accepted',
+      );
+    }
+    ctx.status = 204;
+  });
+
+  return router;
+}

@@ -1,0 +1,96 @@
+// The interface every telephony adapter implements (twilio.ts, vonage.ts, telnyx.ts).
+// Activities dial, hang up and capture through it; the API's callback routes verify and map
+// provider callbacks through it. Adapters are stateless: one is built per use from the team's
+// credentials and the provider's base URL (the real one, or the local emulator's).
+import type { ProviderEvent, ProviderName } from '../contracts/providers';
+
+export interface TwilioCredentials {
+  accountSid: string;
+  authToken: string;
+}
+export interface VonageCredentials {
+  applicationId: string;
+  /** PEM, RS256: signs the JWT every Voice API request carries. */
+  privateKey: string;
+  /** HS256 secret Vonage signs its webhook JWTs with ("signed webhooks"). */
+  signatureSecret: string;
+}
+export interface TelnyxCredentials {
+  apiKey: string;
+  /** The Call Control application (connection) calls are placed through. */
+  connectionId: string;
+  /** Base64 Ed25519 public key Telnyx signs webhooks with. */
+  publicKey: string;
+}
+export type ProviderCredentials =
+  | { provider: 'twilio'; twilio: TwilioCredentials }
+  | { provider: 'vonage'; vonage: VonageCredentials }
+  | { provider: 'telnyx'; telnyx: TelnyxCredentials };
+
+export interface CallScript {
+  /** The agent's first utterance: the template's prompt with the prompt variables filled in. */
+  openingLine: string;
+  nameOfHuman?: string;
+  voiceId?: number;
+}
+
+export interface PlaceCallRequest {
+  /** Our PhoneCall _id; travels with the provider request so a retried dial can find the call. */
+  callId: string;
+  to: string;
+  from: string;
+  record: boolean;
+  /** Absolute URL the provider sends this call's status callbacks to. */
+  statusCallbackUrl: string;
+  script: CallScript;
+}
+
+export interface PlacedCall {
+  providerCallId: string;
+}
+
+export interface Utterance {
+  speaker: 'agent' | 'human';
+  text: string;
+  /** Seconds from answer. */
+  offsetSeconds: number;
+}
+
+export interface InboundCallback {
+  method: string;
+  /** The absolute URL as the provider called it (Twilio signs it). */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer;
+}
+
+export interface TelephonyProvider {
+  readonly name: ProviderName;
+  /** Places the call. Throws ProviderRejectedError when the provider refuses it for good. */
+  placeCall(request: PlaceCallRequest): Promise<PlacedCall>;
+  /** A call this service placed earlier for `callId`, if any (checked before a retried dial). */
+  findPlacedCall(request: PlaceCallRequest): Promise<PlacedCall | null>;
+  /** Ends the call; a call that has already ended is not an error. */
+  hangUp(providerCallId: string): Promise<void>;
+  /** The recording as WAV bytes, or null when there is none. */
+  fetchRecording(providerCallId: string): Promise<Buffer | null>;
+  /** What was said, in spoken order. */
+  fetchTranscript(providerCallId: string): Promise<Utterance[]>;
+  /** Verifies a callback's signature (throws CallbackSignatureError) and maps it to our events. */
+  parseCallback(callback: InboundCallback): ProviderEvent[];
+}
+
+/** The provider refused the call for good (e.g. an invalid number): retrying cannot help. */
+export class ProviderRejectedError extends Error {
+  override readonly name = 'ProviderRejectedError';
+  constructor(
+    message: string,
+    readonly code: 'invalid-number' | 'provider-error' = 'provider-error',
+  ) {
+    super(message);
+  }
+}
+
+export class CallbackSignatureError extends Error {
+  override readonly name = 'CallbackSignatureError';
+}

@@ -1,0 +1,293 @@
+// Twilio Programmable Voice (REST API 2010-04-01) and Voice Intelligence (v2 Transcripts).
+// A small client over fetch: the official SDK hard-codes its hosts per product, so it cannot
+// be pointed at the emulator cleanly.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { ProviderEvent, ProviderEventKind } from '../contracts/providers';
+import {
+  callIdFromUrl,
+  dialFailure,
+  headerValue,
+  isSuccess,
+  joinUrl,
+  parseJson,
+  send,
+  unexpected,
+  withCallId,
+  type ProviderResponse,
+} from './http';
+import {
+  CallbackSignatureError,
+  type InboundCallback,
+  type PlaceCallRequest,
+  type PlacedCall,
+  type TelephonyProvider,
+  type TwilioCredentials,
+  type Utterance,
+} from './provider';
+
+/** Twilio's CallStatus words, mapped in this one place; null means nothing changes. */
+const CALL_STATUS: Record<string, ProviderEventKind | null> = {
+  queued: null,
+  initiated: null,
+  ringing: 'ringing',
+  'in-progress': 'answered',
+  completed: 'completed',
+  busy: 'busy',
+  'no-answer': 'no-answer',
+  failed: 'failed',
+  // Ended before anyone answered because the call was cancelled (by us or from the console).
+  canceled: 'failed',
+};
+const ENDED = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled']);
+
+/** Error codes Twilio gives when the destination itself is the problem. */
+const INVALID_DESTINATION_CODES = new Set([13224, 21211, 21214, 21217, 21401, 21407]);
+
+const STATUS_CALLBACK_EVENTS = ['initiated', 'ringing', 'answered', 'completed'];
+/** A retried dial happens within minutes; older calls to the same number are other calls. */
+const FIND_LOOKBACK_MS = 24 * 60 * 60 * 1000;
+const FIND_MAX_CANDIDATES = 20;
+
+interface TwilioCall {
+  sid: string;
+  status: string;
+  date_created: string | null;
+}
+interface TwilioRecording {
+  sid: string;
+  status: string;
+}
+interface TwilioEvent {
+  request?: { url?: string; parameters?: Record<string, unknown> } | null;
+}
+interface TwilioTranscript {
+  sid: string;
+  status: string;
+  channel?: { participants?: { channel_participant?: number; role?: string }[] } | null;
+}
+interface TwilioSentence {
+  media_channel: number;
+  sentence_index: number;
+  start_time: string | number | null;
+  transcript: string | null;
+}
+interface TwilioPageMeta {
+  next_page_url?: string | null;
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/** X-Twilio-Signature: base64 HMAC-SHA1, keyed with the auth token, of the URL + sorted params. */
+export function twilioSignature(authToken: string, url: string, params: URLSearchParams): string {
+  const pairs = [...params.entries()].sort(([ka, va], [kb, vb]) =>
+    ka < kb ? -1 : ka > kb ? 1 : va < vb ? -1 : va > vb ? 1 : 0,
+  );
+  const payload = url + pairs.map(([key, value]) => key + value).join('');
+  return createHmac('sha1', authToken).update(payload, 'utf8').digest('base64');
+}
+
+/** Our call id in a Call Event's request: the StatusCallback we sent, or a callback's own URL. */
+function eventCarriesCallId(event: TwilioEvent, callId: string): boolean {
+  const statusCallback = event.request?.parameters?.status_callback;
+  const urls = [event.request?.url, typeof statusCallback === 'string' ? statusCallback : undefined];
+  return urls.some((url) => url !== undefined && callIdFromUrl(url) === callId);
+}
+
+/**
+ * Voice Intelligence lives on its own host (intelligence.twilio.com beside api.twilio.com); any
+ * other base URL (the emulator) serves both products.
+ */
+function intelligenceBase(apiBase: string): string {
+  const url = new URL(apiBase);
+  if (url.hostname.startsWith('api.')) url.hostname = `intelligence.${url.hostname.slice(4)}`;
+  return url.toString().replace(/\/+$/, '');
+}
+
+export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: string): TelephonyProvider {
+  const { accountSid, authToken } = credentials;
+  const authorization = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
+  const accountUrl = (path: string): string =>
+    joinUrl(baseUrl, `/2010-04-01/Accounts/${encodeURIComponent(accountSid)}${path}`);
+  const intelligenceUrl = (path: string): string => joinUrl(intelligenceBase(baseUrl), path);
+
+  const request = (url: string, init: RequestInit = {}): Promise<ProviderResponse> =>
+    send('twilio', url, { ...init, headers: { ...init.headers, Authorization: authorization, Accept: 'application/json' } });
+
+  const getJson = async <T>(what: string, url: string): Promise<T> => {
+    const res = await request(url);
+    if (!isSuccess(res)) throw unexpected('twilio', what, res);
+    return parseJson<T>('twilio', res);
+  };
+
+  const listRecordings = async (callSid: string): Promise<TwilioRecording[]> => {
+    const query = new URLSearchParams({ CallSid: callSid, PageSize: '20' });
+    const page = await getJson<{ recordings: TwilioRecording[] }>('recording list', accountUrl(`/Recordings.json?${query}`));
+    return page.recordings;
+  };
+
+  return {
+    name: 'twilio',
+
+    async placeCall(req: PlaceCallRequest): Promise<PlacedCall> {
+      const form = new URLSearchParams({
+        To: req.to,
+        From: req.from,
+        Twiml: `<Response><Say>${escapeXml(req.script.openingLine)}</Say></Response>`,
+        // Carries our call id: callbacks route by it, and findPlacedCall finds the call by it.
+        StatusCallback: withCallId(req.statusCallbackUrl, req.callId),
+        StatusCallbackMethod: 'POST',
+        Record: String(req.record),
+      });
+      for (const event of STATUS_CALLBACK_EVENTS) form.append('StatusCallbackEvent', event);
+      const res = await request(accountUrl('/Calls.json'), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: form.toString(),
+      });
+      if (!isSuccess(res)) {
+        let code: unknown;
+        try {
+          code = parseJson<{ code?: unknown }>('twilio', res).code;
+        } catch {
+          code = undefined;
+        }
+        throw dialFailure('twilio', res, typeof code === 'number' && INVALID_DESTINATION_CODES.has(code));
+      }
+      return { providerCallId: parseJson<{ sid: string }>('twilio', res).sid };
+    },
+
+    /**
+     * A Twilio call carries no client metadata and the Calls list filters only by To/From/time.
+     * So: list the recent calls To/From these numbers, then read each one's Events subresource,
+     * which records the API request that created it (its `status_callback` parameter holds our
+     * call id) and every callback made. Twilio documents that events may lag; a call it does not
+     * show yet has still sent its first status callback, with our call id, to our router.
+     */
+    async findPlacedCall(req: PlaceCallRequest): Promise<PlacedCall | null> {
+      const query = new URLSearchParams({ To: req.to, From: req.from, PageSize: String(FIND_MAX_CANDIDATES) });
+      const { calls } = await getJson<{ calls: TwilioCall[] }>('call list', accountUrl(`/Calls.json?${query}`));
+      const since = Date.now() - FIND_LOOKBACK_MS;
+      for (const call of calls) {
+        if (call.date_created !== null && Date.parse(call.date_created) < since) continue;
+        const { events } = await getJson<{ events: TwilioEvent[] }>(
+          'call events',
+          accountUrl(`/Calls/${encodeURIComponent(call.sid)}/Events.json?PageSize=50`),
+        );
+        if (events.some((event) => eventCarriesCallId(event, req.callId))) return { providerCallId: call.sid };
+      }
+      return null;
+    },
+
+    async hangUp(providerCallId: string): Promise<void> {
+      const callUrl = accountUrl(`/Calls/${encodeURIComponent(providerCallId)}.json`);
+      const res = await request(callUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ Status: 'completed' }).toString(),
+      });
+      if (isSuccess(res)) return;
+      if (res.status >= 400 && res.status < 500) {
+        // Twilio refuses to change a call that has already ended: that is the outcome we wanted.
+        const call = await getJson<TwilioCall>('call fetch', callUrl);
+        if (ENDED.has(call.status)) return;
+      }
+      throw unexpected('twilio', 'hang-up', res);
+    },
+
+    async fetchRecording(providerCallId: string): Promise<Buffer | null> {
+      const recordings = await listRecordings(providerCallId);
+      const done = recordings.find((r) => r.status === 'completed');
+      if (!done) {
+        if (recordings.some((r) => r.status === 'processing' || r.status === 'in-progress')) {
+          throw new Error(`twilio recording of ${providerCallId} is still processing`);
+        }
+        return null;
+      }
+      let res = await request(accountUrl(`/Recordings/${encodeURIComponent(done.sid)}.wav`));
+      const location = res.headers.get('location');
+      // Twilio redirects media to a pre-signed storage URL: follow it without our credentials.
+      if (res.status >= 300 && res.status < 400 && location) {
+        res = await send('twilio', new URL(location, baseUrl).toString(), { method: 'GET' });
+      }
+      if (!isSuccess(res)) throw unexpected('twilio', 'recording download', res);
+      return res.body;
+    },
+
+    /**
+     * Voice Intelligence keeps a transcript per source: the call's recording when it was
+     * recorded, otherwise the call itself (real-time transcription). Participants name which
+     * media channel is the agent; without them channel 1 is ours (the side that placed the call).
+     */
+    async fetchTranscript(providerCallId: string): Promise<Utterance[]> {
+      const sources = [...(await listRecordings(providerCallId)).map((r) => r.sid), providerCallId];
+      for (const source of sources) {
+        const query = new URLSearchParams({ SourceSid: source, PageSize: '20' });
+        const { transcripts } = await getJson<{ transcripts: TwilioTranscript[] }>(
+          'transcript list',
+          intelligenceUrl(`/v2/Transcripts?${query}`),
+        );
+        const transcript = transcripts[0];
+        if (!transcript) continue;
+        if (transcript.status !== 'completed') {
+          throw new Error(`twilio transcript ${transcript.sid} is ${transcript.status}`);
+        }
+        const agentChannels = new Set(
+          (transcript.channel?.participants ?? [])
+            .filter((p) => p.role?.toLowerCase() === 'agent')
+            .map((p) => p.channel_participant),
+        );
+        if (agentChannels.size === 0) agentChannels.add(1);
+        const sentences: TwilioSentence[] = [];
+        let next: string | null | undefined = intelligenceUrl(
+          `/v2/Transcripts/${encodeURIComponent(transcript.sid)}/Sentences?PageSize=1000`,
+        );
+        while (next) {
+          const page: { sentences: TwilioSentence[]; meta?: TwilioPageMeta } = await getJson('transcript sentences', next);
+          sentences.push(...page.sentences);
+          next = page.meta?.next_page_url;
+        }
+        return sentences
+          .sort((a, b) => a.sentence_index - b.sentence_index)
+          .filter((s) => (s.transcript ?? '').trim().length > 0)
+          .map((s) => ({
+            speaker: agentChannels.has(s.media_channel) ? 'agent' : 'human',
+            text: (s.transcript ?? '').trim(),
+            offsetSeconds: Number(s.start_time ?? 0),
+          }));
+      }
+      return [];
+    },
+
+    parseCallback(callback: InboundCallback): ProviderEvent[] {
+      const signature = headerValue(callback.headers, 'x-twilio-signature');
+      if (!signature) throw new CallbackSignatureError('missing X-Twilio-Signature');
+      const params = new URLSearchParams(callback.rawBody.toString('utf8'));
+      const expected = Buffer.from(twilioSignature(authToken, callback.url, params));
+      const given = Buffer.from(signature);
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        throw new CallbackSignatureError('X-Twilio-Signature does not match');
+      }
+      if (params.get('AccountSid') !== accountSid) throw new CallbackSignatureError('callback for another account');
+      const callId = callIdFromUrl(callback.url);
+      const callSid = params.get('CallSid');
+      const status = params.get('CallStatus');
+      if (!callId || !callSid || !status) throw new Error('twilio callback lacks callId, CallSid or CallStatus');
+      if (!(status in CALL_STATUS)) throw new Error(`unknown twilio CallStatus ${status}`);
+      const kind = CALL_STATUS[status];
+      if (kind === null) return [];
+      const timestamp = Date.parse(params.get('Timestamp') ?? '');
+      return [
+        {
+          callId,
+          provider: 'twilio',
+          providerCallId: callSid,
+          kind,
+          occurredAt: new Date(Number.isNaN(timestamp) ? Date.now() : timestamp).toISOString(),
+          providerStatus: status,
+        },
+      ];
+    },
+  };
+}

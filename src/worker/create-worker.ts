@@ -1,0 +1,59 @@
+// Builds the Temporal worker with its activities. Used by src/main/worker.ts and by the tests.
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import type { Config } from '../config';
+import { createSecretBox } from '../crypto/secret-box';
+import type { Logger } from '../logger';
+import { createTeamProviderResolver } from '../telephony/team-providers';
+
+export interface WorkerSetup {
+  config: Config;
+  logger: Logger;
+  /** A prebuilt bundle (tests build one per run); otherwise workflows are bundled at start. */
+  workflowBundlePath?: string;
+}
+
+let runtimeInstalled = false;
+
+/** Routes the SDK's own logs (worker state changes, task failures) into our JSON logs. */
+function installRuntimeLogger(logger: Logger): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const level: LogLevel = logger.isLevelEnabled('info') ? 'INFO' : 'WARN';
+  Runtime.install({
+    logger: new DefaultLogger(level, ({ level: entryLevel, message, meta }) => {
+      const method = entryLevel === 'ERROR' ? 'error' : entryLevel === 'WARN' ? 'warn' : entryLevel === 'INFO' ? 'info' : 'debug';
+      logger[method]({ sdk: meta }, message);
+    }),
+  });
+}
+
+export async function createCallWorker(setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const { config, logger } = setup;
+  installRuntimeLogger(logger);
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const secretBox = createSecretBox(config.ENCRYPTION_KEY);
+  const activities = createActivities({
+    config,
+    logger,
+    secretBox,
+    providers: createTeamProviderResolver({
+      secretBox,
+      baseUrls: { twilio: config.TWILIO_API_BASE_URL, vonage: config.VONAGE_API_BASE_URL, telnyx: config.TELNYX_API_BASE_URL },
+    }),
+  });
+  const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = setup.workflowBundlePath
+    ? { workflowBundle: { codePath: setup.workflowBundlePath } }
+    : { workflowsPath: require.resolve('../../workflows') };
+  const worker = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    ...workflowSource,
+    activities,
+    maxConcurrentActivityTaskExecutions: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+    // On shutdown, activities in flight get this long to finish before they are handed back.
+    shutdownGraceTime: '20 seconds',
+  });
+  return { worker, connection };
+}

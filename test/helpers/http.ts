@@ -1,0 +1,64 @@
+// Small HTTP client for tests: real requests to the API under test.
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export function apiClient(baseUrl: string, key?: string) {
+  async function request<T = any>(method: string, path: string, options: { body?: unknown; key?: string | null; headers?: Record<string, string>; rawBody?: string } = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    const apiKey = options.key === undefined ? key : options.key;
+    if (apiKey) headers['service-api-key'] = apiKey;
+    let body: string | undefined = options.rawBody;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, headers: response.headers, body: parsed as T };
+  }
+  return {
+    request,
+    get: <T = any>(path: string, options?: Parameters<typeof request>[2]) => request<T>('GET', path, options),
+    post: <T = any>(path: string, body?: unknown, options?: Parameters<typeof request>[2]) => request<T>('POST', path, { ...options, body }),
+    patch: <T = any>(path: string, body?: unknown, options?: Parameters<typeof request>[2]) => request<T>('PATCH', path, { ...options, body }),
+    delete: <T = any>(path: string, options?: Parameters<typeof request>[2]) => request<T>('DELETE', path, options),
+  };
+}
+
+/** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export const ERROR_SHAPE_KEYS = ['error', 'payload'];
+
+/** Asserts the documented error shape and returns the messages. */
+export function errorMessages(response: ApiResponse, status: number): string[] {
+  const body = response.body as { error?: { statusCode?: number; message?: unknown; error?: unknown }; payload?: unknown };
+  if (response.status !== status) throw new Error(`expected ${status}, got ${response.status}: ${JSON.stringify(response.body)}`);
+  if (!body?.error || body.error.statusCode !== status || !Array.isArray(body.error.message) || typeof body.error.error !== 'string') {
+    throw new Error(`not the documented error shape: ${JSON.stringify(body)}`);
+  }
+  if (JSON.stringify(body.payload) !== '{}') throw new Error(`payload must be {}: ${JSON.stringify(body)}`);
+  return body.error.message as string[];
+}

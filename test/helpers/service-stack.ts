@@ -1,0 +1,149 @@
+// A whole service stack over given servers: its own database and task queue, the API, a worker (with
+// the reconciler) in this process, and the provider emulator; plus a seeded team. Used by every
+// integration test file (test/helpers/stack.ts) and by the benchmarks.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Worker } from '@temporalio/worker';
+import mongoose from 'mongoose';
+import { createDispatcher } from '../../src/calls/dispatch';
+import { startReconciler } from '../../src/calls/reconciler';
+import { createSecretBox } from '../../src/crypto/secret-box';
+import { createKey, createPhoneNumber, createTeam, createTemplate, setTeamProvider } from '../../src/admin/commands';
+import { loadConfig, type Config } from '../../src/config';
+import { createEmulator } from '../../src/emulator';
+import { createLogger } from '../../src/logger';
+import { startApi } from '../../src/main/api';
+import { connectTemporalClient } from '../../src/temporal/connection';
+import { createCallWorker } from '../../src/worker/create-worker';
+import { freePort } from '../../scripts/local-servers';
+import type { Client } from '@temporalio/client';
+
+export interface SeededTeam {
+  teamId: string;
+  key: string;
+  templateId: string;
+  phoneNumberIds: Record<'twilio' | 'vonage' | 'telnyx', string>;
+  twilio: { accountSid: string; authToken: string };
+}
+
+export interface TestStack {
+  config: Config;
+  baseUrl: string;
+  temporal: Client;
+  emulator: ReturnType<typeof createEmulator>;
+  team: SeededTeam;
+  seedTeam(name?: string): Promise<SeededTeam>;
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface StackServers {
+  mongoUri: string;
+  temporalAddress: string;
+  workflowBundlePath?: string;
+}
+
+/** The stack over given servers; the benchmarks use it outside Vitest. */
+export async function startServiceStack(
+  servers: StackServers,
+  options: { env?: Record<string, string>; speedFactor?: number } = {},
+): Promise<TestStack> {
+  const database = `test_${randomBytes(6).toString('hex')}`;
+  const port = await freePort();
+  const emulatorPort = await freePort();
+  const vonageSignatureSecret = randomBytes(24).toString('base64url');
+  const telnyxKeys = generateKeyPairSync('ed25519');
+  const emulator = createEmulator({
+    port: emulatorPort,
+    host: '127.0.0.1',
+    speedFactor: options.speedFactor ?? 0.02,
+    vonageSignatureSecret,
+    telnyxSigningKeyPem: telnyxKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  });
+  const { url: emulatorUrl } = await emulator.start();
+  const mongoUri = servers.mongoUri.replace(/\/[^/?]*(\?|$)/, `/${database}$1`);
+  const config = loadConfig({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    MONGODB_URI: mongoUri,
+    TEMPORAL_ADDRESS: servers.temporalAddress,
+    TEMPORAL_TASK_QUEUE: `test-${database}`,
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+    WEBHOOK_RETRY_DELAYS: '200ms,400ms,800ms',
+    TWILIO_API_BASE_URL: emulatorUrl,
+    VONAGE_API_BASE_URL: emulatorUrl,
+    TELNYX_API_BASE_URL: emulatorUrl,
+    ...options.env,
+  });
+  const logger = createLogger(config.LOG_LEVEL, 'test');
+  const api = await startApi(config, logger);
+  const temporal = await connectTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const secretBox = createSecretBox(config.ENCRYPTION_KEY);
+  const vonagePrivateKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const telnyxPublicKey = telnyxKeys.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64');
+
+  // The worker process: the Temporal worker and the reconciler, as src/main/worker.ts runs them.
+  const dispatcher = createDispatcher({ client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
+  let running: { worker: Worker; done: Promise<void>; stopReconciler: () => void } | null = null;
+  async function startWorker() {
+    const { worker } = await createCallWorker({ config, logger, workflowBundlePath: servers.workflowBundlePath });
+    const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
+    running = { worker, done: worker.run(), stopReconciler };
+  }
+  async function stopWorker() {
+    if (!running) return;
+    running.stopReconciler();
+    running.worker.shutdown();
+    await running.done;
+    running = null;
+  }
+
+  async function seedTeam(name = 'Test team'): Promise<SeededTeam> {
+    const { teamId } = await createTeam({ name, provider: 'twilio' });
+    const twilio = { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: randomBytes(16).toString('hex') };
+    await setTeamProvider({ team: teamId, provider: 'twilio', credentials: JSON.stringify(twilio) }, secretBox);
+    await setTeamProvider({ team: teamId, provider: 'vonage', credentials: JSON.stringify({ applicationId: crypto.randomUUID(), privateKey: vonagePrivateKey, signatureSecret: vonageSignatureSecret }) }, secretBox);
+    await setTeamProvider({ team: teamId, provider: 'telnyx', credentials: JSON.stringify({ apiKey: `KEY${randomBytes(16).toString('hex')}`, connectionId: '1494404757140276705', publicKey: telnyxPublicKey }) }, secretBox);
+    const phoneNumberIds = {
+      twilio: (await createPhoneNumber({ team: teamId, number: '+14155550100', provider: 'twilio' }, secretBox)).phoneNumberId,
+      vonage: (await createPhoneNumber({ team: teamId, number: '+14155550101', provider: 'vonage' }, secretBox)).phoneNumberId,
+      telnyx: (await createPhoneNumber({ team: teamId, number: '+14155550102', provider: 'telnyx' }, secretBox)).phoneNumberId,
+    };
+    const { callTemplateId } = await createTemplate({
+      team: teamId,
+      name: 'Appointment setter',
+      prompt: 'Hello {{firstName}}, this is Ada from Acme Dental. Could we book your check-up {{when}}?',
+      requiredVariables: 'firstName',
+      tags: ['interested=sounds good', 'interested=works for me', 'callback=call me back', 'notInterested=not interested'],
+      resultColumns: ['interested', 'meetingTime', 'summary'],
+      maxDurationSeconds: '120',
+    });
+    const { key } = await createKey({ team: teamId });
+    return { teamId, key, templateId: callTemplateId, phoneNumberIds, twilio };
+  }
+
+  await startWorker();
+  const team = await seedTeam();
+  const address = api.server.address() as AddressInfo;
+  return {
+    config,
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    temporal,
+    emulator,
+    team,
+    seedTeam,
+    startWorker,
+    stopWorker,
+    async stop() {
+      await stopWorker();
+      await mongoose.connection.db?.dropDatabase().catch(() => undefined);
+      await temporal.connection.close();
+      await api.close();
+      await emulator.stop();
+    },
+  };
+}

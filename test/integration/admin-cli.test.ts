@@ -1,0 +1,89 @@
+// The operator command line as a script would use it: one JSON object on stdout per command.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import mongoose from 'mongoose';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { authenticateApiKey } from '../../src/auth/api-keys';
+import { CallTemplate } from '../../src/data/models/call-template';
+import { Team } from '../../src/data/models/team';
+
+const env = {
+  ...process.env,
+  MONGODB_URI: inject('mongoUri').replace(/\/[^/?]*(\?|$)/, `/admin_${randomBytes(4).toString('hex')}$1`),
+  ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  LOG_LEVEL: 'silent',
+};
+
+function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', path.resolve('src/main/admin.ts'), ...args], { env }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function json(...args: string[]) {
+  const result = await admin(...args, '--json');
+  expect(result.stdout.trim().split('\n')).toHaveLength(1);
+  return { ...result, body: JSON.parse(result.stdout) as Record<string, any> };
+}
+
+beforeAll(async () => {
+  await mongoose.connect(env.MONGODB_URI);
+});
+afterAll(async () => {
+  await mongoose.connection.db?.dropDatabase();
+  await mongoose.disconnect();
+});
+
+describe('npm run admin', () => {
+  it('creates and lists teams, keys, templates and numbers, and revokes keys', async () => {
+    const team = await json('team', 'create', '--name', 'Acme', '--provider', 'vonage');
+    expect(team.code).toBe(0);
+    expect(team.body.teamId).toMatch(/^[0-9a-f]{24}$/);
+    const teamId = team.body.teamId as string;
+    expect((await Team.findById(teamId).lean())?.defaultProvider).toBe('vonage');
+
+    const key = await json('key', 'create', '--team', teamId, '--scopes', 'calls:read,voices:read', '--expires-in', '90d');
+    expect(key.body).toEqual({ keyId: expect.stringMatching(/^[0-9a-f]{24}$/), key: expect.stringMatching(/^oco_/) });
+    const auth = await authenticateApiKey(key.body.key);
+    expect(auth?.teamId).toBe(teamId);
+    expect([...auth!.scopes].sort()).toEqual(['calls:read', 'voices:read']);
+
+    const template = await json(
+      'template', 'create', '--team', teamId, '--name', 'Renewal', '--prompt', 'Hi {{firstName}}, your {{product}} renews soon.',
+      '--required-variables', 'firstName', '--tag', 'yes=sounds good', '--tag', 'yes=go ahead', '--result-column', 'interested',
+    );
+    const stored = await CallTemplate.findById(template.body.callTemplateId).lean();
+    expect(stored).toMatchObject({ variables: ['firstName', 'product'], requiredVariables: ['firstName'], resultColumns: ['interested'] });
+    expect(stored?.customTags).toEqual([{ name: 'yes', triggerPhrases: ['sounds good', 'go ahead'] }]);
+
+    const number = await json('phone-number', 'create', '--team', teamId, '--number', '+1 415 555 0199', '--provider', 'telnyx');
+    expect(number.body.phoneNumberId).toMatch(/^[0-9a-f]{24}$/);
+    expect((await json('phone-number', 'list', '--team', teamId)).body.phoneNumbers).toEqual([
+      { phoneNumberId: number.body.phoneNumberId, number: '+14155550199', provider: 'telnyx' },
+    ]);
+    const teams = (await json('team', 'list')).body.teams;
+    expect(teams.find((t: { teamId: string }) => t.teamId === teamId).providers).toEqual([{ provider: 'telnyx', fromNumbers: ['+14155550199'], hasCredentials: false }]);
+
+    const revoked = await json('key', 'revoke', '--key-id', key.body.keyId);
+    expect(revoked.body).toEqual({ keyId: key.body.keyId, revoked: true });
+    expect(await authenticateApiKey(key.body.key)).toBeNull();
+    const keys = (await json('key', 'list', '--team', teamId)).body.keys;
+    expect(keys).toEqual([expect.objectContaining({ keyId: key.body.keyId, revoked: true })]);
+    expect(JSON.stringify(keys)).not.toContain(key.body.key);
+  });
+
+  it('answers bad input with one JSON error object and a non-zero exit', async () => {
+    const missing = await json('team', 'create');
+    expect(missing.code).not.toBe(0);
+    expect(missing.body).toEqual({ error: '--name is required' });
+    const badScope = await json('key', 'create', '--team', '0123456789abcdef01234567', '--scopes', 'calls:read');
+    expect(badScope.body.error).toBe('no team with id 0123456789abcdef01234567');
+    const unknown = await json('team', 'explode');
+    expect(unknown.body.error).toMatch(/^unknown command "team explode"/);
+    const human = await admin('team', 'create', '--name', 'Readable');
+    expect(human.stdout).toMatch(/^teamId: [0-9a-f]{24}\n$/);
+  });
+});

@@ -1,0 +1,474 @@
+// GET /v1/openapi.json against the real stack: the document is a structurally sound OpenAPI 3.1
+// document, and real answers of every endpoint (successes and errors) match the schema the
+// document declares for their path, method and status. An undeclared status fails the test.
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey } from '../../src/admin/commands';
+import { apiClient, eventually, type ApiResponse } from '../helpers/http';
+import { startTestStack, type TestStack } from '../helpers/stack';
+
+type Json = Record<string, any>;
+type RequestOptions = {
+  path?: Record<string, string>;
+  query?: Record<string, string>;
+  body?: unknown;
+  rawBody?: string;
+  key?: string | null;
+  headers?: Record<string, string>;
+};
+
+const DOC_ID = 'https://openapi.test/openapi.json';
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+// A small body limit, so that 413 is cheap to provoke.
+const BODY_LIMIT_BYTES = 64 * 1024;
+
+let stack: TestStack;
+let api: ReturnType<typeof apiClient>;
+let doc: Json;
+let ajv: Ajv2020;
+const validators = new Map<string, ValidateFunction>();
+/** `METHOD template status` of every checked answer, for the coverage check at the end. */
+const covered = new Set<string>();
+
+beforeAll(async () => {
+  stack = await startTestStack({ env: { REQUEST_BODY_LIMIT: `${BODY_LIMIT_BYTES / 1024}kb` } });
+  api = apiClient(stack.baseUrl, stack.team.key);
+  const res = await api.get('/v1/openapi.json', { key: null });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  doc = res.body as Json;
+  ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  // The whole document as one schema resource, so that its internal $refs resolve by pointer.
+  ajv.addSchema(doc, DOC_ID, undefined, false);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const escapePointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+
+function atPointer(pointer: string): unknown {
+  let node: unknown = doc;
+  for (const raw of pointer.replace(/^#?\//, '').split('/')) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Json)[segment];
+  }
+  return node;
+}
+
+/** Follows `$ref` (within the document) to the object, and gives the pointer it lives at. */
+function deref(value: Json, pointer: string): { value: Json; pointer: string } {
+  let current = { value, pointer };
+  while (typeof current.value.$ref === 'string') {
+    const target = current.value.$ref.slice(1);
+    current = { value: atPointer(target) as Json, pointer: target };
+    expect(current.value, `unresolved $ref ${target}`).toBeDefined();
+  }
+  return current;
+}
+
+function validatorAt(pointer: string): ValidateFunction {
+  let validate = validators.get(pointer);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `${DOC_ID}#${pointer}` });
+    validators.set(pointer, validate);
+  }
+  return validate;
+}
+
+function operationPointer(method: string, template: string) {
+  const pointer = `/paths/${escapePointer(template)}/${method.toLowerCase()}`;
+  const operation = atPointer(pointer) as Json | undefined;
+  if (!operation) throw new Error(`${method} ${template} is not in the document`);
+  return { operation, pointer };
+}
+
+/** The answer's status must be declared for the operation, and its body must match the schema. */
+function assertDocumented(method: string, template: string, res: ApiResponse): void {
+  const { operation, pointer } = operationPointer(method, template);
+  const declared = operation.responses[String(res.status)] as Json | undefined;
+  if (!declared) {
+    throw new Error(`${method} ${template} answered ${res.status}, which the document does not declare: ${JSON.stringify(res.body)}`);
+  }
+  const response = deref(declared, `${pointer}/responses/${res.status}`);
+  const mediaType = res.headers.get('content-type')?.split(';')[0]?.trim();
+  if (!response.value.content) {
+    expect(res.body, `${method} ${template} ${res.status} declares no body`).toBeUndefined();
+  } else {
+    expect(Object.keys(response.value.content), `${method} ${template} ${res.status} answered ${mediaType}`).toContain(mediaType);
+    if (mediaType === 'application/json') {
+      const validate = validatorAt(`${response.pointer}/content/${escapePointer(mediaType)}/schema`);
+      if (!validate(res.body)) {
+        throw new Error(
+          `${method} ${template} ${res.status} does not match its schema: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(res.body, null, 2)}`,
+        );
+      }
+    }
+  }
+  covered.add(`${method} ${template} ${res.status}`);
+}
+
+/** A body the API accepted must also be valid under the request schema the document declares. */
+function assertRequestValid(method: string, template: string, body: unknown): void {
+  const { pointer } = operationPointer(method, template);
+  const validate = validatorAt(`${pointer}/requestBody/content/application~1json/schema`);
+  if (!validate(body)) throw new Error(`the ${method} ${template} body the API accepted fails its documented schema: ${ajv.errorsText(validate.errors)}`);
+}
+
+async function call(method: string, template: string, options: RequestOptions = {}): Promise<ApiResponse> {
+  const path = template.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    const value = options.path?.[name];
+    if (value === undefined) throw new Error(`no value for {${name}}`);
+    return encodeURIComponent(value);
+  });
+  const query = options.query ? `?${new URLSearchParams(options.query).toString()}` : '';
+  const res = await api.request(method, path + query, { body: options.body, rawBody: options.rawBody, key: options.key, headers: options.headers });
+  assertDocumented(method, template, res);
+  return res;
+}
+
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
+
+function callBody(overrides: Record<string, unknown> = {}) {
+  return {
+    teamId: stack.team.teamId,
+    callTemplateId: stack.team.templateId,
+    toPhoneNumber: '+1 (415) 555-2671',
+    nameOfHuman: 'Grace',
+    promptVariableValues: [{ key: 'firstName', value: 'Grace' }],
+    callDelayedUntil: inAnHour(),
+    ...overrides,
+  };
+}
+
+describe('the document', () => {
+  it('is an OpenAPI 3.1.0 document whose operations all declare responses', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(typeof doc.info?.title).toBe('string');
+    expect(typeof doc.info?.version).toBe('string');
+    expect(doc.servers?.[0]?.url).toBe(stack.config.PUBLIC_BASE_URL);
+    expect(doc.components.securitySchemes['service-api-key']).toMatchObject({ type: 'apiKey', in: 'header', name: 'service-api-key' });
+
+    const operationIds = new Set<string>();
+    const pathItems: Array<[string, Json]> = [
+      ...Object.entries(doc.paths as Json),
+      ...Object.entries((doc.webhooks ?? {}) as Json).map(([name, item]) => [`webhook:${name}`, item] as [string, Json]),
+    ];
+    for (const [template, item] of pathItems) {
+      const operations = HTTP_METHODS.filter((m) => m in item);
+      expect(operations.length, `${template} has no operation`).toBeGreaterThan(0);
+      for (const method of operations) {
+        const operation = item[method] as Json;
+        const statuses = Object.keys(operation.responses ?? {});
+        expect(statuses.length, `${method} ${template} declares no responses`).toBeGreaterThan(0);
+        for (const status of statuses) expect(status).toMatch(/^([1-5](\d\d|XX)|default)$/);
+        if (operation.operationId) {
+          expect(operationIds.has(operation.operationId), `duplicate operationId ${operation.operationId}`).toBe(false);
+          operationIds.add(operation.operationId);
+        }
+        for (const scopes of [...(operation.security ?? []), ...(doc.security ?? [])] as Json[]) {
+          for (const scheme of Object.keys(scopes)) expect(doc.components.securitySchemes).toHaveProperty(scheme);
+        }
+        if (!template.startsWith('/')) continue;
+        // Every {name} of the template has a path parameter, and every path parameter a {name}.
+        const declared = [...(item.parameters ?? []), ...(operation.parameters ?? [])]
+          .map((p: Json) => deref(p, '').value)
+          .filter((p) => p.in === 'path')
+          .map((p) => p.name as string);
+        const inTemplate = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+        expect(declared.sort(), `${method} ${template} path parameters`).toEqual(inTemplate.sort());
+      }
+    }
+  });
+
+  it('documents every route the service serves', () => {
+    const expected: Record<string, string[]> = {
+      '/v1/phoneCalls': ['get', 'post'],
+      '/v1/phoneCalls/batch': ['post'],
+      '/v1/phoneCalls/{id}': ['delete', 'get'],
+      '/v1/webhooks': ['post'],
+      '/v1/webhooks/{_id}': ['get', 'patch'],
+      '/v1/voices': ['get'],
+      '/v1/transcripts': ['get'],
+      '/v1/openapi.json': ['get'],
+      '/healthz': ['get'],
+      '/readyz': ['get'],
+      '/recordings/{file}': ['get'],
+      '/voices/{id}/sample.wav': ['get'],
+      '/telephony/{provider}/events': ['post'],
+    };
+    const actual = Object.fromEntries(Object.entries(doc.paths as Json).map(([path, item]) => [path, HTTP_METHODS.filter((m) => m in item).sort()]));
+    expect(actual).toEqual(expected);
+  });
+
+  it('resolves every $ref', () => {
+    const refs: string[] = [];
+    const walk = (node: unknown) => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === 'object') {
+        for (const [key, value] of Object.entries(node)) {
+          if (key === '$ref' && typeof value === 'string') refs.push(value);
+          else walk(value);
+        }
+      }
+    };
+    walk(doc);
+    expect(refs.length).toBeGreaterThan(20);
+    for (const target of new Set(refs)) {
+      expect(target, 'only internal references').toMatch(/^#\//);
+      expect(atPointer(target), `unresolved $ref ${target}`).toBeDefined();
+    }
+  });
+
+  it('holds valid JSON Schemas, with closed request bodies and the one Error shape', () => {
+    for (const name of Object.keys(doc.components.schemas)) validatorAt(`/components/schemas/${escapePointer(name)}`);
+    for (const name of ['PhoneCallCreateRequest', 'PhoneCallBatchRequest', 'WebhookCreateRequest', 'WebhookUpdateRequest']) {
+      expect(doc.components.schemas[name].additionalProperties, name).toBe(false);
+    }
+    expect(doc.components.schemas.Error).toMatchObject({
+      required: ['error', 'payload'],
+      additionalProperties: false,
+      properties: { error: { required: ['statusCode', 'message', 'error'], additionalProperties: false } },
+    });
+    // The examples the document shows must be valid themselves.
+    for (const [name, response] of Object.entries(doc.components.responses as Json)) {
+      const validate = validatorAt(`/components/responses/${escapePointer(name)}/content/application~1json/schema`);
+      expect(validate(response.content['application/json'].example), `example of ${name}`).toBe(true);
+    }
+    for (const [template, item] of Object.entries(doc.paths as Json)) {
+      for (const method of HTTP_METHODS.filter((m) => item[m]?.requestBody?.content?.['application/json']?.example)) {
+        assertRequestValid(method.toUpperCase(), template, item[method].requestBody.content['application/json'].example);
+      }
+    }
+    const validateError = validatorAt('/components/schemas/Error');
+    expect(validateError({ error: { statusCode: 400, message: ['x is required'], error: 'Bad Request' }, payload: {} })).toBe(true);
+    expect(validateError({ error: { statusCode: 400, message: ['x'], error: 'Bad Request' }, payload: { x: 1 } })).toBe(false);
+  });
+
+  it('is served without an API key and answers as it declares', async () => {
+    const res = await call('GET', '/v1/openapi.json', { key: null });
+    expect(res.body.openapi).toBe('3.1.0');
+  });
+});
+
+describe('phone calls', () => {
+  let scheduledId: string;
+
+  it('POST /v1/phoneCalls: 201 create form, idempotent replay, and the errors', async () => {
+    const body = callBody({ toEmailAddress: 'grace@example.com', phoneCallWebhooks: [{ url: 'http://127.0.0.1:9/hook', subscribedEvent: '*', secret: 'a-long-secret' }] });
+    assertRequestValid('POST', '/v1/phoneCalls', body);
+    const created = await call('POST', '/v1/phoneCalls', { body });
+    expect(created.status).toBe(201);
+    scheduledId = created.body.data._id;
+
+    const idempotent = callBody();
+    const headers = { 'Idempotency-Key': `key-${Date.now()}` };
+    const first = await call('POST', '/v1/phoneCalls', { body: idempotent, headers });
+    const replay = await call('POST', '/v1/phoneCalls', { body: idempotent, headers });
+    expect(first.status).toBe(201);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    expect((await call('POST', '/v1/phoneCalls', { body: callBody({ nameOfHuman: 'Other' }), headers })).status).toBe(400);
+
+    expect((await call('POST', '/v1/phoneCalls', { body: callBody({ toPhoneNumber: 'not a number', extra: true }) })).status).toBe(400);
+    expect((await call('POST', '/v1/phoneCalls', { body: callBody(), key: null })).status).toBe(401);
+    expect((await call('POST', '/v1/phoneCalls', { body: callBody(), key: 'not-a-key' })).status).toBe(401);
+    expect((await call('POST', '/v1/phoneCalls', { body: callBody({ teamId: 'a'.repeat(24) }) })).status).toBe(403);
+    expect((await call('POST', '/v1/phoneCalls', { rawBody: 'teamId=x', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+    expect((await call('POST', '/v1/phoneCalls', { rawBody: '{"teamId":', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+  });
+
+  it('POST /v1/phoneCalls/batch: 201 in request order, 400, 413', async () => {
+    const body = {
+      phoneCalls: [callBody({ toPhoneNumber: '+14155550001' }), callBody({ toPhoneNumber: '+14155550002', record: true, telephonyProvider: 'telnyx' })],
+      fileId: 'file-openapi',
+      fileName: 'openapi.csv',
+    };
+    assertRequestValid('POST', '/v1/phoneCalls/batch', body);
+    const created = await call('POST', '/v1/phoneCalls/batch', { body });
+    expect(created.status).toBe(201);
+    expect(created.body.data.map((c: Json) => c.toPhoneNumber)).toEqual(['+14155550001', '+14155550002']);
+
+    expect((await call('POST', '/v1/phoneCalls/batch', { body: { phoneCalls: [callBody({ toPhoneNumber: 'x' })] } })).status).toBe(400);
+    const tooLarge = { phoneCalls: [callBody({ nameOfHuman: 'x'.repeat(200) })], fileName: 'y'.repeat(BODY_LIMIT_BYTES) };
+    expect((await call('POST', '/v1/phoneCalls/batch', { body: tooLarge })).status).toBe(413);
+  });
+
+  it('GET /v1/phoneCalls: pages with nextCursor, filters (canceled too), 400 for bad parameters', async () => {
+    const firstPage = await call('GET', '/v1/phoneCalls', { query: { limit: '2' } });
+    expect(firstPage.status).toBe(200);
+    expect(firstPage.body.data).toHaveLength(2);
+    expect(typeof firstPage.body.nextCursor).toBe('string');
+    const secondPage = await call('GET', '/v1/phoneCalls', { query: { limit: '2', cursor: firstPage.body.nextCursor } });
+    expect(secondPage.status).toBe(200);
+    const filtered = await call('GET', '/v1/phoneCalls', { query: { fileId: 'file-openapi', status: 'queued', toPhoneNumber: '+14155550002' } });
+    expect(filtered.body.data).toHaveLength(1);
+    expect(filtered.body.nextCursor).toBeNull();
+    expect((await call('GET', '/v1/phoneCalls', { query: { status: 'canceled' } })).body.data).toEqual([]);
+    expect((await call('GET', '/v1/phoneCalls', { query: { status: 'nope', color: 'red' } })).status).toBe(400);
+    expect((await call('GET', '/v1/phoneCalls', { key: null })).status).toBe(401);
+  });
+
+  it('GET /v1/phoneCalls/{id}: 200 read form, 404 for unknown and malformed ids', async () => {
+    const got = await call('GET', '/v1/phoneCalls/{id}', { path: { id: scheduledId } });
+    expect(got.status).toBe(200);
+    expect(got.body.data.callOrigin).toBe('api');
+    expect((await call('GET', '/v1/phoneCalls/{id}', { path: { id: 'f'.repeat(24) } })).status).toBe(404);
+    expect((await call('GET', '/v1/phoneCalls/{id}', { path: { id: 'not-an-id' } })).status).toBe(404);
+  });
+
+  it('DELETE /v1/phoneCalls/{id}: 200 with the call as it was, then 404', async () => {
+    const deleted = await call('DELETE', '/v1/phoneCalls/{id}', { path: { id: scheduledId } });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.data).toMatchObject({ _id: scheduledId, status: 'queued' });
+    expect((await call('GET', '/v1/phoneCalls/{id}', { path: { id: scheduledId } })).status).toBe(404);
+    expect((await call('DELETE', '/v1/phoneCalls/{id}', { path: { id: scheduledId } })).status).toBe(404);
+  });
+
+  it('calls that ran: read forms of every outcome, a 400 delete, transcripts and the recording', async () => {
+    const outcomes: Record<string, string> = { '+14155552671': 'completed', '+14155551486': 'busy', '+14155551404': 'failed' };
+    const ids = new Map<string, string>();
+    for (const to of Object.keys(outcomes)) {
+      const created = await call('POST', '/v1/phoneCalls', { body: callBody({ toPhoneNumber: to, callDelayedUntil: undefined, record: true }) });
+      expect(created.status).toBe(201);
+      ids.set(to, created.body.data._id);
+    }
+    const ended = new Map<string, Json>();
+    for (const [to, id] of ids) {
+      // Every answer on the way (queued, ringing, inProgress, ...) is checked against the schema too.
+      const final = await eventually(async () => {
+        const res = await call('GET', '/v1/phoneCalls/{id}', { path: { id } });
+        return res.body.data.status === outcomes[to] && res.body.data.callEndedAt ? (res.body.data as Json) : undefined;
+      }, 60_000, `${to} to reach ${outcomes[to]}`);
+      ended.set(to, final);
+    }
+    const completed = ended.get('+14155552671')!;
+    expect(completed.statusExtraInfo.statusCode).toBe('completed');
+    expect(typeof completed.callDuration).toBe('number');
+    expect(ended.get('+14155551404')!.statusExtraInfo.statusCode).toBe('invalid-number');
+
+    const refused = await call('DELETE', '/v1/phoneCalls/{id}', { path: { id: completed._id } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toEqual(['only queued calls can be deleted; status is completed']);
+
+    // A provider callback for a real call without the provider's signature.
+    const unsigned = await call('POST', '/telephony/{provider}/events', {
+      path: { provider: 'twilio' },
+      query: { callId: completed._id },
+      rawBody: 'CallStatus=completed',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      key: null,
+    });
+    expect(unsigned.status).toBe(401);
+
+    const transcripts = await eventually(async () => {
+      const res = await call('GET', '/v1/transcripts', { query: { phoneCallId: completed._id } });
+      return res.body.data.length > 0 ? res : undefined;
+    }, 30_000, 'the transcript');
+    expect(transcripts.body.data.every((t: Json) => t.phoneCallId === completed._id)).toBe(true);
+    const onePerPage = await call('GET', '/v1/transcripts', { query: { phoneCallId: completed._id, limit: '1' } });
+    expect(onePerPage.body.nextCursor === null || typeof onePerPage.body.nextCursor === 'string').toBe(true);
+    expect((await call('GET', '/v1/transcripts', { query: { limit: '0' } })).status).toBe(400);
+
+    // Recorded and answered, so it has a recording, served without a key.
+    const recordingUrl = new URL(completed.recordingUrl);
+    expect(recordingUrl.origin).toBe(stack.config.PUBLIC_BASE_URL);
+    const file = recordingUrl.pathname.replace(/^\/recordings\//, '');
+    expect((await call('GET', '/recordings/{file}', { path: { file }, key: null })).status).toBe(200);
+    expect((await call('GET', '/recordings/{file}', { path: { file: `${'A'.repeat(32)}.wav` }, key: null })).status).toBe(404);
+  });
+});
+
+describe('webhooks', () => {
+  it('create (200, with the secret), get and patch (200, without), and their errors', async () => {
+    const body = { teamId: stack.team.teamId, url: 'http://127.0.0.1:9/hook', subscribedEvents: ['phoneCall.completed', 'transcript.created'], method: 'POST' };
+    assertRequestValid('POST', '/v1/webhooks', body);
+    const created = await call('POST', '/v1/webhooks', { body });
+    expect(created.status).toBe(200);
+    expect(created.body.data.secret).toMatch(/^whsec_/);
+    const id = created.body.data._id as string;
+
+    const got = await call('GET', '/v1/webhooks/{_id}', { path: { _id: id } });
+    expect(got.status).toBe(200);
+    expect(got.body.data.secret).toBeUndefined();
+
+    const changes = { subscribedEvents: ['*'], method: 'GET' };
+    assertRequestValid('PATCH', '/v1/webhooks/{_id}', changes);
+    const patched = await call('PATCH', '/v1/webhooks/{_id}', { path: { _id: id }, body: changes });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data).toMatchObject({ subscribedEvents: ['*'], method: 'GET' });
+
+    expect((await call('POST', '/v1/webhooks', { body: { ...body, subscribedEvents: ['phoneCall.exploded'] } })).status).toBe(400);
+    expect((await call('POST', '/v1/webhooks', { body: { ...body, teamId: 'b'.repeat(24) } })).status).toBe(403);
+    expect((await call('PATCH', '/v1/webhooks/{_id}', { path: { _id: id }, body: {} })).status).toBe(400);
+    expect((await call('PATCH', '/v1/webhooks/{_id}', { path: { _id: id }, rawBody: 'url', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+    expect((await call('GET', '/v1/webhooks/{_id}', { path: { _id: 'c'.repeat(24) } })).status).toBe(404);
+    expect((await call('PATCH', '/v1/webhooks/{_id}', { path: { _id: 'c'.repeat(24) }, body: changes })).status).toBe(404);
+    expect((await call('GET', '/v1/webhooks/{_id}', { path: { _id: id }, key: null })).status).toBe(401);
+  });
+});
+
+describe('voices, scopes and the routes outside /v1', () => {
+  it('GET /v1/voices: 200, and each sample is served as audio', async () => {
+    const voices = await call('GET', '/v1/voices');
+    expect(voices.status).toBe(200);
+    expect(voices.body.data.length).toBeGreaterThanOrEqual(12);
+    const sample = new URL(voices.body.data[0].voiceSampleUrl);
+    expect(sample.origin).toBe(stack.config.PUBLIC_BASE_URL);
+    const id = /^\/voices\/(\d+)\/sample\.wav$/.exec(sample.pathname)?.[1];
+    expect(id).toBeDefined();
+    expect((await call('GET', '/voices/{id}/sample.wav', { path: { id: id! }, key: null })).status).toBe(200);
+    expect((await call('GET', '/voices/{id}/sample.wav', { path: { id: '999999' }, key: null })).status).toBe(404);
+    expect((await call('GET', '/v1/voices', { key: null })).status).toBe(401);
+  });
+
+  it('a key without the scope gets 403 everywhere but where its scope applies', async () => {
+    const { key } = await createKey({ team: stack.team.teamId, scopes: 'voices:read' });
+    expect((await call('GET', '/v1/voices', { key })).status).toBe(200);
+    expect((await call('GET', '/v1/phoneCalls', { key })).status).toBe(403);
+    expect((await call('POST', '/v1/phoneCalls', { key, body: callBody() })).status).toBe(403);
+    expect((await call('POST', '/v1/phoneCalls/batch', { key, body: { phoneCalls: [callBody()] } })).status).toBe(403);
+    expect((await call('GET', '/v1/phoneCalls/{id}', { key, path: { id: 'f'.repeat(24) } })).status).toBe(403);
+    expect((await call('DELETE', '/v1/phoneCalls/{id}', { key, path: { id: 'f'.repeat(24) } })).status).toBe(403);
+    expect((await call('POST', '/v1/webhooks', { key, body: { teamId: stack.team.teamId, url: 'http://127.0.0.1:9/x', subscribedEvents: ['*'], method: 'GET' } })).status).toBe(403);
+    expect((await call('GET', '/v1/webhooks/{_id}', { key, path: { _id: 'f'.repeat(24) } })).status).toBe(403);
+    expect((await call('PATCH', '/v1/webhooks/{_id}', { key, path: { _id: 'f'.repeat(24) }, body: { method: 'GET' } })).status).toBe(403);
+    expect((await call('GET', '/v1/transcripts', { key })).status).toBe(403);
+
+    const { key: transcriptsOnly } = await createKey({ team: stack.team.teamId, scopes: 'transcripts:read' });
+    expect((await call('GET', '/v1/voices', { key: transcriptsOnly })).status).toBe(403);
+    const all = await call('GET', '/v1/transcripts', { key: transcriptsOnly });
+    expect(all.status).toBe(200);
+    expect((await call('GET', '/v1/transcripts', { key: null })).status).toBe(401);
+  });
+
+  it('health, readiness and provider callbacks answer as declared', async () => {
+    expect((await call('GET', '/healthz', { key: null })).status).toBe(200);
+    expect((await call('GET', '/readyz', { key: null })).status).toBe(200);
+    const unknownCall = await call('POST', '/telephony/{provider}/events', {
+      path: { provider: 'twilio' },
+      query: { callId: 'f'.repeat(24) },
+      rawBody: 'CallStatus=ringing',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      key: null,
+    });
+    expect(unknownCall.status).toBe(404);
+  });
+});
+
+describe('coverage', () => {
+  it('exercised a success and an error of every /v1 operation', () => {
+    for (const [template, item] of Object.entries(doc.paths as Json)) {
+      if (!template.startsWith('/v1/') || template === '/v1/openapi.json') continue;
+      for (const method of HTTP_METHODS.filter((m) => m in item)) {
+        const seen = [...covered].filter((c) => c.startsWith(`${method.toUpperCase()} ${template} `)).map((c) => Number(c.split(' ').pop()));
+        expect(seen.some((s) => s >= 200 && s < 300), `${method} ${template}: no success checked`).toBe(true);
+        expect(seen.some((s) => s >= 400), `${method} ${template}: no error checked`).toBe(true);
+      }
+    }
+  });
+});

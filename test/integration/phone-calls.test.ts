@@ -1,0 +1,303 @@
+// Endpoints 4-8 through HTTP against the real servers: create, get, list basics, delete, auth,
+// validation and the error shape.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, revokeKey } from '../../src/admin/commands';
+import { apiClient, errorMessages, eventually } from '../helpers/http';
+import { startTestStack, type TestStack } from '../helpers/stack';
+
+let stack: TestStack;
+let api: ReturnType<typeof apiClient>;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  api = apiClient(stack.baseUrl, stack.team.key);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
+
+function callBody(overrides: Record<string, unknown> = {}) {
+  return {
+    teamId: stack.team.teamId,
+    callTemplateId: stack.team.templateId,
+    toPhoneNumber: '+1 (415) 555-2671',
+    nameOfHuman: 'Grace',
+    promptVariableValues: [{ key: 'firstName', value: 'Grace' }],
+    callDelayedUntil: inAnHour(),
+    ...overrides,
+  };
+}
+
+describe('POST /v1/phoneCalls', () => {
+  it('creates a call: 201, the create form, normalised number, defaults', async () => {
+    const res = await api.post('/v1/phoneCalls', callBody({ toEmailAddress: 'grace@example.com' }));
+    expect(res.status).toBe(201);
+    const call = res.body.data;
+    expect(call._id).toMatch(/^[0-9a-f]{24}$/);
+    expect(call).toMatchObject({
+      teamId: stack.team.teamId,
+      callTemplateId: stack.team.templateId,
+      toPhoneNumber: '+14155552671',
+      status: 'queued',
+      telephonyProvider: 'twilio',
+      record: false,
+      fromPhoneNumber: '+14155550100',
+      toEmailAddress: 'grace@example.com',
+      promptVariableValues: [{ key: 'firstName', value: 'Grace' }],
+    });
+    expect(call.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(call.updatedAt).toBeTypeOf('string');
+    expect(call.dispatchBatchId).toBeUndefined();
+    expect(call.providerCallId).toBeUndefined();
+
+    const got = await api.get(`/v1/phoneCalls/${call._id}`);
+    expect(got.status).toBe(200);
+    expect(got.body.data).toMatchObject({ _id: call._id, status: 'queued', callOrigin: 'api', resultValues: [], customTagsHitOnCall: [] });
+    expect(got.body.data.statusExtraInfo.statusCode).toBe('scheduled');
+
+    const described = await stack.temporal.workflow.getHandle(`phoneCall-${call._id}`).describe();
+    expect(described.status.name).toBe('RUNNING');
+    expect(described.searchAttributes.CallTeamId).toEqual([stack.team.teamId]);
+    expect(described.searchAttributes.CallStatus).toEqual(['queued']);
+  });
+
+  it('uses the phone number and provider given, and never returns webhook secrets', async () => {
+    const res = await api.post(
+      '/v1/phoneCalls',
+      callBody({
+        phoneNumberId: stack.team.phoneNumberIds.vonage,
+        record: true,
+        phoneCallWebhooks: [{ url: 'http://127.0.0.1:9/hook', subscribedEvent: 'phoneCall.completed', secret: 'a-long-secret' }],
+      }),
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ telephonyProvider: 'vonage', fromPhoneNumber: '+14155550101', record: true, phoneNumberId: stack.team.phoneNumberIds.vonage });
+    expect(res.body.data.phoneCallWebhooks).toEqual([{ url: 'http://127.0.0.1:9/hook', subscribedEvent: 'phoneCall.completed' }]);
+    const got = await api.get(`/v1/phoneCalls/${res.body.data._id}`);
+    expect(JSON.stringify(got.body)).not.toContain('a-long-secret');
+  });
+
+  it('names every invalid field, one message per problem', async () => {
+    const res = await api.post('/v1/phoneCalls', {
+      teamId: stack.team.teamId,
+      toPhoneNumber: '12345',
+      fromPhoneNumber: 'not a number',
+      status: 'completed',
+      telephonyProvider: 'skype',
+      record: 'yes',
+      callDelayedUntil: '2026-01-01 10:00',
+      toEmailAddress: 'nope',
+      colour: 'blue',
+    });
+    const messages = errorMessages(res, 400);
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        'callTemplateId is required',
+        'toPhoneNumber must be a valid E.164 phone number',
+        'fromPhoneNumber must be a valid E.164 phone number',
+        'status must be queued (the only status a call can be created in)',
+        'telephonyProvider must be one of twilio, vonage, telnyx',
+        'record must be a boolean',
+        'callDelayedUntil must be an ISO 8601 date-time with Z or an offset',
+        'toEmailAddress must be a valid e-mail address',
+        'colour is not allowed',
+      ]),
+    );
+    expect(res.body.error.error).toBe('Bad Request');
+  });
+
+  it('checks template, phone number and prompt variables against the team', async () => {
+    const other = await stack.seedTeam('Other team');
+    const res = await api.post(
+      '/v1/phoneCalls',
+      callBody({
+        callTemplateId: other.templateId,
+        phoneNumberId: other.phoneNumberIds.twilio,
+      }),
+    );
+    expect(errorMessages(res, 400)).toEqual(
+      expect.arrayContaining(['callTemplateId does not name a call template of this team', 'phoneNumberId does not name a phone number of this team']),
+    );
+    const vars = await api.post('/v1/phoneCalls', callBody({ promptVariableValues: [{ key: 'when', value: 'soon' }, { key: 'shoeSize', value: '9' }] }));
+    expect(errorMessages(vars, 400)).toEqual([
+      'promptVariableValues must include firstName (required by the call template)',
+      'promptVariableValues has unknown key shoeSize (the call template has no such variable)',
+    ]);
+    const duplicates = await api.post('/v1/phoneCalls', callBody({ promptVariableValues: [{ key: 'firstName', value: 'A' }, { key: 'firstName', value: 'B' }] }));
+    expect(errorMessages(duplicates, 400)).toEqual(['promptVariableValues has a duplicate key firstName']);
+  });
+
+  it('refuses a schedule more than 365 days ahead', async () => {
+    const res = await api.post('/v1/phoneCalls', callBody({ callDelayedUntil: new Date(Date.now() + 366 * 86_400_000).toISOString() }));
+    expect(errorMessages(res, 400)).toContain('callDelayedUntil must be at most 365 days ahead');
+  });
+
+  it('answers malformed JSON, wrong content type and unknown routes in the error shape', async () => {
+    expect(errorMessages(await api.request('POST', '/v1/phoneCalls', { rawBody: '{"teamId": ', headers: { 'content-type': 'application/json' } }), 400)).toEqual([
+      'request body is not valid JSON',
+    ]);
+    expect(errorMessages(await api.request('POST', '/v1/phoneCalls', { rawBody: 'teamId=1', headers: { 'content-type': 'text/plain' } }), 415)).toEqual([
+      'content-type must be application/json',
+    ]);
+    errorMessages(await api.get('/v1/nothing-here'), 404);
+    errorMessages(await api.get('/v1/phoneCalls/not-an-id'), 404);
+    errorMessages(await api.get('/v1/phoneCalls/0123456789abcdef01234567'), 404);
+  });
+
+  it('honours Idempotency-Key: same body replays, another body is refused', async () => {
+    const body = callBody();
+    const headers = { 'Idempotency-Key': `key-${Date.now()}` };
+    const first = await api.post('/v1/phoneCalls', body, { headers });
+    const second = await api.post('/v1/phoneCalls', body, { headers });
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(201);
+    expect(second.body).toEqual(first.body);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    const list = await api.get(`/v1/phoneCalls?toPhoneNumber=%2B14155552671&limit=1000`);
+    expect(list.body.data.filter((c: { _id: string }) => c._id === first.body.data._id)).toHaveLength(1);
+    const different = await api.post('/v1/phoneCalls', { ...body, nameOfHuman: 'Ada' }, { headers });
+    expect(errorMessages(different, 400)).toEqual(['Idempotency-Key was already used with a different request body']);
+    expect(errorMessages(await api.post('/v1/phoneCalls', body, { headers: { 'Idempotency-Key': 'x'.repeat(256) } }), 400)).toEqual([
+      'Idempotency-Key must be 1 to 255 characters',
+    ]);
+  });
+});
+
+describe('authentication and tenancy', () => {
+  it('401 without a key, with a bad key, an expired key or a revoked key', async () => {
+    const path = `/v1/phoneCalls`;
+    expect(errorMessages(await api.get(path, { key: null }), 401)).toEqual(['the service-api-key header is missing']);
+    expect(errorMessages(await api.get(path, { key: 'oco_nope' }), 401)[0]).toContain('invalid');
+    const forged = stack.team.key.slice(0, -4) + 'AAAA';
+    errorMessages(await api.get(path, { key: forged }), 401);
+
+    const expiring = await createKey({ team: stack.team.teamId, expiresIn: '1s' });
+    expect((await api.get(path, { key: expiring.key })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1_200));
+    errorMessages(await api.get(path, { key: expiring.key }), 401);
+
+    const revoked = await createKey({ team: stack.team.teamId });
+    expect((await api.get(path, { key: revoked.key })).status).toBe(200);
+    await revokeKey({ keyId: revoked.keyId });
+    errorMessages(await api.get(path, { key: revoked.key }), 401);
+  });
+
+  it('403 for a missing scope and for another team in the body; 404 for another team\'s call', async () => {
+    const readOnly = await createKey({ team: stack.team.teamId, scopes: 'calls:read' });
+    expect(errorMessages(await api.post('/v1/phoneCalls', callBody(), { key: readOnly.key }), 403)).toEqual(['the API key lacks the calls:write scope']);
+    expect((await api.get('/v1/phoneCalls', { key: readOnly.key })).status).toBe(200);
+    const noCalls = await createKey({ team: stack.team.teamId, scopes: 'webhooks:read' });
+    errorMessages(await api.get('/v1/phoneCalls', { key: noCalls.key }), 403);
+
+    const other = await stack.seedTeam('Tenant B');
+    expect(errorMessages(await api.post('/v1/phoneCalls', callBody({ teamId: other.teamId })), 403)).toEqual(['teamId is not the team of this API key']);
+
+    const theirs = await apiClient(stack.baseUrl, other.key).post('/v1/phoneCalls', {
+      teamId: other.teamId,
+      callTemplateId: other.templateId,
+      toPhoneNumber: '+14155552671',
+      promptVariableValues: [{ key: 'firstName', value: 'B' }],
+      callDelayedUntil: inAnHour(),
+    });
+    expect(theirs.status).toBe(201);
+    errorMessages(await api.get(`/v1/phoneCalls/${theirs.body.data._id}`), 404);
+    errorMessages(await api.delete(`/v1/phoneCalls/${theirs.body.data._id}`), 404);
+    const mine = await api.get('/v1/phoneCalls?limit=1000');
+    expect(mine.body.data.some((c: { _id: string }) => c._id === theirs.body.data._id)).toBe(false);
+  });
+});
+
+describe('scheduling and deletion', () => {
+  it('does not dial before callDelayedUntil and dials after it', async () => {
+    const to = '+14155553001';
+    const at = new Date(Date.now() + 4_000);
+    const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: at.toISOString() }));
+    expect(res.status).toBe(201);
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(stack.emulator.callsTo(to)).toBe(0);
+    expect((await api.get(`/v1/phoneCalls/${res.body.data._id}`)).body.data.status).toBe('queued');
+    const completed = await eventually(async () => {
+      const call = (await api.get(`/v1/phoneCalls/${res.body.data._id}`)).body.data;
+      return call.status === 'completed' ? call : undefined;
+    }, 60_000, 'the call to complete');
+    expect(Date.parse(completed.callTriggeredAt)).toBeGreaterThanOrEqual(at.getTime());
+    expect(stack.emulator.callsTo(to)).toBe(1);
+  });
+
+  it('places a call scheduled in the past at once', async () => {
+    const to = '+14155553002';
+    const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: new Date(Date.now() - 60_000).toISOString() }));
+    expect(res.status).toBe(201);
+    await eventually(async () => (stack.emulator.callsTo(to) === 1 ? true : undefined), 20_000, 'the dial');
+  });
+
+  it('keeps a scheduled call across a worker restart', async () => {
+    const to = '+14155553003';
+    const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: new Date(Date.now() + 3_000).toISOString() }));
+    expect(res.status).toBe(201);
+    await stack.stopWorker();
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect(stack.emulator.callsTo(to)).toBe(0);
+    await stack.startWorker();
+    await eventually(async () => {
+      const call = (await api.get(`/v1/phoneCalls/${res.body.data._id}`)).body.data;
+      return call.status === 'completed' ? call : undefined;
+    }, 60_000, 'the call to complete after the restart');
+    expect(stack.emulator.callsTo(to)).toBe(1);
+  });
+
+  it('deletes a queued call: 200 with the call as it was, then 404, and it never rings', async () => {
+    const to = '+14155553004';
+    const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: new Date(Date.now() + 3_000).toISOString() }));
+    const id = res.body.data._id;
+    const deleted = await api.delete(`/v1/phoneCalls/${id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.data).toMatchObject({ _id: id, status: 'queued', toPhoneNumber: to });
+    errorMessages(await api.get(`/v1/phoneCalls/${id}`), 404);
+    errorMessages(await api.delete(`/v1/phoneCalls/${id}`), 404);
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect(stack.emulator.callsTo(to)).toBe(0);
+    const result = await stack.temporal.workflow.getHandle(`phoneCall-${id}`).result();
+    expect(result.phase).toBe('deleted');
+  });
+
+  it('refuses to delete a call that is no longer queued', async () => {
+    const to = '+14155553005';
+    const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: undefined }));
+    const id = res.body.data._id;
+    await eventually(async () => ((await api.get(`/v1/phoneCalls/${id}`)).body.data.status === 'completed' ? true : undefined), 60_000);
+    expect(errorMessages(await api.delete(`/v1/phoneCalls/${id}`), 400)).toEqual(['only queued calls can be deleted; status is completed']);
+  });
+
+  it('never both deletes and rings a call when the delete races the dial', async () => {
+    const runs = 16;
+    const outcomes = await Promise.all(
+      Array.from({ length: runs }, async (_, i) => {
+        const to = `+1415555${String(4000 + i).padStart(4, '0')}`;
+        const dialAt = Date.now() + 1_500;
+        const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: new Date(dialAt).toISOString() }));
+        const id = res.body.data._id;
+        // Aim the delete at the moment the timer fires, spread a little either side.
+        await new Promise((r) => setTimeout(r, Math.max(0, dialAt - Date.now() + (i % 8) * 40 - 160)));
+        const deleted = await api.delete(`/v1/phoneCalls/${id}`);
+        return { id, to, deleted };
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 3_000));
+    let deletedCount = 0;
+    for (const { id, to, deleted } of outcomes) {
+      const rang = stack.emulator.callsTo(to);
+      if (deleted.status === 200) {
+        deletedCount += 1;
+        expect(rang, `call ${id} was deleted and rung`).toBe(0);
+        expect((await api.get(`/v1/phoneCalls/${id}`)).status).toBe(404);
+      } else {
+        expect(errorMessages(deleted, 400)[0]).toMatch(/^only queued calls can be deleted; status is /);
+        expect(rang, `call ${id} was neither deleted nor rung`).toBe(1);
+      }
+    }
+    expect(deletedCount + outcomes.filter((o) => o.deleted.status === 400).length).toBe(runs);
+  });
+});

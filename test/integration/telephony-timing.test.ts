@@ -1,0 +1,69 @@
+// Calls that last: the emulator runs at half speed so that a conversation outlasts a short maximum
+// duration, and an operator can cancel a call while it is live.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTemplate } from '../../src/admin/commands';
+import { apiClient, eventually } from '../helpers/http';
+import { startTestStack, type TestStack } from '../helpers/stack';
+
+let stack: TestStack;
+let api: ReturnType<typeof apiClient>;
+beforeAll(async () => {
+  stack = await startTestStack({ speedFactor: 0.5 });
+  api = apiClient(stack.baseUrl, stack.team.key);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function place(to: string, callTemplateId = stack.team.templateId) {
+  const res = await api.post('/v1/phoneCalls', {
+    teamId: stack.team.teamId,
+    callTemplateId,
+    toPhoneNumber: to,
+    promptVariableValues: [{ key: 'firstName', value: 'Sam' }],
+  });
+  expect(res.status).toBe(201);
+  return res.body.data._id as string;
+}
+
+const read = async (id: string) => (await api.get(`/v1/phoneCalls/${id}`)).body.data;
+
+it('hangs up an answered call that outlives the template\'s maximum duration', async () => {
+  const { callTemplateId } = await createTemplate({ team: stack.team.teamId, name: 'Short', prompt: 'Hi {{firstName}}, a very quick question.', maxDurationSeconds: '2' });
+  const to = '+14155559201';
+  const id = await place(to, callTemplateId);
+  const call = await eventually(async () => {
+    const current = await read(id);
+    return current.status === 'failed' || current.status === 'completed' ? current : undefined;
+  }, 60_000, 'the call to end');
+  expect(call).toMatchObject({ status: 'failed', statusExtraInfo: { statusCode: 'max-duration' } });
+  const lasted = (Date.parse(call.callEndedAt) - Date.parse(call.callStartedAt)) / 1000;
+  expect(lasted).toBeGreaterThanOrEqual(2);
+  expect(lasted).toBeLessThan(6);
+  await eventually(async () => {
+    const emulated = stack.emulator.calls().find((c) => c.to === to);
+    return emulated?.state === 'ended' ? emulated : undefined;
+  }, 20_000, 'the provider to end the call');
+  expect(stack.emulator.calls().find((c) => c.to === to)?.end?.hungUpBy).toBe('caller');
+});
+
+it('an operator cancelling a live call hangs up and ends it as cancelled', async () => {
+  const to = '+14155559202';
+  const id = await place(to);
+  await eventually(async () => ((await read(id)).status === 'inProgress' ? true : undefined), 30_000, 'the call to be answered');
+  await stack.temporal.workflow.getHandle(`phoneCall-${id}`).cancel();
+  const call = await eventually(async () => {
+    const current = await read(id);
+    return current.status === 'cancelled' ? current : undefined;
+  }, 30_000, 'the call to be cancelled');
+  expect(call.statusExtraInfo.statusCode).toBe('cancelled-by-operator');
+  expect(call.callEndedAt).toBeTypeOf('string');
+  const emulated = await eventually(async () => {
+    const found = stack.emulator.calls().find((c) => c.to === to);
+    return found?.state === 'ended' ? found : undefined;
+  }, 20_000, 'the provider to end the call');
+  expect(emulated.end?.hungUpBy).toBe('caller');
+  // A terminal status never changes: the provider's later "completed" callback is ignored.
+  await new Promise((r) => setTimeout(r, 2_000));
+  expect((await read(id)).status).toBe('cancelled');
+});

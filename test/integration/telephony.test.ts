@@ -1,0 +1,201 @@
+// Calls end to end through each provider's adapter and the emulator: statuses for every emulated
+// outcome, recording, transcript and results; callback signatures, duplicates and reordering; a
+// retried dial that rings once; voices and transcripts endpoints.
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../../activities';
+import { parseWavHeader } from '../../src/audio';
+import { createSecretBox } from '../../src/crypto/secret-box';
+import { PhoneCall } from '../../src/data/models/phone-call';
+import { numberForScenario } from '../../src/emulator';
+import { createLogger } from '../../src/logger';
+import { twilioSignature } from '../../src/telephony/twilio';
+import { createTeamProviderResolver } from '../../src/telephony/team-providers';
+import { apiClient, errorMessages, eventually } from '../helpers/http';
+import { startTestStack, type TestStack } from '../helpers/stack';
+
+let stack: TestStack;
+let api: ReturnType<typeof apiClient>;
+beforeAll(async () => {
+  stack = await startTestStack();
+  api = apiClient(stack.baseUrl, stack.team.key);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const TERMINAL = new Set(['completed', 'busy', 'noAnswer', 'failed', 'cancelled']);
+
+async function place(to: string, extra: Record<string, unknown> = {}) {
+  const res = await api.post('/v1/phoneCalls', {
+    teamId: stack.team.teamId,
+    callTemplateId: stack.team.templateId,
+    toPhoneNumber: to,
+    nameOfHuman: 'Grace',
+    promptVariableValues: [{ key: 'firstName', value: 'Grace' }, { key: 'when', value: 'next week' }],
+    ...extra,
+  });
+  expect(res.status).toBe(201);
+  return res.body.data._id as string;
+}
+
+async function untilEnded(id: string) {
+  return eventually(async () => {
+    const call = (await api.get(`/v1/phoneCalls/${id}`)).body.data;
+    return TERMINAL.has(call.status) ? call : undefined;
+  }, 60_000, `call ${id} to end`);
+}
+
+describe.each(['twilio', 'vonage', 'telnyx'] as const)('a completed, recorded call through %s', (provider) => {
+  it('has its status, timings, playable recording, ordered transcript and results', async () => {
+    const to = numberForScenario('meeting-tuesday', '+1415555');
+    const id = await place(to, { phoneNumberId: stack.team.phoneNumberIds[provider], record: true });
+    const call = await untilEnded(id);
+    expect(call).toMatchObject({ status: 'completed', telephonyProvider: provider, statusExtraInfo: { statusCode: 'completed' } });
+    const [triggered, started, ended] = [call.callTriggeredAt, call.callStartedAt, call.callEndedAt].map((t: string) => Date.parse(t));
+    expect(triggered).toBeLessThanOrEqual(started!);
+    expect(started).toBeLessThan(ended!);
+    expect(call.callDuration).toBeCloseTo((ended! - started!) / 1000, 1);
+
+    expect(call.recordingUrl).toMatch(new RegExp(`^${stack.baseUrl}/recordings/[A-Za-z0-9_-]{32}\\.wav$`));
+    const audio = await fetch(call.recordingUrl);
+    expect(audio.status).toBe(200);
+    expect(audio.headers.get('content-type')).toBe('audio/wav');
+    const header = parseWavHeader(Buffer.from(await audio.arrayBuffer()));
+    expect(header.durationSeconds).toBeGreaterThan(1);
+
+    const transcripts = (await api.get(`/v1/transcripts?phoneCallId=${id}`)).body.data;
+    expect(transcripts.length).toBeGreaterThan(2);
+    expect(transcripts[0]).toMatchObject({
+      speaker: 'agent',
+      phoneCallId: id,
+      teamId: stack.team.teamId,
+      text: 'Hello Grace, this is Ada from Acme Dental. Could we book your check-up next week?',
+    });
+    expect(transcripts.some((t: { speaker: string }) => t.speaker === 'human')).toBe(true);
+    const times = transcripts.map((t: { createdAt: string }) => t.createdAt);
+    expect([...times].sort()).toEqual(times);
+
+    expect(call.resultValues.map((r: { columnName: string }) => r.columnName)).toEqual(['interested', 'meetingTime', 'summary']);
+    expect(call.fixedMeetingTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(new Date(call.fixedMeetingTime).getUTCDay()).toBe(2);
+    expect(call.resultValues.find((r: { columnName: string }) => r.columnName === 'meetingTime').value).toBe(call.fixedMeetingTime);
+  });
+});
+
+describe('every emulated outcome ends in the right status', () => {
+  it.each([
+    ['1486', 'busy', 'busy', false],
+    ['1408', 'noAnswer', 'no-answer', false],
+    ['1404', 'failed', 'invalid-number', false],
+    ['1500', 'failed', 'provider-error', true],
+    ['1200', 'completed', 'completed', true],
+  ])('a number ending %s ends %s (%s)', async (digits, status, code, answered) => {
+    const to = `+1415555${digits}`;
+    const id = await place(to, { record: true });
+    const call = await untilEnded(id);
+    expect(call.status).toBe(status);
+    expect(call.statusExtraInfo.statusCode).toBe(code);
+    expect(Boolean(call.callStartedAt)).toBe(answered);
+    if (!answered) expect(call.recordingUrl).toBeUndefined();
+    if (digits === '1404') expect(stack.emulator.callsTo(to)).toBe(0);
+    if (digits === '1200') {
+      const transcripts = (await api.get(`/v1/transcripts?phoneCallId=${id}`)).body.data;
+      expect(transcripts.every((t: { speaker: string }) => t.speaker === 'agent')).toBe(true);
+    }
+  });
+});
+
+describe('provider callbacks', () => {
+  it('rejects a bad signature and changes nothing; ignores duplicate and late callbacks', async () => {
+    const to = '+14155559101';
+    const id = await place(to);
+    const done = await untilEnded(id);
+    expect(done.status).toBe('completed');
+    const callSid = (await PhoneCall.findById(id).lean())!.providerCallId!;
+    const url = `${stack.baseUrl}/telephony/twilio/events?callId=${id}`;
+    const post = (params: URLSearchParams, signature: string) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, body: params.toString() });
+
+    const ringing = new URLSearchParams({ AccountSid: stack.team.twilio.accountSid, CallSid: callSid, CallStatus: 'ringing', Timestamp: new Date().toUTCString() });
+    const forged = await post(ringing, 'bm90IGEgc2lnbmF0dXJl');
+    expect([401, 403]).toContain(forged.status);
+
+    // Correctly signed, but a duplicate "completed" and a late "ringing": the call stays as it was.
+    const completed = new URLSearchParams({ AccountSid: stack.team.twilio.accountSid, CallSid: callSid, CallStatus: 'completed', Timestamp: new Date().toUTCString() });
+    for (const params of [completed, ringing]) {
+      const res = await post(params, twilioSignature(stack.team.twilio.authToken, url, params));
+      expect(res.status).toBeLessThan(300);
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    const after = (await api.get(`/v1/phoneCalls/${id}`)).body.data;
+    expect(after.status).toBe('completed');
+    expect(after.statusExtraInfo).toEqual(done.statusExtraInfo);
+    expect(after.updatedAt).toBe(done.updatedAt);
+    expect(stack.emulator.callsTo(to)).toBe(1);
+  });
+});
+
+it('a dial retried after the provider accepted the call rings once', async () => {
+  const to = '+14155559102';
+  const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
+  const secretBox = createSecretBox(stack.config.ENCRYPTION_KEY);
+  const activities = createActivities({
+    config: stack.config,
+    logger: createLogger('silent', 'test'),
+    secretBox,
+    providers: createTeamProviderResolver({
+      secretBox,
+      baseUrls: { twilio: stack.config.TWILIO_API_BASE_URL, vonage: stack.config.VONAGE_API_BASE_URL, telnyx: stack.config.TELNYX_API_BASE_URL },
+    }),
+  });
+  const first = (await new MockActivityEnvironment({ attempt: 1 }).run(activities.dialCall, { callId: id })) as { providerCallId: string };
+  expect(stack.emulator.callsTo(to)).toBe(1);
+  // The first attempt's answer was lost before it was recorded: the retry must find the call.
+  await PhoneCall.updateOne({ _id: id }, { $unset: { providerCallId: 1 } });
+  const retried = (await new MockActivityEnvironment({ attempt: 2 }).run(activities.dialCall, { callId: id })) as { providerCallId: string };
+  expect(retried.providerCallId).toBe(first.providerCallId);
+  expect(stack.emulator.callsTo(to)).toBe(1);
+  await api.delete(`/v1/phoneCalls/${id}`);
+});
+
+it('an operator cancelling a queued call ends it as cancelled', async () => {
+  const to = '+14155559103';
+  const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
+  await stack.temporal.workflow.getHandle(`phoneCall-${id}`).cancel();
+  const call = await untilEnded(id);
+  expect(call).toMatchObject({ status: 'cancelled', statusExtraInfo: { statusCode: 'cancelled-by-operator' } });
+  expect(stack.emulator.callsTo(to)).toBe(0);
+  errorMessages(await api.delete(`/v1/phoneCalls/${id}`), 400);
+});
+
+describe('voices and transcripts endpoints', () => {
+  it('lists at least a dozen voices, each with a playable sample', async () => {
+    const res = await api.get('/v1/voices');
+    expect(res.status).toBe(200);
+    expect(res.body.data.length).toBeGreaterThanOrEqual(12);
+    for (const voice of res.body.data) expect(Object.keys(voice).sort()).toEqual(['gender', 'id', 'isRecommended', 'voiceName', 'voiceSampleUrl']);
+    const genders = new Set(res.body.data.map((v: { gender: string }) => v.gender));
+    expect([...genders].some((g) => g !== String(g).toLowerCase())).toBe(true);
+    const sample = await fetch(res.body.data[0].voiceSampleUrl);
+    expect(sample.status).toBe(200);
+    expect(sample.headers.get('content-type')).toBe('audio/wav');
+    expect(parseWavHeader(Buffer.from(await sample.arrayBuffer())).durationSeconds).toBeGreaterThan(0.5);
+  });
+
+  it('pages transcripts in spoken order and keeps teams apart', async () => {
+    const id = await place(numberForScenario('send-email', '+1415555'));
+    await untilEnded(id);
+    const all = (await api.get(`/v1/transcripts?phoneCallId=${id}`)).body.data;
+    const pageOne = await api.get(`/v1/transcripts?phoneCallId=${id}&limit=2`);
+    expect(pageOne.body.data).toEqual(all.slice(0, 2));
+    const pageTwo = await api.get(`/v1/transcripts?phoneCallId=${id}&limit=2&cursor=${pageOne.body.nextCursor}`);
+    expect(pageTwo.body.data).toEqual(all.slice(2, 4));
+    const other = await stack.seedTeam('Transcript tenant');
+    const theirs = await apiClient(stack.baseUrl, other.key).get(`/v1/transcripts?phoneCallId=${id}`);
+    expect(theirs.body.data).toEqual([]);
+    expect(errorMessages(await api.get('/v1/transcripts?phoneCallId=nope'), 400)).toEqual(['phoneCallId must be a 24-character hex id']);
+    const noScope = await (await import('../../src/admin/commands')).createKey({ team: stack.team.teamId, scopes: 'calls:read' });
+    errorMessages(await api.get('/v1/transcripts', { key: noScope.key }), 403);
+  });
+});

@@ -1,0 +1,64 @@
+// Starts the real servers once per test run: FerretDB on PostgreSQL and the Temporal dev server,
+// on free ports in a temporary folder (or uses MONGODB_URI / TEMPORAL_ADDRESS when given), and
+// bundles the workflow code once. A server that cannot start fails the run with its own output.
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { TestProject } from 'vitest/node';
+import { freePort, startMongoStack, startTemporal, type RunningServer } from '../../scripts/local-servers';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    mongoUri: string;
+    temporalAddress: string;
+    workflowBundlePath: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'oco-test-'));
+  // PostgreSQL runs as its own user (it refuses root) and must be able to reach its data folder.
+  await chmod(dir, 0o755);
+  const servers: RunningServer[] = [];
+  const log = (line: string) => {
+    if (process.env.TEST_SERVER_LOGS) process.stderr.write(`${line}\n`);
+  };
+  const teardown = async () => {
+    for (const server of servers.reverse()) await server.stop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  };
+  try {
+    let mongoUri = process.env.MONGODB_URI;
+    if (!mongoUri) {
+      const stack = await startMongoStack({ dataDir: path.join(dir, 'mongo'), postgresPort: await freePort(), mongoPort: await freePort(), log });
+      servers.push(...stack.servers.reverse());
+      mongoUri = stack.uri;
+    }
+    let temporalAddress = process.env.TEMPORAL_ADDRESS;
+    if (!temporalAddress) {
+      const temporal = await startTemporal({ dataDir: path.join(dir, 'temporal'), port: await freePort(), uiPort: 0, headless: true, log });
+      servers.push(temporal.server);
+      temporalAddress = temporal.address;
+    }
+    const bundle = await bundleWorkflowCode({ workflowsPath: path.resolve(process.cwd(), 'workflows/index.ts'), logger: quietBundlerLogger });
+    const workflowBundlePath = path.join(dir, 'workflow-bundle.js');
+    await writeFile(workflowBundlePath, bundle.code);
+    project.provide('mongoUri', mongoUri);
+    project.provide('temporalAddress', temporalAddress);
+    project.provide('workflowBundlePath', workflowBundlePath);
+  } catch (err) {
+    await teardown();
+    throw err;
+  }
+  return teardown;
+}
+
+const quietBundlerLogger = {
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => process.stderr.write(`[bundler] ${message}\n`),
+  error: (message: string) => process.stderr.write(`[bundler] ${message}\n`),
+  log: () => undefined,
+};

@@ -1,0 +1,38 @@
+// The local-server scripts fail with messages a person can act on.
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { mkdtemp } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MissingToolchainError, cacheDir, ensureBinaries } from '../../scripts/binaries';
+import { PortInUseError, assertPortFree } from '../../scripts/local-servers';
+
+describe('local servers', () => {
+  const saved = { PATH: process.env.PATH, OCO_CACHE_DIR: process.env.OCO_CACHE_DIR };
+  afterEach(() => {
+    process.env.PATH = saved.PATH;
+    if (saved.OCO_CACHE_DIR === undefined) delete process.env.OCO_CACHE_DIR;
+    else process.env.OCO_CACHE_DIR = saved.OCO_CACHE_DIR;
+  });
+
+  it('says which port is taken and how to choose another', async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      await expect(assertPortFree(port, 'API, set PORT')).rejects.toThrow(PortInUseError);
+      await expect(assertPortFree(port, 'API, set PORT')).rejects.toThrow(`Port ${port} (API, set PORT) is already in use`);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('explains what to install, or which variables to set, when Go is missing', async () => {
+    process.env.OCO_CACHE_DIR = await mkdtemp(path.join(os.tmpdir(), 'oco-empty-cache-'));
+    process.env.PATH = '/nonexistent';
+    expect(cacheDir()).toBe(process.env.OCO_CACHE_DIR);
+    const attempt = ensureBinaries({ temporal: true, ferretdb: false }, () => undefined);
+    await expect(attempt).rejects.toThrow(MissingToolchainError);
+    await expect(ensureBinaries({ temporal: false, ferretdb: true }, () => undefined)).rejects.toThrow(/Install Go .*MONGODB_URI and TEMPORAL_ADDRESS/s);
+  });
+});

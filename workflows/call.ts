@@ -1,0 +1,292 @@
+// One phone call's life: wait until its time (durably), dial, follow the provider's events, capture
+// recording, transcript and results, and record every status change. Deterministic code only.
+import {
+  ApplicationFailure,
+  CancellationScope,
+  ParentClosePolicy,
+  condition,
+  isCancellation,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  startChild,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+  type ChildWorkflowHandle,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { STATUS_CODES, isTerminal, type CallStatus, type StatusCode } from '../src/contracts/call-status';
+import { statusEventName, type CallEventName } from '../src/contracts/events';
+import { deliveryWorkflowId } from '../src/contracts/ids';
+import type { ProviderEvent } from '../src/contracts/providers';
+import { SA_STATUS } from '../src/contracts/search-attributes';
+import { deliverWebhookEventsWorkflow } from './deliver-webhook';
+import {
+  NOT_QUEUED_FAILURE,
+  callStateQuery,
+  deleteQueuedCallUpdate,
+  enqueueEventSignal,
+  noMoreEventsSignal,
+  providerEventSignal,
+} from './messages';
+import type { CallState, CallWorkflowInput, DeleteOutcome } from './types';
+
+// One proxy per retry profile.
+const records = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+const provider = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: ['PROVIDER_REJECTED', 'CALL_RECORD_MISSING'],
+  },
+});
+// Which endpoints an event goes to: a short read, run as a local activity (no task queue round trip),
+// which matters when a batch of thousands of calls starts at once.
+const lookups = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+const capture = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+});
+
+/** How long a dialled call may go without being answered before we give up on it. */
+const RING_TIMEOUT_MS = 2 * 60 * 1000;
+
+export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallState> {
+  const state: CallState = {
+    callId: input.callId,
+    status: 'queued',
+    phase: 'waiting',
+    statusCode: input.scheduledFor ? STATUS_CODES.scheduled : STATUS_CODES.queued,
+    scheduledFor: input.scheduledFor,
+    providerCallId: null,
+    triggeredAt: null,
+    answeredAt: null,
+    endedAt: null,
+    providerEventsSeen: 0,
+  };
+  const inbox: ProviderEvent[] = [];
+  let deleteRequested = false;
+  let deleted: DeleteOutcome | null = null;
+  const deliveries = new Map<string, ChildWorkflowHandle<typeof deliverWebhookEventsWorkflow>>();
+
+  setHandler(callStateQuery, () => state);
+  setHandler(providerEventSignal, (event) => {
+    state.providerEventsSeen += 1;
+    inbox.push(event);
+  });
+  setHandler(
+    deleteQueuedCallUpdate,
+    async () => {
+      deleteRequested = true;
+      await condition(() => deleted !== null);
+      return deleted!;
+    },
+    {
+      // Runs before the update is accepted: once dialling has begun, deletion is refused, so a
+      // call is never both deleted and rung.
+      validator: () => {
+        if (state.phase !== 'waiting' && state.phase !== 'deleting') {
+          throw ApplicationFailure.create({
+            type: NOT_QUEUED_FAILURE,
+            message: `only queued calls can be deleted; status is ${state.status === 'queued' ? 'ringing' : state.status}`,
+            details: [state.status],
+            nonRetryable: true,
+          });
+        }
+      },
+    },
+  );
+
+  /** Hands an event to a delivery workflow per subscribed endpoint; `data` defaults to the call now. */
+  async function emit(type: CallEventName, data: Record<string, unknown> | null, at: string): Promise<void> {
+    const resolved = await lookups.resolveWebhookTargets({ callId: input.callId, teamId: input.teamId, type });
+    const { targets, retryDelaysMs } = resolved;
+    if (targets.length === 0) return;
+    const payload = data ?? resolved.call ?? {};
+    const event = { eventId: `evt_${input.callId}_${type}`, type, timestamp: at, callId: input.callId, teamId: input.teamId, data: payload };
+    for (const target of targets) {
+      const running = deliveries.get(target.endpointKey);
+      if (running) {
+        await running.signal(enqueueEventSignal, event);
+        continue;
+      }
+      const child = await startChild(deliverWebhookEventsWorkflow, {
+        workflowId: deliveryWorkflowId(input.callId, target.endpointKey),
+        args: [{ callId: input.callId, teamId: input.teamId, target, firstEvent: event, retryDelaysMs }],
+        // Deliveries retry for hours; they must outlive the call's workflow.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+      deliveries.set(target.endpointKey, child);
+    }
+  }
+
+  async function moveTo(status: CallStatus, statusCode: StatusCode, fields: Parameters<Activities['recordStatus']>[0]['fields'] = {}) {
+    const at = new Date().toISOString();
+    const result = await records.recordStatus({ callId: input.callId, status, statusCode, at, fields });
+    state.status = status;
+    state.statusCode = statusCode;
+    upsertSearchAttributes([{ key: SA_STATUS, value: status }]);
+    upsertMemo({ summary: `${status} (${statusCode}) · ${input.toPhoneNumber} via ${input.provider}` });
+    if (result.applied && result.call) await emit(statusEventName(status), result.call, at);
+  }
+
+  try {
+    await emit('phoneCall.queued', null, workflowInfo().startTime.toISOString());
+
+    // 1. Wait until the scheduled time (a durable timer), or until a delete arrives.
+    const waitMs = input.scheduledFor ? Date.parse(input.scheduledFor) - Date.now() : 0;
+    if (waitMs > 0) await condition(() => deleteRequested, waitMs);
+    if (deleteRequested) {
+      state.phase = 'deleting';
+      const at = new Date().toISOString();
+      const removed = await records.deleteCallRecord({ callId: input.callId });
+      state.phase = 'deleted';
+      upsertMemo({ summary: `deleted while queued · ${input.toPhoneNumber}` });
+      deleted = { deleted: true, call: removed };
+      if (removed) await emit('phoneCall.deleted', removed, at);
+      return state;
+    }
+
+    // 2. Dial. From here on the call can no longer be deleted.
+    state.phase = 'dialling';
+    const triggeredAt = new Date().toISOString();
+    state.triggeredAt = triggeredAt;
+    let dialled: { providerCallId: string };
+    try {
+      dialled = await provider.dialCall({ callId: input.callId });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      const code = rejectionCode(err);
+      state.phase = 'ended';
+      await moveTo('failed', code, { callTriggeredAt: triggeredAt, callEndedAt: new Date().toISOString() });
+      return state;
+    }
+    state.providerCallId = dialled.providerCallId;
+    state.phase = 'ringing';
+    await moveTo('ringing', STATUS_CODES.dialling, { callTriggeredAt: triggeredAt, providerCallId: dialled.providerCallId });
+
+    // 3. Follow the provider's events until the call ends (or our timers end it).
+    const outcome = await followCall();
+
+    // 4. Capture what an answered call left behind, then record the final status.
+    if (state.answeredAt) {
+      state.phase = 'capturing';
+      const captured = await capture.captureCallOutputs({
+        callId: input.callId,
+        providerCallId: dialled.providerCallId,
+        record: input.record,
+        answeredAt: state.answeredAt,
+        endedAt: state.endedAt!,
+      });
+      if (captured.transcriptEvent) await emit('transcript.created', captured.transcriptEvent, state.endedAt!);
+    }
+    state.phase = 'ended';
+    await moveTo(outcome.status, outcome.code, {
+      callEndedAt: state.endedAt!,
+      callDuration: state.answeredAt ? (Date.parse(state.endedAt!) - Date.parse(state.answeredAt)) / 1000 : undefined,
+    });
+    return state;
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    // An operator cancelled the workflow (e.g. from the Temporal UI): hang up if live, record it.
+    await CancellationScope.nonCancellable(async () => {
+      if (state.providerCallId && !isTerminal(state.status)) {
+        await provider.hangUpCall({ callId: input.callId, providerCallId: state.providerCallId });
+      }
+      if (!isTerminal(state.status) && state.phase !== 'deleted') {
+        state.phase = 'ended';
+        await moveTo('cancelled', STATUS_CODES.cancelledByOperator, { callEndedAt: new Date().toISOString() });
+      }
+    });
+    throw err;
+  } finally {
+    // Tell every delivery stream that no more events will come, so each can finish.
+    await CancellationScope.nonCancellable(async () => {
+      for (const child of deliveries.values()) {
+        try {
+          await child.signal(noMoreEventsSignal);
+        } catch (err) {
+          log.warn('delivery workflow no longer running', { workflowId: child.workflowId, error: String(err) });
+        }
+      }
+    });
+  }
+
+  async function followCall(): Promise<{ status: CallStatus; code: StatusCode }> {
+    const ringDeadline = Date.now() + RING_TIMEOUT_MS;
+    let answerDeadline = 0;
+    for (;;) {
+      const deadline = state.answeredAt ? answerDeadline : ringDeadline;
+      const arrived = await condition(() => inbox.length > 0, Math.max(deadline - Date.now(), 1));
+      if (!arrived) {
+        // Nothing ended the call in time: hang up ourselves so that no call stays live forever.
+        await provider.hangUpCall({ callId: input.callId, providerCallId: state.providerCallId! });
+        state.endedAt = new Date().toISOString();
+        return state.answeredAt
+          ? { status: 'failed', code: STATUS_CODES.maxDuration }
+          : { status: 'noAnswer', code: STATUS_CODES.noAnswer };
+      }
+      const event = inbox.shift()!;
+      // Provider clocks can be coarser than ours (Twilio stamps whole seconds): keep the call's
+      // times in the order they happened.
+      const at = latest(event.occurredAt, state.answeredAt ?? state.triggeredAt!);
+      if (event.providerCallId !== state.providerCallId) {
+        log.warn('event for another provider call ignored', { providerCallId: event.providerCallId });
+        continue;
+      }
+      switch (event.kind) {
+        case 'ringing':
+          break; // already ringing since the dial was accepted
+        case 'answered':
+          if (!state.answeredAt) {
+            state.answeredAt = at;
+            answerDeadline = Date.now() + input.maxDurationSeconds * 1000;
+            state.phase = 'inProgress';
+            await moveTo('inProgress', STATUS_CODES.answered, { callStartedAt: at });
+          }
+          break;
+        case 'completed':
+          if (!state.answeredAt) {
+            // A completed call was answered even if that callback was lost or is still on its way.
+            state.answeredAt = at;
+            await moveTo('inProgress', STATUS_CODES.answered, { callStartedAt: at });
+          }
+          state.endedAt = at;
+          return { status: 'completed', code: STATUS_CODES.completed };
+        case 'busy':
+          state.endedAt = at;
+          return state.answeredAt ? { status: 'completed', code: STATUS_CODES.completed } : { status: 'busy', code: STATUS_CODES.busy };
+        case 'no-answer':
+          state.endedAt = at;
+          return state.answeredAt ? { status: 'completed', code: STATUS_CODES.completed } : { status: 'noAnswer', code: STATUS_CODES.noAnswer };
+        case 'failed':
+          state.endedAt = at;
+          return { status: 'failed', code: STATUS_CODES.providerError };
+      }
+    }
+  }
+}
+
+function latest(a: string, b: string): string {
+  return Date.parse(a) >= Date.parse(b) ? a : b;
+}
+
+function rejectionCode(err: unknown): StatusCode {
+  const cause = (err as { cause?: unknown }).cause;
+  if (cause instanceof ApplicationFailure && cause.type === 'PROVIDER_REJECTED') {
+    const code = cause.details?.[0];
+    return code === STATUS_CODES.invalidNumber ? STATUS_CODES.invalidNumber : STATUS_CODES.providerError;
+  }
+  return STATUS_CODES.providerError;
+}

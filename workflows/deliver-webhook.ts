@@ -1,0 +1,63 @@
+// Delivers one call's events to one endpoint, in the order they happened: a later event waits until
+// the earlier one was delivered or given up on. Each attempt is an activity; the waits between
+// attempts are durable timers following the retry schedule (decisions.md), so a worker restart
+// loses nothing.
+import { condition, log, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { enqueueEventSignal, noMoreEventsSignal } from './messages';
+import type { CallEvent, DeliveryWorkflowInput } from './types';
+
+const attempts = proxyActivities<Activities>({
+  // One HTTP attempt has a 15 s budget; the rest covers recording it in MongoDB.
+  startToCloseTimeout: '45 seconds',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+});
+
+/** A stream whose call never says it has ended stops waiting after this long. */
+const IDLE_LIMIT_MS = 24 * 60 * 60 * 1000;
+
+export async function deliverWebhookEventsWorkflow(input: DeliveryWorkflowInput): Promise<{ delivered: number; failed: number }> {
+  const queue: CallEvent[] = [input.firstEvent];
+  let noMoreEvents = false;
+  setHandler(enqueueEventSignal, (event) => {
+    queue.push(event);
+  });
+  setHandler(noMoreEventsSignal, () => {
+    noMoreEvents = true;
+  });
+
+  let delivered = 0;
+  let failed = 0;
+  for (;;) {
+    if (queue.length === 0) {
+      const more = await condition(() => queue.length > 0 || noMoreEvents, IDLE_LIMIT_MS);
+      if (!more || queue.length === 0) break;
+    }
+    const event = queue.shift()!;
+    if (await deliverWithRetries(event)) delivered += 1;
+    else failed += 1;
+  }
+  return { delivered, failed };
+
+  async function deliverWithRetries(event: CallEvent): Promise<boolean> {
+    const delays = input.retryDelaysMs;
+    for (let attempt = 1; ; attempt += 1) {
+      const isLast = attempt > delays.length;
+      const result = await attempts.attemptWebhookDelivery({
+        callId: input.callId,
+        teamId: input.teamId,
+        target: input.target,
+        event,
+        attempt,
+        isLastAttempt: isLast,
+      });
+      if (result.ok) return true;
+      if (result.gone) {
+        log.info('receiver answered 410 Gone; delivery stopped', { eventId: event.eventId });
+        return false;
+      }
+      if (isLast) return false;
+      await sleep(delays[attempt - 1]!);
+    }
+  }
+}

@@ -1,0 +1,3 @@
+// What the worker registers.
+export { phoneCallWorkflow } from './call';
+export { deliverWebhookEventsWorkflow } from './deliver-webhook';

@@ -1,0 +1,25 @@
+// Signals, queries and updates: defined once, used by the workflows and by the API's client.
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ProviderEvent } from '../src/contracts/providers';
+import type { CallEvent, CallState, DeleteOutcome } from './types';
+
+/** A provider status callback, verified and mapped by the API. */
+export const providerEventSignal = defineSignal<[ProviderEvent]>('providerEvent');
+
+/** The call's current state, for the API and the Temporal UI's query tab. */
+export const callStateQuery = defineQuery<CallState>('callState');
+
+/**
+ * Deletes a queued call. Accepted only while the call has not started dialling, so a call is never
+ * both deleted and rung; the answer comes once the record is gone.
+ */
+export const deleteQueuedCallUpdate = defineUpdate<DeleteOutcome>('deleteQueuedCall');
+
+/** Failure type the update's validator rejects with when the call is no longer queued. */
+export const NOT_QUEUED_FAILURE = 'CALL_NOT_QUEUED';
+
+/** A later event of the same call for the same endpoint (delivery workflows queue them). */
+export const enqueueEventSignal = defineSignal<[CallEvent]>('enqueueEvent');
+
+/** The call's workflow has ended: a delivery workflow may finish once its queue is empty. */
+export const noMoreEventsSignal = defineSignal('noMoreEvents');

@@ -1,0 +1,69 @@
+// Inputs and outputs of workflows and activities: plain data, safe on both sides.
+import type { CallStatus, StatusCode } from '../src/contracts/call-status';
+import type { CallEventName } from '../src/contracts/events';
+import type { ProviderName } from '../src/contracts/providers';
+
+export interface CallWorkflowInput {
+  callId: string;
+  teamId: string;
+  toPhoneNumber: string;
+  provider: ProviderName;
+  record: boolean;
+  /** ISO 8601 UTC; null or past means "place at once". */
+  scheduledFor: string | null;
+  /** Hang up an answered call that never reports an end after this long. */
+  maxDurationSeconds: number;
+}
+
+export type CallPhase = 'waiting' | 'deleting' | 'dialling' | 'ringing' | 'inProgress' | 'capturing' | 'ended' | 'deleted';
+
+/** What the `callState` query answers: the call as the workflow sees it now. */
+export interface CallState {
+  callId: string;
+  status: CallStatus;
+  phase: CallPhase;
+  statusCode: StatusCode;
+  scheduledFor: string | null;
+  providerCallId: string | null;
+  triggeredAt: string | null;
+  answeredAt: string | null;
+  endedAt: string | null;
+  providerEventsSeen: number;
+}
+
+export interface DeleteOutcome {
+  deleted: true;
+  /** The call as it was just before removal (read form); null if it was already gone. */
+  call: Record<string, unknown> | null;
+}
+
+/** One event of one call, handed to a delivery workflow. */
+export interface CallEvent {
+  /** Stable across retries: the Standard Webhooks `webhook-id`. */
+  eventId: string;
+  type: CallEventName;
+  /** ISO 8601 UTC time the event happened. */
+  timestamp: string;
+  callId: string;
+  teamId: string;
+  /** The PhoneCall in read form, or the transcript for transcript.created. */
+  data: Record<string, unknown>;
+}
+
+export interface WebhookTarget {
+  /** Stable per endpoint within a call: `wh-<webhookId>` or `call-<index>`. */
+  endpointKey: string;
+  url: string;
+  method: 'GET' | 'POST';
+  /** The signing secret, sealed with the service's key (only ciphertext enters workflow history). */
+  secretSealed: string;
+  webhookId: string | null;
+}
+
+export interface DeliveryWorkflowInput {
+  callId: string;
+  teamId: string;
+  target: WebhookTarget;
+  firstEvent: CallEvent;
+  retryDelaysMs: number[];
+}
