@@ -2,6 +2,7 @@
 // validation and the error shape.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, revokeKey } from '../../src/admin/commands';
+import { callStateQuery } from '../../workflows/messages';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
@@ -61,6 +62,11 @@ describe('POST /v1/phoneCalls', () => {
     expect(described.status.name).toBe('RUNNING');
     expect(described.searchAttributes.CallTeamId).toEqual([stack.team.teamId]);
     expect(described.searchAttributes.CallStatus).toEqual(['queued']);
+    expect(described.searchAttributes.CallToNumber).toEqual(['+14155552671']);
+    expect(described.searchAttributes.CallProvider).toEqual(['twilio']);
+    expect(described.memo?.summary).toMatch(/^queued · \+14155552671 via twilio at /);
+    const state = await stack.temporal.workflow.getHandle(`phoneCall-${call._id}`).query(callStateQuery);
+    expect(state).toMatchObject({ callId: call._id, status: 'queued', phase: 'waiting', statusCode: 'scheduled', providerCallId: null });
   });
 
   it('uses the phone number and provider given, and never returns webhook secrets', async () => {
