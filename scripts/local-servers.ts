@@ -85,7 +85,8 @@ function spawnServer(name: string, command: string, args: string[], log: Log, ow
   return { child, output: () => buffer };
 }
 
-function stopChild(child: ChildProcess, timeoutMs = 10_000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+/** Asks a child to stop, and kills it if it has not within `timeoutMs`. */
+export function stopChild(child: ChildProcess, timeoutMs = 10_000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);

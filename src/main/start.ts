@@ -7,7 +7,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { assertPortFree, startMongoStack, startTemporal, type RunningServer } from '../../scripts/local-servers';
+import { assertPortFree, startMongoStack, startTemporal, stopChild, type RunningServer } from '../../scripts/local-servers';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DATA = path.resolve(process.env.OCO_DATA_DIR ?? path.join(ROOT, '.data'));
@@ -69,18 +69,6 @@ function startNode(name: string, script: string, env: NodeJS.ProcessEnv): ChildP
   child.stdout?.on('data', prefix);
   child.stderr?.on('data', prefix);
   return child;
-}
-
-function stopChild(child: ChildProcess, timeoutMs = 30_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
 }
 
 async function waitForReady(url: string, children: ChildProcess[], timeoutMs = 120_000): Promise<void> {
@@ -162,7 +150,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     say('\nStopping: API, worker, emulator, then the servers...');
-    for (const child of [...children].reverse()) await stopChild(child);
+    // The worker gets time to finish the activities it is running (its shutdown grace is 20 s).
+    for (const child of [...children].reverse()) await stopChild(child, 30_000);
     for (const server of [...servers].reverse()) await server.stop().catch((err: unknown) => say(`${server.name}: ${String(err)}`));
     say('Stopped. Data is kept in .data/ for the next npm start.');
     process.exit(code);

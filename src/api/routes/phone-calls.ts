@@ -23,7 +23,6 @@ export interface PhoneCallsRouterDeps {
   temporal: Client;
   dispatcher: Dispatcher;
   secretBox: SecretBox;
-  logger: Logger;
   batchStartConcurrency: number;
 }
 
@@ -57,7 +56,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         // No workflow, no call: remove the record so that nothing half-made remains.
         await PhoneCall.deleteOne({ _id: doc._id });
         await deps.dispatcher.dropBatch(batchId);
-        deps.logger.error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
+        (ctx.state.log as Logger).error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
         throw new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']);
       }
       await deps.dispatcher.closeBatch(batchId);
@@ -106,7 +105,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       const t1 = performance.now();
       // A workflow that cannot be started now leaves the batch pending: the worker's reconciler
       // starts it later, so an accepted batch is never partly lost.
-      const allStarted = await startAll(created, prepared.calls);
+      const allStarted = await startAll(created, prepared.calls, log);
       if (allStarted) await deps.dispatcher.closeBatch(batchId);
       log.info(
         { calls: created.length, allStarted, insertMs: Math.round(t1 - t0), startMs: Math.round(performance.now() - t1) },
@@ -116,13 +115,13 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     });
   });
 
-  async function startAll(docs: PhoneCallDoc[], prepared: PreparedCall[]): Promise<boolean> {
+  async function startAll(docs: PhoneCallDoc[], prepared: PreparedCall[], log: Logger): Promise<boolean> {
     const outcomes = await mapBounded(docs, deps.batchStartConcurrency, async (doc, index) => {
       try {
         await deps.dispatcher.start(doc, prepared[index]!.maxDurationSeconds);
         return true;
       } catch (err) {
-        deps.logger.warn({ err, callId: doc._id.toHexString() }, 'workflow start failed; the reconciler will retry it');
+        log.warn({ err, callId: doc._id.toHexString() }, 'workflow start failed; the reconciler will retry it');
         return false;
       }
     });
