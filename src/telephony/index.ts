@@ -1,5 +1,6 @@
 // The adapter factory: one stateless adapter per use, from a team's credentials and the base URL
-// of the provider: the real API, or the emulator's URL (it serves all three APIs at its root).
+// of the provider: the real API (the defaults in src/config.ts), or the emulator's URL (it serves all
+// three APIs at its root).
 import type { ProviderCredentials, TelephonyProvider } from './provider';
 import { createTelnyxProvider } from './telnyx';
 import { createTwilioProvider } from './twilio';
@@ -10,12 +11,6 @@ export interface ProviderBaseUrls {
   vonage: string;
   telnyx: string;
 }
-
-export const REAL_PROVIDER_BASE_URLS: ProviderBaseUrls = {
-  twilio: 'https://api.twilio.com',
-  vonage: 'https://api.nexmo.com',
-  telnyx: 'https://api.telnyx.com',
-};
 
 export function createProvider(credentials: ProviderCredentials, baseUrls: ProviderBaseUrls): TelephonyProvider {
   switch (credentials.provider) {

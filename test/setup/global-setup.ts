@@ -22,7 +22,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await chmod(dir, 0o755);
   const servers: RunningServer[] = [];
   const log = (line: string) => {
-    if (process.env.TEST_SERVER_LOGS) process.stderr.write(`${line}\n`);
+    // Building the binaries takes minutes on a fresh machine: always show that progress.
+    const building = /^(Building|  \.\.\.|Temporal CLI ready|FerretDB ready)/.test(line);
+    if (building || process.env.TEST_SERVER_LOGS) process.stderr.write(`${line}\n`);
   };
   const teardown = async () => {
     for (const server of servers.reverse()) await server.stop().catch(() => undefined);
