@@ -43,6 +43,8 @@ const schema = z.object({
   TELNYX_API_BASE_URL: url.default('https://api.telnyx.com'),
   BATCH_START_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
+  /** A dialled call not answered within this long is hung up and ends `noAnswer`, whatever the provider says. */
+  RING_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).default(300),
   REQUEST_BODY_LIMIT: z.string().regex(/^\d+(kb|mb)$/, 'must look like 512kb or 20mb').default('20mb'),
 });

@@ -54,13 +54,18 @@ const lookups = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
+// Hanging up is urgent and may be impossible (the provider no longer knows the call): retry briefly.
+const hangups = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
+});
 const capture = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
 });
 
-/** How long a dialled call may go without being answered before we give up on it. */
-const RING_TIMEOUT_MS = 2 * 60 * 1000;
+/** How long a dialled call may ring when the input does not say (histories from before the field). */
+const DEFAULT_RING_TIMEOUT_SECONDS = 120;
 
 export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallState> {
   const state: CallState = {
@@ -227,7 +232,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallS
    */
   async function hangUp(): Promise<void> {
     try {
-      await provider.hangUpCall({ callId: input.callId, providerCallId: state.providerCallId! });
+      await hangups.hangUpCall({ callId: input.callId, providerCallId: state.providerCallId! });
     } catch (err) {
       if (isCancellation(err)) throw err;
       log.warn('the provider could not hang up the call; ending it here', { error: String(err) });
@@ -235,7 +240,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallS
   }
 
   async function followCall(): Promise<{ status: CallStatus; code: StatusCode }> {
-    const ringDeadline = Date.now() + RING_TIMEOUT_MS;
+    const ringDeadline = Date.now() + (input.ringTimeoutSeconds ?? DEFAULT_RING_TIMEOUT_SECONDS) * 1000;
     let answerDeadline = 0;
     for (;;) {
       const deadline = state.answeredAt ? answerDeadline : ringDeadline;

@@ -13,6 +13,8 @@ export interface CallWorkflowInput {
   scheduledFor: string | null;
   /** Hang up an answered call that never reports an end after this long. */
   maxDurationSeconds: number;
+  /** Hang up a dialled call that is not answered (and not ended by the provider) after this long. */
+  ringTimeoutSeconds?: number;
 }
 
 export type CallPhase = 'waiting' | 'deleting' | 'dialling' | 'ringing' | 'inProgress' | 'capturing' | 'ended' | 'deleted';

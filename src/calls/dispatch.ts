@@ -25,7 +25,7 @@ export interface Dispatcher {
   dropBatch(batchId: Types.ObjectId): Promise<void>;
 }
 
-export function createDispatcher(deps: { client: Client; taskQueue: string }): Dispatcher {
+export function createDispatcher(deps: { client: Client; taskQueue: string; ringTimeoutSeconds: number }): Dispatcher {
   return {
     async openBatch(teamId, size) {
       const batch = await DispatchBatch.create({ teamId: new Types.ObjectId(teamId), size, state: 'pending' });
@@ -40,6 +40,7 @@ export function createDispatcher(deps: { client: Client; taskQueue: string }): D
         record: call.record,
         scheduledFor: call.callDelayedUntil ? call.callDelayedUntil.toISOString() : null,
         maxDurationSeconds,
+        ringTimeoutSeconds: deps.ringTimeoutSeconds,
       };
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.

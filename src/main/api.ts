@@ -35,7 +35,7 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
     secretBox,
     baseUrls: { twilio: config.TWILIO_API_BASE_URL, vonage: config.VONAGE_API_BASE_URL, telnyx: config.TELNYX_API_BASE_URL },
   });
-  const dispatcher = createDispatcher({ client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
+  const dispatcher = createDispatcher({ client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS });
   return createApp({
     logger,
     bodyLimit: config.REQUEST_BODY_LIMIT,

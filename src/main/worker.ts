@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   await ensureIndexes();
   const client = await connectTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
   const { worker, connection } = await createCallWorker({ config, logger });
-  const dispatcher = createDispatcher({ client, taskQueue: config.TEMPORAL_TASK_QUEUE });
+  const dispatcher = createDispatcher({ client, taskQueue: config.TEMPORAL_TASK_QUEUE, ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS });
 
   const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
 

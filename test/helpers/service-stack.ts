@@ -87,7 +87,7 @@ export async function startServiceStack(
   const telnyxPublicKey = telnyxKeys.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64');
 
   // The worker process: the Temporal worker and the reconciler, as src/main/worker.ts runs them.
-  const dispatcher = createDispatcher({ client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
+  const dispatcher = createDispatcher({ client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS });
   let running: { worker: Worker; done: Promise<void>; stopReconciler: () => void } | null = null;
   async function startWorker() {
     const { worker } = await createCallWorker({ config, logger, workflowBundlePath: servers.workflowBundlePath });

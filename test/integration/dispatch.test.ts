@@ -69,7 +69,7 @@ it('the reconciler starts the workflows of a batch left pending by a crash', asy
       updatedAt: new Date(Date.now() - 120_000),
     })),
   );
-  const dispatcher = createDispatcher({ client: stack.temporal, taskQueue: stack.config.TEMPORAL_TASK_QUEUE });
+  const dispatcher = createDispatcher({ client: stack.temporal, taskQueue: stack.config.TEMPORAL_TASK_QUEUE, ringTimeoutSeconds: stack.config.RING_TIMEOUT_SECONDS });
   const logger = createLogger('silent', 'test');
   // The worker's own reconciler may get there first; either way the batch ends up started.
   await reconcilePendingCalls({ dispatcher, logger, olderThanMs: 60_000 });

@@ -1,5 +1,6 @@
 // Calls that last: the emulator runs at half speed so that a conversation outlasts a short maximum
-// duration, and an operator can cancel a call while it is live.
+// duration, an operator can cancel a call while it is live, and an unanswered call outlasts a short
+// ring timeout (RING_TIMEOUT_SECONDS 4; the emulator lets a 1408 number ring for 15 s).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTemplate } from '../../src/admin/commands';
 import { apiClient, eventually } from '../helpers/http';
@@ -8,7 +9,7 @@ import { startTestStack, type TestStack } from '../helpers/stack';
 let stack: TestStack;
 let api: ReturnType<typeof apiClient>;
 beforeAll(async () => {
-  stack = await startTestStack({ speedFactor: 0.5 });
+  stack = await startTestStack({ speedFactor: 0.5, env: { RING_TIMEOUT_SECONDS: '4' } });
   api = apiClient(stack.baseUrl, stack.team.key);
 });
 afterAll(async () => {
@@ -67,3 +68,31 @@ it('an operator cancelling a live call hangs up and ends it as cancelled', async
   await new Promise((r) => setTimeout(r, 2_000));
   expect((await read(id)).status).toBe('cancelled');
 });
+
+it('hangs up a call nobody answers within the ring timeout', async () => {
+  const to = '+14155551408';
+  const id = await place(to);
+  const call = await eventually(async () => {
+    const current = await read(id);
+    return current.status === 'noAnswer' ? current : undefined;
+  }, 30_000, 'the call to end unanswered');
+  expect(call.statusExtraInfo.statusCode).toBe('no-answer');
+  expect(Date.parse(call.callEndedAt) - Date.parse(call.callTriggeredAt)).toBeLessThan(10_000);
+  const emulated = await eventually(async () => {
+    const found = stack.emulator.calls().find((c) => c.to === to);
+    return found?.state === 'ended' ? found : undefined;
+  }, 20_000, 'the provider to end the call');
+  expect(emulated.end?.hungUpBy).toBe('caller');
+});
+
+// Last in this file: it stops the emulator.
+it('ends a ringing call even when the provider can no longer be reached', async () => {
+  const id = await place('+14155561408');
+  await eventually(async () => ((await read(id)).status === 'ringing' ? true : undefined), 20_000, 'the call to ring');
+  await stack.emulator.stop();
+  const call = await eventually(async () => {
+    const current = await read(id);
+    return current.status === 'noAnswer' ? current : undefined;
+  }, 60_000, 'the call to end although the provider is gone');
+  expect(call.statusExtraInfo.statusCode).toBe('no-answer');
+}, 90_000);
