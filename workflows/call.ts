@@ -38,7 +38,7 @@ const records = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
-const provider = proxyActivities<Activities>({
+const dialling = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: {
     initialInterval: '2 seconds',
@@ -169,7 +169,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallS
     state.triggeredAt = triggeredAt;
     let dialled: { providerCallId: string };
     try {
-      dialled = await provider.dialCall({ callId: input.callId });
+      dialled = await dialling.dialCall({ callId: input.callId });
     } catch (err) {
       if (isCancellation(err)) throw err;
       const code = rejectionCode(err);
@@ -187,14 +187,20 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallS
     // 4. Capture what an answered call left behind, then record the final status.
     if (state.answeredAt) {
       state.phase = 'capturing';
-      const captured = await capture.captureCallOutputs({
-        callId: input.callId,
-        providerCallId: dialled.providerCallId,
-        record: input.record,
-        answeredAt: state.answeredAt,
-        endedAt: state.endedAt!,
-      });
-      if (captured.transcriptEvent) await emit('transcript.created', captured.transcriptEvent, state.endedAt!);
+      try {
+        const captured = await capture.captureCallOutputs({
+          callId: input.callId,
+          providerCallId: dialled.providerCallId,
+          record: input.record,
+          answeredAt: state.answeredAt,
+          endedAt: state.endedAt!,
+        });
+        if (captured.transcriptEvent) await emit('transcript.created', captured.transcriptEvent, state.endedAt!);
+      } catch (err) {
+        // The call has ended whatever became of its recording or transcript: record how it ended.
+        if (isCancellation(err)) throw err;
+        log.error('capturing the call outputs failed; the call ends without them', { error: String(err) });
+      }
     }
     state.phase = 'ended';
     await moveTo(outcome.status, outcome.code, {

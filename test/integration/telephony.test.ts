@@ -83,7 +83,11 @@ describe.each(['twilio', 'vonage', 'telnyx'] as const)('a completed, recorded ca
   });
 });
 
-describe('every emulated outcome ends in the right status', () => {
+describe.each([
+  ['twilio', '+1415555'],
+  ['vonage', '+1415556'],
+  ['telnyx', '+1415557'],
+] as const)('every emulated outcome through %s ends in the right status', (provider, prefix) => {
   it.each([
     ['1486', 'busy', 'busy', false],
     ['1408', 'noAnswer', 'no-answer', false],
@@ -91,8 +95,8 @@ describe('every emulated outcome ends in the right status', () => {
     ['1500', 'failed', 'provider-error', true],
     ['1200', 'completed', 'completed', true],
   ])('a number ending %s ends %s (%s)', async (digits, status, code, answered) => {
-    const to = `+1415555${digits}`;
-    const id = await place(to, { record: true });
+    const to = `${prefix}${digits}`;
+    const id = await place(to, { record: true, phoneNumberId: stack.team.phoneNumberIds[provider] });
     const call = await untilEnded(id);
     expect(call.status).toBe(status);
     expect(call.statusExtraInfo.statusCode).toBe(code);
