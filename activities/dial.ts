@@ -51,11 +51,14 @@ export function createDialActivities({ config, providers, logger }: Pick<Activit
       }
     },
 
-    async hangUpCall({ callId, providerCallId }: { callId: string; providerCallId: string }): Promise<void> {
-      const call = await PhoneCall.findById(callId, { teamId: 1, telephonyProvider: 1 }).lean();
+    /** Hangs up the call; without a provider call id, whatever the dial stored (nothing: never placed). */
+    async hangUpCall({ callId, providerCallId }: { callId: string; providerCallId?: string }): Promise<void> {
+      const call = await PhoneCall.findById(callId, { teamId: 1, telephonyProvider: 1, providerCallId: 1 }).lean();
       if (!call) return;
+      const target = providerCallId ?? call.providerCallId;
+      if (!target) return;
       const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
-      await provider.hangUp(providerCallId);
+      await provider.hangUp(target);
     },
   };
 }

@@ -1,6 +1,7 @@
 // One phone call's life: wait until its time (durably), dial, follow the provider's events, capture
 // recording, transcript and results, and record every status change. Deterministic code only.
 import {
+  ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
   ParentClosePolicy,
@@ -40,6 +41,8 @@ const records = proxyActivities<Activities>({
 });
 const dialling = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
+  // A cancel arriving mid-dial waits for the dial to settle, so that a call it placed is hung up.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
@@ -118,21 +121,32 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallS
     const resolved = await lookups.resolveWebhookTargets({ callId: input.callId, teamId: input.teamId, type });
     const { targets, retryDelaysMs } = resolved;
     if (targets.length === 0) return;
-    const payload = data ?? resolved.call ?? {};
+    const payload = data ?? resolved.call;
+    if (!payload) return; // the record is gone (deleted before this workflow ran): nothing to tell
     const event = { eventId: `evt_${input.callId}_${type}`, type, timestamp: at, callId: input.callId, teamId: input.teamId, data: payload };
     for (const target of targets) {
       const running = deliveries.get(target.endpointKey);
-      if (running) {
-        await running.signal(enqueueEventSignal, event);
-        continue;
+      try {
+        if (running) {
+          await running.signal(enqueueEventSignal, event);
+          continue;
+        }
+      } catch (err) {
+        // The stream ended (idle for a day, or terminated): a new one carries on, in order.
+        log.warn('delivery workflow gone; starting a new one', { endpointKey: target.endpointKey, error: String(err) });
       }
-      const child = await startChild(deliverWebhookEventsWorkflow, {
-        workflowId: deliveryWorkflowId(input.callId, target.endpointKey),
-        args: [{ callId: input.callId, teamId: input.teamId, target, firstEvent: event, retryDelaysMs }],
-        // Deliveries retry for hours; they must outlive the call's workflow.
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      });
-      deliveries.set(target.endpointKey, child);
+      try {
+        const child = await startChild(deliverWebhookEventsWorkflow, {
+          workflowId: deliveryWorkflowId(input.callId, target.endpointKey),
+          args: [{ callId: input.callId, teamId: input.teamId, target, firstEvent: event, retryDelaysMs }],
+          // Deliveries retry for hours; they must outlive the call's workflow.
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+        });
+        deliveries.set(target.endpointKey, child);
+      } catch (err) {
+        // A notification problem must never stop the call itself.
+        log.error('could not start a webhook delivery', { endpointKey: target.endpointKey, type, error: String(err) });
+      }
     }
   }
 
@@ -212,7 +226,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallS
     if (!isCancellation(err)) throw err;
     // An operator cancelled the workflow (e.g. from the Temporal UI): hang up if live, record it.
     await CancellationScope.nonCancellable(async () => {
-      if (state.providerCallId && !isTerminal(state.status)) await hangUp();
+      // `dialling` too: a dial cut short by the cancel may still have placed the call.
+      const live = state.phase === 'dialling' || state.phase === 'ringing' || state.phase === 'inProgress' || state.phase === 'capturing';
+      if (live && !isTerminal(state.status)) await hangUp();
       if (!isTerminal(state.status) && state.phase !== 'deleted') {
         state.phase = 'ended';
         await moveTo('cancelled', STATUS_CODES.cancelledByOperator, { callEndedAt: new Date().toISOString() });
@@ -238,7 +254,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallS
    */
   async function hangUp(): Promise<void> {
     try {
-      await hangups.hangUpCall({ callId: input.callId, providerCallId: state.providerCallId! });
+      await hangups.hangUpCall({ callId: input.callId, providerCallId: state.providerCallId ?? undefined });
     } catch (err) {
       if (isCancellation(err)) throw err;
       log.warn('the provider could not hang up the call; ending it here', { error: String(err) });

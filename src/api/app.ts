@@ -22,17 +22,21 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
 export function createApp(options: AppOptions): Koa {
   const app = new Koa({ proxy: true });
-  app.use(errorHandler());
+  // Request context outside the error handler, so that the access log sees the final status.
   app.use(requestContext(options.logger));
+  app.use(errorHandler());
   for (const router of options.publicRouters) app.use(router.routes()).use(router.allowedMethods());
 
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: options.bodyLimit, encoding: 'utf-8' });
   app.use(async (ctx, next) => {
     if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return next();
-    if (METHODS_WITH_BODY.has(ctx.method) && ctx.request.length !== 0 && ctx.is('application/json') === false) {
-      throw new HttpError(415, ['content-type must be application/json']);
-    }
-    await requireApiKey()(ctx, () => parseJson(ctx, next));
+    // The key first: a request without valid credentials is a 401 whatever else is wrong with it.
+    await requireApiKey()(ctx, async () => {
+      if (METHODS_WITH_BODY.has(ctx.method) && ctx.request.length !== 0 && ctx.is('application/json') === false) {
+        throw new HttpError(415, ['content-type must be application/json']);
+      }
+      await parseJson(ctx, next);
+    });
   });
   for (const router of options.v1Routers) app.use(router.routes()).use(router.allowedMethods({ throw: false }));
   app.on('error', (err: unknown) => options.logger.error({ err }, 'koa error'));

@@ -24,6 +24,8 @@ const isDuplicateKey = (err: unknown) => (err as { code?: number }).code === 110
 
 /** How long a retry waits for the first request with its key to finish before it is told to come back. */
 const IN_FLIGHT_WAIT_MS = 10_000;
+/** A key still `pending` after this long belongs to a request whose process died: it may be retried. */
+const ABANDONED_AFTER_MS = 5 * 60 * 1000;
 
 type Identity = { teamId: string; scope: string; key: string };
 
@@ -39,8 +41,10 @@ async function claimKey(identity: Identity, requestHash: string, now: Date): Pro
     }
     const existing = await IdempotencyRecord.findOne(identity).lean();
     if (!existing) continue; // the first request failed and freed the key: try again
-    if (existing.createdAt.getTime() < now.getTime() - IDEMPOTENCY_WINDOW_MS) {
-      // Take over an expired key with a conditional update, so only one request wins it.
+    const expired = existing.createdAt.getTime() < now.getTime() - IDEMPOTENCY_WINDOW_MS;
+    const abandoned = existing.state === 'pending' && existing.createdAt.getTime() < now.getTime() - ABANDONED_AFTER_MS;
+    if (expired || abandoned) {
+      // Take over an expired or abandoned key with a conditional update, so only one request wins it.
       const claimed = await IdempotencyRecord.findOneAndUpdate(
         { ...identity, createdAt: existing.createdAt },
         { $set: { requestHash, state: 'pending', createdAt: now }, $unset: { responseStatus: 1, responseBody: 1 } },

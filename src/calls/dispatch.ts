@@ -1,7 +1,7 @@
 // Starts the workflows behind call records, outbox style: a dispatch batch is written `pending`
 // before its calls, and marked `started` once every call's workflow exists. A batch left pending
 // (the API died in between, Temporal was unreachable) is finished by the reconciler below.
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { Types } from 'mongoose';
 import { callWorkflowId } from '../contracts/ids';
 import { SA_PROVIDER, SA_SCHEDULED_FOR, SA_STATUS, SA_TEAM_ID, SA_TO_NUMBER } from '../contracts/search-attributes';
@@ -47,6 +47,8 @@ export function createDispatcher(deps: { client: Client; taskQueue: string; ring
         await deps.client.workflow.start<typeof phoneCallWorkflow>('phoneCallWorkflow', {
           workflowId: callWorkflowId(input.callId),
           taskQueue: deps.taskQueue,
+          // One workflow per call, ever: a call that has ended is never started again.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [input],
           typedSearchAttributes: [
             { key: SA_TEAM_ID, value: input.teamId },

@@ -50,7 +50,9 @@ export async function prepareCalls(
     const number = input.phoneNumberId ? numberById.get(input.phoneNumberId) : undefined;
     if (input.phoneNumberId && !number) found.push(`${field('phoneNumberId')} does not name a phone number of this team`);
     if (template) found.push(...checkVariables(template, input, field('promptVariableValues')));
-    const provider = (input.telephonyProvider ?? number?.provider ?? team.defaultProvider) as ProviderName;
+    // decisions.md: the provider defaults to the team's setting; the number behind phoneNumberId is
+    // the from-number when it belongs to that provider.
+    const provider = (input.telephonyProvider ?? team.defaultProvider) as ProviderName;
     const from = input.fromPhoneNumber ?? defaultFromNumber(team, provider, number);
     if (!from) found.push(`${field('fromPhoneNumber')} is required: the team has no ${provider} number to call from`);
     if (found.length || !template || !from) {

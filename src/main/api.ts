@@ -52,7 +52,13 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
       }),
     ],
     v1Routers: [
-      createPhoneCallsRouter({ temporal, dispatcher, secretBox, batchStartConcurrency: config.BATCH_START_CONCURRENCY }),
+      createPhoneCallsRouter({
+        temporal,
+        dispatcher,
+        secretBox,
+        batchStartConcurrency: config.BATCH_START_CONCURRENCY,
+        allowPrivateWebhookUrls: config.ALLOW_PRIVATE_WEBHOOK_URLS,
+      }),
       createWebhooksRouter({ secretBox, allowPrivateUrls: config.ALLOW_PRIVATE_WEBHOOK_URLS }),
       createTranscriptsRouter(),
       createVoicesRouter({ publicBaseUrl: config.PUBLIC_BASE_URL }),

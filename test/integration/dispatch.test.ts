@@ -82,6 +82,12 @@ it('the reconciler starts the workflows of a batch left pending by a crash', asy
   expect(stack.emulator.callsTo('+14155556003')).toBe(1);
   // A second pass finds nothing left to do.
   expect(await reconcilePendingCalls({ dispatcher, logger, olderThanMs: 60_000 })).toBe(0);
+  // Even a batch wrongly left pending never brings an ended call back to life.
+  await DispatchBatch.updateOne({ _id: batch._id }, { $set: { state: 'pending' } });
+  await reconcilePendingCalls({ dispatcher, logger, olderThanMs: 60_000 });
+  await new Promise((r) => setTimeout(r, 2_000));
+  expect(stack.emulator.callsTo('+14155556002')).toBe(1);
+  expect((await api.get(`/v1/phoneCalls/${ids[0]!.toHexString()}`)).body.data.status).toBe('completed');
 });
 
 it('the worker runs the reconciler by itself', async () => {

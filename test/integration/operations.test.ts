@@ -71,6 +71,8 @@ it('logs JSON with a request id on every request line and never the API key', as
     const requests = records.filter((r) => r.msg === 'request');
     expect(requests.length).toBeGreaterThanOrEqual(4);
     for (const record of requests) expect(record.requestId).toBeTypeOf('string');
+    // The access line carries the status the client got, errors included.
+    expect(requests.map((r) => r.status)).toEqual(expect.arrayContaining([201, 404, 401, 200]));
     expect(requests.some((r) => r.requestId === 'trace-me-123')).toBe(true);
     expect(lines.join('\n')).not.toContain(stack.team.key.split('_')[2]);
   } finally {

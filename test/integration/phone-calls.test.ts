@@ -74,6 +74,7 @@ describe('POST /v1/phoneCalls', () => {
       '/v1/phoneCalls',
       callBody({
         phoneNumberId: stack.team.phoneNumberIds.vonage,
+        telephonyProvider: 'vonage',
         record: true,
         phoneCallWebhooks: [{ url: 'http://127.0.0.1:9/hook', subscribedEvent: 'phoneCall.completed', secret: 'a-long-secret' }],
       }),
@@ -135,9 +136,13 @@ describe('POST /v1/phoneCalls', () => {
     expect(errorMessages(duplicates, 400)).toEqual(['promptVariableValues has a duplicate key firstName']);
   });
 
-  it('refuses a schedule more than 365 days ahead', async () => {
+  it('refuses a schedule more than 365 days ahead, and dates that do not exist', async () => {
     const res = await api.post('/v1/phoneCalls', callBody({ callDelayedUntil: new Date(Date.now() + 366 * 86_400_000).toISOString() }));
     expect(errorMessages(res, 400)).toContain('callDelayedUntil must be at most 365 days ahead');
+    const year = new Date().getUTCFullYear() + 1;
+    expect(errorMessages(await api.post('/v1/phoneCalls', callBody({ callDelayedUntil: `${year}-02-30T10:00:00Z` })), 400)).toEqual([
+      'callDelayedUntil must be a real date-time',
+    ]);
   });
 
   it('answers malformed JSON, wrong content type and unknown routes in the error shape', async () => {
@@ -175,6 +180,8 @@ describe('authentication and tenancy', () => {
   it('401 without a key, with a bad key, an expired key or a revoked key', async () => {
     const path = `/v1/phoneCalls`;
     expect(errorMessages(await api.get(path, { key: null }), 401)).toEqual(['the service-api-key header is missing']);
+    // Credentials come first: without them, nothing else about the request is judged.
+    errorMessages(await api.request('POST', path, { key: null, rawBody: 'x', headers: { 'content-type': 'text/plain' } }), 401);
     expect(errorMessages(await api.get(path, { key: 'oco_nope' }), 401)[0]).toContain('invalid');
     const forged = stack.team.key.slice(0, -4) + 'AAAA';
     errorMessages(await api.get(path, { key: forged }), 401);

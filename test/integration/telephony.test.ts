@@ -49,7 +49,7 @@ async function untilEnded(id: string) {
 describe.each(['twilio', 'vonage', 'telnyx'] as const)('a completed, recorded call through %s', (provider) => {
   it('has its status, timings, playable recording, ordered transcript and results', async () => {
     const to = numberForScenario('meeting-tuesday', '+1415555');
-    const id = await place(to, { phoneNumberId: stack.team.phoneNumberIds[provider], record: true });
+    const id = await place(to, { phoneNumberId: stack.team.phoneNumberIds[provider], telephonyProvider: provider, record: true });
     const call = await untilEnded(id);
     expect(call).toMatchObject({ status: 'completed', telephonyProvider: provider, statusExtraInfo: { statusCode: 'completed' } });
     const [triggered, started, ended] = [call.callTriggeredAt, call.callStartedAt, call.callEndedAt].map((t: string) => Date.parse(t));
@@ -96,7 +96,7 @@ describe.each([
     ['1200', 'completed', 'completed', true],
   ])('a number ending %s ends %s (%s)', async (digits, status, code, answered) => {
     const to = `${prefix}${digits}`;
-    const id = await place(to, { record: true, phoneNumberId: stack.team.phoneNumberIds[provider] });
+    const id = await place(to, { record: true, phoneNumberId: stack.team.phoneNumberIds[provider], telephonyProvider: provider });
     const call = await untilEnded(id);
     expect(call.status).toBe(status);
     expect(call.statusExtraInfo.statusCode).toBe(code);

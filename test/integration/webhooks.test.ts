@@ -119,6 +119,15 @@ describe('webhook endpoints', () => {
       }
       const hook = await createWebhook('/ok-but-private', ['*']);
       errorMessages(await client.patch(`/v1/webhooks/${hook._id}`, { url: 'http://127.0.0.2/x' }), 400);
+      // A call's own webhooks are held to the same rule.
+      const call = await client.post('/v1/phoneCalls', {
+        teamId: stack.team.teamId,
+        callTemplateId: stack.team.templateId,
+        toPhoneNumber: '+14155558009',
+        promptVariableValues: [{ key: 'firstName', value: 'X' }],
+        phoneCallWebhooks: [{ url: 'http://169.254.169.254/latest', subscribedEvent: '*', secret: 'long-enough-secret' }],
+      });
+      expect(errorMessages(call, 400)[0]).toMatch(/^phoneCallWebhooks\.0\.url /);
     } finally {
       strict.close();
     }
@@ -191,6 +200,36 @@ describe('delivery', () => {
       );
       expect(verifyPost(hook.secret, delivery)).toMatchObject({ type, data: { _id: callId, status: type.split('.')[1] } });
     }
+  });
+
+  it('refuses a call webhook secret that claims to be whsec_ but is not base64', async () => {
+    const res = await api.post('/v1/phoneCalls', {
+      teamId: stack.team.teamId,
+      callTemplateId: stack.team.templateId,
+      toPhoneNumber: '+14155558010',
+      promptVariableValues: [{ key: 'firstName', value: 'X' }],
+      phoneCallWebhooks: [{ url: `${receiver.url}/x`, subscribedEvent: '*', secret: 'whsec_not base64!' }],
+    });
+    expect(errorMessages(res, 400)).toEqual(['phoneCallWebhooks.0.secret starting with whsec_ must continue with padded standard base64']);
+  });
+
+  it('a delivery stream that ended early is replaced, and the call is not affected', async () => {
+    const team = await stack.seedTeam('Stream team');
+    const client = apiClient(stack.baseUrl, team.key);
+    const hook = await createWebhook('/stream', ['*'], 'POST', client, team.teamId);
+    const callId = await placeCall(client, team.teamId, team.templateId, '+14155558011', { callDelayedUntil: new Date(Date.now() + 3_000).toISOString() });
+    await eventually(async () => receiver.at('/stream').find((r) => r.body.includes(callId)), 30_000, 'the queued event');
+    await stack.temporal.workflow.getHandle(`webhookDelivery-${callId}-wh-${hook._id}`).terminate('test: the stream ends early');
+    const call = await eventually(async () => {
+      const current = (await client.get(`/v1/phoneCalls/${callId}`)).body.data;
+      return current.status === 'completed' ? current : undefined;
+    }, 60_000, 'the call to complete');
+    expect(call.status).toBe('completed');
+    const types = await eventually(async () => {
+      const seen = receiver.at('/stream').filter((r) => r.body.includes(callId)).map((r) => verifyPost(hook.secret, r).type);
+      return seen.includes('phoneCall.completed') ? seen : undefined;
+    }, 30_000, 'the completed event');
+    expect([...new Set(types)]).toEqual(STATUS_ORDER);
   });
 
   it('delivers phoneCall.deleted when a queued call is deleted', async () => {

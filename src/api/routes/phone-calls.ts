@@ -16,7 +16,8 @@ import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, HttpError, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
 import { withIdempotency } from '../idempotency';
-import { phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema } from '../schemas/phone-calls';
+import { phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema, type PhoneCallCreateInput } from '../schemas/phone-calls';
+import { webhookUrlProblem } from '../../webhooks/url-policy';
 import { formatIssues, parseOrThrow } from '../validation';
 
 export interface PhoneCallsRouterDeps {
@@ -24,6 +25,21 @@ export interface PhoneCallsRouterDeps {
   dispatcher: Dispatcher;
   secretBox: SecretBox;
   batchStartConcurrency: number;
+  allowPrivateWebhookUrls: boolean;
+}
+
+/** Refuses phoneCallWebhooks URLs that point into private networks, like team webhooks. */
+async function webhookUrlProblems(inputs: ReadonlyArray<{ input: PhoneCallCreateInput; prefix: string }>, allowPrivate: boolean): Promise<string[]> {
+  const verdicts = new Map<string, Promise<string | null>>();
+  const problems: string[] = [];
+  for (const { input, prefix } of inputs) {
+    for (const [index, hook] of (input.phoneCallWebhooks ?? []).entries()) {
+      if (!verdicts.has(hook.url)) verdicts.set(hook.url, webhookUrlProblem(hook.url, allowPrivate));
+      const problem = await verdicts.get(hook.url)!;
+      if (problem) problems.push(`${prefix ? `${prefix}.` : ''}phoneCallWebhooks.${index}.url ${problem}`);
+    }
+  }
+  return problems;
 }
 
 const isObjectId = (value: string) => /^[0-9a-f]{24}$/.test(value);
@@ -37,6 +53,8 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     const auth = authOf(ctx);
     const input = parseOrThrow(phoneCallCreateSchema, ctx.request.body);
     assertOwnTeam(auth, input.teamId);
+    const urlProblems = await webhookUrlProblems([{ input, prefix: '' }], deps.allowPrivateWebhookUrls);
+    if (urlProblems.length) throw badRequest(...urlProblems);
     await withIdempotency(ctx, { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body }, async () => {
       const batchId = await deps.dispatcher.openBatch(auth.teamId, 1);
       const { calls, problems } = await prepareCalls([{ input, prefix: '' }], {
@@ -59,7 +77,8 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         (ctx.state.log as Logger).error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
         throw new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']);
       }
-      await deps.dispatcher.closeBatch(batchId);
+      // The call and its workflow exist: a batch left open only costs the reconciler a no-op start.
+      await deps.dispatcher.closeBatch(batchId).catch((err: unknown) => (ctx.state.log as Logger).warn({ err }, 'could not close the dispatch batch'));
       return { status: 201, body: { data: toCreateView(doc) } };
     });
   });
@@ -82,6 +101,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     if (problems.some((p) => p.endsWith('is not the team of this API key'))) {
       throw new HttpError(403, problems.filter((p) => p.endsWith('is not the team of this API key')));
     }
+    problems.push(...(await webhookUrlProblems(inputs, deps.allowPrivateWebhookUrls)));
     if (problems.length) throw badRequest(...problems);
     await withIdempotency(ctx, { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body }, async () => {
       const batchId = await deps.dispatcher.openBatch(auth.teamId, inputs.length);
@@ -106,7 +126,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       // A workflow that cannot be started now leaves the batch pending: the worker's reconciler
       // starts it later, so an accepted batch is never partly lost.
       const allStarted = await startAll(created, prepared.calls, log);
-      if (allStarted) await deps.dispatcher.closeBatch(batchId);
+      if (allStarted) await deps.dispatcher.closeBatch(batchId).catch((err: unknown) => log.warn({ err }, 'could not close the dispatch batch'));
       log.info(
         { calls: created.length, allStarted, insertMs: Math.round(t1 - t0), startMs: Math.round(performance.now() - t1) },
         'batch stored and dispatched',
@@ -171,9 +191,9 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     try {
       // The workflow decides: it accepts the delete only if it has not begun dialling.
       const outcome = await deps.temporal.workflow.getHandle(callWorkflowId(id)).executeUpdate(deleteQueuedCallUpdate);
-      // Null: another request removed the call first.
-      if (!outcome.call) throw notFound(`phone call ${id} not found`);
-      ctx.body = { data: outcome.call };
+      // The workflow accepted the delete, so the call as read above (queued) is the one removed; its
+      // own snapshot is missing only when a retried removal found the record already gone.
+      ctx.body = { data: outcome.call ?? toReadView(doc) };
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === NOT_QUEUED_FAILURE) {
         throw badRequest(err.cause.message);

@@ -4,7 +4,7 @@ import Router from '@koa/router';
 import type { SecretBox } from '../../crypto/secret-box';
 import { Webhook, type WebhookDoc } from '../../data/models/webhook';
 import { generateWebhookSecret } from '../../webhooks/signing';
-import { BlockedUrlError, assertPublicUrl } from '../../webhooks/ssrf-guard';
+import { webhookUrlProblem } from '../../webhooks/url-policy';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, notFound } from '../errors';
 import { webhookCreateSchema, webhookUpdateSchema } from '../schemas/webhooks';
@@ -26,15 +26,8 @@ export function createWebhooksRouter(deps: { secretBox: SecretBox; allowPrivateU
   const router = new Router({ prefix: '/v1/webhooks' });
 
   async function assertDeliverable(url: string): Promise<void> {
-    try {
-      await assertPublicUrl(url, { allowPrivate: deps.allowPrivateUrls });
-    } catch (err) {
-      // A name that does not resolve yet may be registered: it cannot point anywhere now, and every
-      // delivery checks the addresses again before connecting.
-      if (err instanceof BlockedUrlError && err.reason === 'unresolvable') return;
-      if (err instanceof BlockedUrlError) throw badRequest(err.message.startsWith('url') ? err.message : `url ${err.message}`);
-      throw err;
-    }
+    const problem = await webhookUrlProblem(url, deps.allowPrivateUrls);
+    if (problem) throw badRequest(`url ${problem}`);
   }
 
   async function findOwn(teamId: string, id: string) {

@@ -29,7 +29,10 @@ export const isoDateTime = z
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/, 'must be an ISO 8601 date-time with Z or an offset')
   .transform((value, ctx) => {
     const date = new Date(value);
-    if (Number.isNaN(date.getTime())) {
+    // Date() rolls 2026-02-30 over to March: the written day must exist in the written month.
+    const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+    const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+    if (Number.isNaN(date.getTime()) || month < 1 || month > 12 || day < 1 || day > daysInMonth) {
       ctx.addIssue({ code: 'custom', message: 'must be a real date-time' });
       return z.NEVER;
     }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ALL_EVENTS, isEventName } from '../../contracts/events';
 import { parseStatusFilter } from '../../contracts/call-status';
 import { PROVIDERS } from '../../contracts/providers';
+import { webhookSecretProblem } from '../../webhooks/signing';
 import { e164, httpUrl, isoDateTime, objectId } from './common';
 
 const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 60 * 60 * 1000;
@@ -16,7 +17,13 @@ const promptVariableValue = z.strictObject({
 const phoneCallWebhook = z.strictObject({
   url: httpUrl,
   subscribedEvent: z.string({ error: 'must be a string' }).refine((v) => v === ALL_EVENTS || isEventName(v), 'must be a known event name or *'),
-  secret: z.string({ error: 'must be a string' }).min(8, 'must be at least 8 characters').max(500, 'must be at most 500 characters'),
+  secret: z
+    .string({ error: 'must be a string' })
+    .min(8, 'must be at least 8 characters')
+    .max(500, 'must be at most 500 characters')
+    .superRefine((secret, ctx) => {
+      if (webhookSecretProblem(secret)) ctx.addIssue({ code: 'custom', message: 'starting with whsec_ must continue with padded standard base64' });
+    }),
 });
 
 export const phoneCallCreateSchema = z
