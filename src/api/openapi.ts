@@ -89,10 +89,10 @@ function phoneCallCreateRequest(): JsonSchema {
     'promptVariableValues[].key': { description: 'Name of a prompt variable of the template.' },
     'promptVariableValues[].value': { description: 'Its value for this call.' },
     phoneNumberId: { description: "ID of one of the team's phone numbers; the call is made from it (and through its provider when `telephonyProvider` is left out)." },
-    fromPhoneNumber: { description: "Number to call from. Default: the number behind `phoneNumberId`, else a number from the team's settings for the provider." },
+    fromPhoneNumber: { description: "Number to call from. Default: the number behind `phoneNumberId` when it belongs to the call's provider, else a number from the team's settings for that provider." },
     toEmailAddress: { description: 'E-mail address of the person called.' },
     status: { description: 'Only `queued` is accepted; it is the default.' },
-    telephonyProvider: { description: "Provider that carries the call. Default: the team's provider setting." },
+    telephonyProvider: { description: "Provider that carries the call. Default: the team's provider setting (not the provider of `phoneNumberId`)." },
     record: { description: 'Whether the call is recorded. Default `false`. A recorded, answered call gets a `recordingUrl`.', default: false },
     callDelayedUntil: {
       description:
@@ -102,7 +102,9 @@ function phoneCallCreateRequest(): JsonSchema {
     phoneCallWebhooks: {
       description: "Addresses notified of this call's events, in addition to the team's webhooks. Each is delivered with POST and signed with its own `secret`.",
     },
-    'phoneCallWebhooks[].url': { description: 'Address to notify (absolute http or https URL).' },
+    'phoneCallWebhooks[].url': {
+      description: 'Address to notify (absolute http or https URL). Loopback, private, link-local and metadata addresses are refused (400) unless the operator allows them.',
+    },
     'phoneCallWebhooks[].subscribedEvent': { enum: EVENT_NAMES_OR_ALL, description: 'One event name, or `*` for every event of the call.' },
     'phoneCallWebhooks[].secret': {
       description:
