@@ -53,10 +53,11 @@ async function readRawBody(ctx: Context): Promise<Buffer> {
 }
 
 export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps): Router {
-  const { logger } = deps;
   const router = new Router();
 
   router.post('/telephony/:provider/events', async (ctx) => {
+    // The request's own logger (with its request id) when the app provides one.
+    const logger = (ctx.state.log as TelephonyCallbackRouterDeps['logger'] | undefined) ?? deps.logger;
     const provider = ctx.params.provider as ProviderName;
     if (!(PROVIDERS as readonly string[]).includes(provider)) {
       ctx.status = 404;

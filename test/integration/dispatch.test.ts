@@ -96,3 +96,35 @@ it('the worker runs the reconciler by itself', async () => {
   await DispatchBatch.collection.updateOne({ _id: batch._id }, { $set: { createdAt: new Date(Date.now() - 400_000) } });
   await eventually(async () => ((await DispatchBatch.findById(batch._id).lean())?.state === 'started' ? true : undefined), 30_000, 'the reconciler');
 }, 60_000);
+
+it('a delete that arrives before the batch started the workflow still goes through the workflow', async () => {
+  const batch = await DispatchBatch.create({ teamId: new Types.ObjectId(stack.team.teamId), size: 1, state: 'pending' });
+  const id = new Types.ObjectId();
+  await PhoneCall.collection.insertOne({
+    _id: id,
+    teamId: new Types.ObjectId(stack.team.teamId),
+    callTemplateId: new Types.ObjectId(stack.team.templateId),
+    toPhoneNumber: '+14155556010',
+    fromPhoneNumber: '+14155550100',
+    promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
+    phoneCallWebhooks: [],
+    resultValues: [],
+    customTagsHitOnCall: [],
+    status: 'queued',
+    telephonyProvider: 'twilio',
+    record: false,
+    callOrigin: 'batch',
+    callDelayedUntil: new Date(Date.now() + 3_600_000),
+    dispatchBatchId: batch._id,
+    createdAt: new Date(),
+    updatedAt: new Date(),
+  });
+  const api = apiClient(stack.baseUrl, stack.team.key);
+  const deleted = await api.delete(`/v1/phoneCalls/${id.toHexString()}`);
+  expect(deleted.status).toBe(200);
+  expect(deleted.body.data).toMatchObject({ _id: id.toHexString(), status: 'queued' });
+  errorMessages(await api.get(`/v1/phoneCalls/${id.toHexString()}`), 404);
+  const result = await stack.temporal.workflow.getHandle(`phoneCall-${id.toHexString()}`).result();
+  expect(result.phase).toBe('deleted');
+  expect(stack.emulator.callsTo('+14155556010')).toBe(0);
+});

@@ -8,6 +8,7 @@ import type { Dispatcher } from '../../calls/dispatch';
 import { prepareCalls, type PreparedCall } from '../../calls/prepare-calls';
 import { mapBounded } from '../../calls/run-bounded';
 import type { SecretBox } from '../../crypto/secret-box';
+import { CallTemplate } from '../../data/models/call-template';
 import { PhoneCall, type PhoneCallDoc } from '../../data/models/phone-call';
 import { toCreateView, toReadView } from '../../data/phone-call-view';
 import type { Logger } from '../../logger';
@@ -188,24 +189,27 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     const doc = isObjectId(id) ? await PhoneCall.findOne({ _id: id, teamId: auth.teamId }).lean() : null;
     if (!doc) throw notFound(`phone call ${id} not found`);
     if (doc.status !== 'queued') throw badRequest(`only queued calls can be deleted; status is ${doc.status}`);
+    const handle = deps.temporal.workflow.getHandle(callWorkflowId(id));
+    // The workflow decides: it accepts the delete only if it has not begun dialling.
+    const requestDelete = () => handle.executeUpdate(deleteQueuedCallUpdate);
     try {
-      // The workflow decides: it accepts the delete only if it has not begun dialling.
-      const outcome = await deps.temporal.workflow.getHandle(callWorkflowId(id)).executeUpdate(deleteQueuedCallUpdate);
+      let outcome;
+      try {
+        outcome = await requestDelete();
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        // The call's batch has not started this workflow yet (see dispatch.ts). Starting it here is
+        // idempotent, and lets the workflow decide as always (and send phoneCall.deleted).
+        const template = await CallTemplate.findById(doc.callTemplateId, { maxDurationSeconds: 1 }).lean();
+        await deps.dispatcher.start(doc, template?.maxDurationSeconds ?? 900);
+        outcome = await requestDelete();
+      }
       // The workflow accepted the delete, so the call as read above (queued) is the one removed; its
       // own snapshot is missing only when a retried removal found the record already gone.
       ctx.body = { data: outcome.call ?? toReadView(doc) };
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === NOT_QUEUED_FAILURE) {
         throw badRequest(err.cause.message);
-      }
-      if (err instanceof WorkflowNotFoundError) {
-        // The record's workflow was never started (see dispatch.ts): remove the record itself; the
-        // reconciler finds nothing to start for it any more.
-        const removed = await PhoneCall.findOneAndDelete({ _id: id, teamId: auth.teamId, status: 'queued' }).lean();
-        if (removed) {
-          ctx.body = { data: toReadView(removed) };
-          return;
-        }
       }
       const current = await PhoneCall.findOne({ _id: id, teamId: auth.teamId }).lean();
       if (!current) throw notFound(`phone call ${id} not found`);
