@@ -20,6 +20,29 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/** A queued call record as the API writes it, written directly: its workflow does not exist yet. */
+function rawQueuedCall(id: Types.ObjectId, batchId: Types.ObjectId, toPhoneNumber: string, extra: Record<string, unknown> = {}) {
+  return {
+    _id: id,
+    teamId: new Types.ObjectId(stack.team.teamId),
+    callTemplateId: new Types.ObjectId(stack.team.templateId),
+    toPhoneNumber,
+    fromPhoneNumber: '+14155550100',
+    promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
+    phoneCallWebhooks: [],
+    resultValues: [],
+    customTagsHitOnCall: [],
+    status: 'queued',
+    telephonyProvider: 'twilio',
+    record: false,
+    callOrigin: 'batch',
+    dispatchBatchId: batchId,
+    createdAt: new Date(),
+    updatedAt: new Date(),
+    ...extra,
+  };
+}
+
 it('answers 500 and keeps no record when the workflow cannot be started', async () => {
   // The same API over a Temporal namespace that does not exist: every workflow start fails.
   const temporal = await connectTemporalClient({ address: stack.config.TEMPORAL_ADDRESS, namespace: 'no-such-namespace' });
@@ -49,25 +72,9 @@ it('the reconciler starts the workflows of a batch left pending by a crash', asy
   const batch = await DispatchBatch.create({ teamId: new Types.ObjectId(stack.team.teamId), size: 2, state: 'pending' });
   await DispatchBatch.collection.updateOne({ _id: batch._id }, { $set: { createdAt: new Date(Date.now() - 120_000) } });
   const ids = [new Types.ObjectId(), new Types.ObjectId()];
+  const longAgo = new Date(Date.now() - 120_000);
   await PhoneCall.collection.insertMany(
-    ids.map((id, i) => ({
-      _id: id,
-      teamId: new Types.ObjectId(stack.team.teamId),
-      callTemplateId: new Types.ObjectId(stack.team.templateId),
-      toPhoneNumber: `+1415555600${2 + i}`,
-      fromPhoneNumber: '+14155550100',
-      promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
-      phoneCallWebhooks: [],
-      resultValues: [],
-      customTagsHitOnCall: [],
-      status: 'queued',
-      telephonyProvider: 'twilio',
-      record: false,
-      callOrigin: 'batch',
-      dispatchBatchId: batch._id,
-      createdAt: new Date(Date.now() - 120_000),
-      updatedAt: new Date(Date.now() - 120_000),
-    })),
+    ids.map((id, i) => rawQueuedCall(id, batch._id, `+1415555600${2 + i}`, { createdAt: longAgo, updatedAt: longAgo })),
   );
   const dispatcher = createDispatcher({ client: stack.temporal, taskQueue: stack.config.TEMPORAL_TASK_QUEUE, ringTimeoutSeconds: stack.config.RING_TIMEOUT_SECONDS });
   const logger = createLogger('silent', 'test');
@@ -100,25 +107,9 @@ it('the worker runs the reconciler by itself', async () => {
 it('a delete that arrives before the batch started the workflow still goes through the workflow', async () => {
   const batch = await DispatchBatch.create({ teamId: new Types.ObjectId(stack.team.teamId), size: 1, state: 'pending' });
   const id = new Types.ObjectId();
-  await PhoneCall.collection.insertOne({
-    _id: id,
-    teamId: new Types.ObjectId(stack.team.teamId),
-    callTemplateId: new Types.ObjectId(stack.team.templateId),
-    toPhoneNumber: '+14155556010',
-    fromPhoneNumber: '+14155550100',
-    promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
-    phoneCallWebhooks: [],
-    resultValues: [],
-    customTagsHitOnCall: [],
-    status: 'queued',
-    telephonyProvider: 'twilio',
-    record: false,
-    callOrigin: 'batch',
-    callDelayedUntil: new Date(Date.now() + 3_600_000),
-    dispatchBatchId: batch._id,
-    createdAt: new Date(),
-    updatedAt: new Date(),
-  });
+  await PhoneCall.collection.insertOne(
+    rawQueuedCall(id, batch._id, '+14155556010', { callDelayedUntil: new Date(Date.now() + 3_600_000) }),
+  );
   const api = apiClient(stack.baseUrl, stack.team.key);
   const deleted = await api.delete(`/v1/phoneCalls/${id.toHexString()}`);
   expect(deleted.status).toBe(200);
