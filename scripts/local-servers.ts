@@ -3,7 +3,7 @@
 // its Web UI. Used by `npm start` (fixed ports, data under .data/) and by the test suite's global
 // setup (free ports, a temporary folder). A server that cannot start throws with its own output.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -116,6 +116,12 @@ async function startPostgres(dataDir: string, port: number, password: string, lo
   // PostgreSQL refuses to run as root: run it as the `postgres` user (created when missing).
   const owner = process.getuid?.() === 0 ? await postgresUser() : undefined;
   const pgDir = path.join(dataDir, 'postgres');
+  if (owner) {
+    // The postgres user must reach its binaries and its data even inside a private folder (a clone
+    // under `mktemp -d` or /root is 0700).
+    await grantTraverse(path.dirname(binaries.postgres), owner, log);
+    await grantTraverse(dataDir, owner, log);
+  }
   if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
     await mkdir(pgDir, { recursive: true });
     const passwordFile = path.join(dataDir, 'postgres-initdb-password');
@@ -148,6 +154,23 @@ async function startPostgres(dataDir: string, port: number, password: string, lo
   await waitForPort(port, server.child, server.output, 'PostgreSQL', 60_000);
   // SIGINT is PostgreSQL's "fast shutdown": it ends sessions and checkpoints.
   return { name: 'postgres', stop: () => stopChild(server.child, 30_000, 'SIGINT') };
+}
+
+/**
+ * Lets `owner` reach `target`: every folder above it that `owner` cannot enter gets the traverse
+ * (execute) bit for others. Nothing is made readable: folder listings stay private.
+ */
+async function grantTraverse(target: string, owner: { uid: number; gid: number }, log: Log): Promise<void> {
+  const canEnter = (dir: string) => runOnce('test', ['-x', dir], owner, true).then(() => true, () => false);
+  if (await canEnter(target)) return;
+  const parts = path.resolve(target).split(path.sep).filter(Boolean);
+  for (let i = 1; i <= parts.length; i += 1) {
+    const dir = path.sep + parts.slice(0, i).join(path.sep);
+    if (await canEnter(dir)) continue;
+    const { mode } = await stat(dir);
+    await chmod(dir, mode | 0o001);
+    log(`Granted traverse permission on ${dir} so that PostgreSQL (user postgres) can reach ${target}`);
+  }
 }
 
 async function postgresUser(): Promise<{ uid: number; gid: number }> {
