@@ -173,7 +173,7 @@ async function main(): Promise<void> {
       await assertPortFree(PORTS.postgres, 'PostgreSQL, set LOCAL_POSTGRES_PORT');
       await assertPortFree(PORTS.mongo, 'FerretDB, set LOCAL_MONGO_PORT');
       say('Starting PostgreSQL and FerretDB...');
-      const stack = await startMongoStack({ dataDir: path.join(DATA, 'mongo'), postgresPort: PORTS.postgres, mongoPort: PORTS.mongo, log: (l) => (l.startsWith('Building') || l.startsWith('  ...') ? say(l) : log(l)) });
+      const stack = await startMongoStack({ dataDir: path.join(DATA, 'mongo'), postgresPort: PORTS.postgres, mongoPort: PORTS.mongo, log: (l) => (l.startsWith('Building') || l.startsWith('  ...') || l.startsWith('Granted') ? say(l) : log(l)) });
       servers.push(...[...stack.servers].reverse());
       mongoUri = stack.uri;
     }
