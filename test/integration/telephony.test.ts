@@ -54,7 +54,8 @@ describe.each(['twilio', 'vonage', 'telnyx'] as const)('a completed, recorded ca
     expect(call).toMatchObject({ status: 'completed', telephonyProvider: provider, statusExtraInfo: { statusCode: 'completed' } });
     const [triggered, started, ended] = [call.callTriggeredAt, call.callStartedAt, call.callEndedAt].map((t: string) => Date.parse(t));
     expect(triggered).toBeLessThanOrEqual(started!);
-    expect(started).toBeLessThan(ended!);
+    // Twilio stamps whole seconds, and at 50x speed a conversation can fit inside one of them.
+    expect(started).toBeLessThanOrEqual(ended!);
     expect(call.callDuration).toBeCloseTo((ended! - started!) / 1000, 1);
 
     expect(call.recordingUrl).toMatch(new RegExp(`^${stack.baseUrl}/recordings/[A-Za-z0-9_-]{32}\\.wav$`));
