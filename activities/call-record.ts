@@ -1,5 +1,6 @@
 // Activities that write the call's record: status changes and deletion while queued.
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURES } from '../src/contracts/failures';
 import { applyStatusChange, type StatusChange } from '../src/data/call-store';
 import { PhoneCall } from '../src/data/models/phone-call';
 import { toReadView } from '../src/data/phone-call-view';
@@ -12,7 +13,7 @@ export function createCallRecordActivities({ logger }: Pick<ActivityDeps, 'logge
       const result = await applyStatusChange(change);
       if (result.outcome === 'missing') {
         throw ApplicationFailure.create({
-          type: 'CALL_RECORD_MISSING',
+          type: FAILURES.callRecordMissing,
           message: `phone call ${change.callId} no longer exists`,
           nonRetryable: true,
         });
@@ -31,7 +32,7 @@ export function createCallRecordActivities({ logger }: Pick<ActivityDeps, 'logge
       const current = await PhoneCall.findById(callId).lean();
       if (current) {
         throw ApplicationFailure.create({
-          type: 'CALL_NOT_QUEUED',
+          type: FAILURES.callNotQueued,
           message: `phone call ${callId} is ${current.status}, not queued`,
           nonRetryable: true,
         });

@@ -2,6 +2,7 @@
 // in spoken order) and fill the conversation's results. Idempotent: a retry rewrites the same data.
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURES } from '../src/contracts/failures';
 import type { ProviderName } from '../src/contracts/providers';
 import { CallTemplate } from '../src/data/models/call-template';
 import { PhoneCall } from '../src/data/models/phone-call';
@@ -24,7 +25,7 @@ export function createCaptureActivities({ config, providers }: Pick<ActivityDeps
     async captureCallOutputs(input: CaptureInput): Promise<{ transcriptEvent: Record<string, unknown> | null }> {
       const call = await PhoneCall.findById(input.callId).lean();
       if (!call) {
-        throw ApplicationFailure.create({ type: 'CALL_RECORD_MISSING', message: `phone call ${input.callId} no longer exists`, nonRetryable: true });
+        throw ApplicationFailure.create({ type: FAILURES.callRecordMissing, message: `phone call ${input.callId} no longer exists`, nonRetryable: true });
       }
       const template = await CallTemplate.findById(call.callTemplateId).lean();
       const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);

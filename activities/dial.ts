@@ -4,6 +4,7 @@ import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { fillPrompt, CallTemplate } from '../src/data/models/call-template';
 import { PhoneCall } from '../src/data/models/phone-call';
+import { FAILURES } from '../src/contracts/failures';
 import type { ProviderName } from '../src/contracts/providers';
 import { callbackUrlFor } from '../src/telephony/callback-router';
 import { ProviderRejectedError, type PlaceCallRequest } from '../src/telephony/provider';
@@ -14,7 +15,7 @@ export function createDialActivities({ config, providers, logger }: Pick<Activit
     async dialCall({ callId }: { callId: string }): Promise<{ providerCallId: string }> {
       const call = await PhoneCall.findById(callId).lean();
       if (!call) {
-        throw ApplicationFailure.create({ type: 'CALL_RECORD_MISSING', message: `phone call ${callId} no longer exists`, nonRetryable: true });
+        throw ApplicationFailure.create({ type: FAILURES.callRecordMissing, message: `phone call ${callId} no longer exists`, nonRetryable: true });
       }
       if (call.providerCallId) return { providerCallId: call.providerCallId };
       const template = await CallTemplate.findById(call.callTemplateId).lean();
@@ -45,7 +46,7 @@ export function createDialActivities({ config, providers, logger }: Pick<Activit
         return placed;
       } catch (err) {
         if (err instanceof ProviderRejectedError) {
-          throw ApplicationFailure.create({ type: 'PROVIDER_REJECTED', message: err.message, details: [err.code], nonRetryable: true });
+          throw ApplicationFailure.create({ type: FAILURES.providerRejected, message: err.message, details: [err.code], nonRetryable: true });
         }
         throw err;
       }

@@ -20,12 +20,12 @@ import {
 import type { Activities } from '../activities';
 import { STATUS_CODES, isTerminal, type CallStatus, type StatusCode } from '../src/contracts/call-status';
 import { statusEventName, type CallEventName } from '../src/contracts/events';
+import { FAILURES } from '../src/contracts/failures';
 import { deliveryWorkflowId } from '../src/contracts/ids';
 import type { ProviderEvent } from '../src/contracts/providers';
 import { SA_STATUS } from '../src/contracts/search-attributes';
 import { deliverWebhookEventsWorkflow } from './deliver-webhook';
 import {
-  NOT_QUEUED_FAILURE,
   callStateQuery,
   deleteQueuedCallUpdate,
   enqueueEventSignal,
@@ -48,7 +48,7 @@ const dialling = proxyActivities<Activities>({
     backoffCoefficient: 2,
     maximumInterval: '1 minute',
     maximumAttempts: 8,
-    nonRetryableErrorTypes: ['PROVIDER_REJECTED', 'CALL_RECORD_MISSING'],
+    nonRetryableErrorTypes: [FAILURES.providerRejected, FAILURES.callRecordMissing, FAILURES.providerNotConfigured],
   },
 });
 // Which endpoints an event goes to: a short read, run as a local activity (no task queue round trip),
@@ -106,7 +106,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallS
       validator: () => {
         if (state.phase !== 'waiting' && state.phase !== 'deleting') {
           throw ApplicationFailure.create({
-            type: NOT_QUEUED_FAILURE,
+            type: FAILURES.callNotQueued,
             message: `only queued calls can be deleted; status is ${state.status === 'queued' ? 'ringing' : state.status}`,
             details: [state.status],
             nonRetryable: true,
@@ -322,7 +322,7 @@ function latest(a: string, b: string): string {
 
 function rejectionCode(err: unknown): StatusCode {
   const cause = (err as { cause?: unknown }).cause;
-  if (cause instanceof ApplicationFailure && cause.type === 'PROVIDER_REJECTED') {
+  if (cause instanceof ApplicationFailure && cause.type === FAILURES.providerRejected) {
     const code = cause.details?.[0];
     return code === STATUS_CODES.invalidNumber ? STATUS_CODES.invalidNumber : STATUS_CODES.providerError;
   }

@@ -15,9 +15,6 @@ export const callStateQuery = defineQuery<CallState>('callState');
  */
 export const deleteQueuedCallUpdate = defineUpdate<DeleteOutcome>('deleteQueuedCall');
 
-/** Failure type the update's validator rejects with when the call is no longer queued. */
-export const NOT_QUEUED_FAILURE = 'CALL_NOT_QUEUED';
-
 /** A later event of the same call for the same endpoint (delivery workflows queue them). */
 export const enqueueEventSignal = defineSignal<[CallEvent]>('enqueueEvent');
 

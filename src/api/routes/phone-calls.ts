@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { QueryFilter } from 'mongoose';
+import { FAILURES } from '../../contracts/failures';
 import { callWorkflowId } from '../../contracts/ids';
 import type { Dispatcher } from '../../calls/dispatch';
 import { prepareCalls, type PreparedCall } from '../../calls/prepare-calls';
@@ -12,7 +13,7 @@ import { CallTemplate } from '../../data/models/call-template';
 import { PhoneCall, type PhoneCallDoc } from '../../data/models/phone-call';
 import { toCreateView, toReadView } from '../../data/phone-call-view';
 import type { Logger } from '../../logger';
-import { NOT_QUEUED_FAILURE, deleteQueuedCallUpdate } from '../../../workflows/messages';
+import { deleteQueuedCallUpdate } from '../../../workflows/messages';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, HttpError, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
@@ -208,7 +209,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       // own snapshot is missing only when a retried removal found the record already gone.
       ctx.body = { data: outcome.call ?? toReadView(doc) };
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === NOT_QUEUED_FAILURE) {
+      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === FAILURES.callNotQueued) {
         throw badRequest(err.cause.message);
       }
       const current = await PhoneCall.findOne({ _id: id, teamId: auth.teamId }).lean();

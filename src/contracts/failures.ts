@@ -1,0 +1,13 @@
+// Failure types of non-retryable ApplicationFailures: thrown by activities and workflow validators,
+// read by the workflow and the API. Plain data: safe inside workflows.
+export const FAILURES = {
+  /** The call's record is gone (deleted, or never written): nothing left to act on. */
+  callRecordMissing: 'CALL_RECORD_MISSING',
+  /** A delete arrived after dialling began (the update validator, or the record's own status). */
+  callNotQueued: 'CALL_NOT_QUEUED',
+  /** The provider refused the dial for good (e.g. an invalid number); details[0] is our status code. */
+  providerRejected: 'PROVIDER_REJECTED',
+  /** The team has no credentials for the call's provider (removed after the call was created). */
+  providerNotConfigured: 'PROVIDER_NOT_CONFIGURED',
+} as const;
+export type FailureType = (typeof FAILURES)[keyof typeof FAILURES];
