@@ -8,7 +8,7 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities
-COPY scripts ./scripts
+
 ENV NODE_ENV=production
 USER node
 EXPOSE 3000

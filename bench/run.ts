@@ -5,7 +5,7 @@ import { appendFile, chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { freePort, startMongoStack, startTemporal, type RunningServer } from '../scripts/local-servers';
+import { freePort, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
 import { apiClient } from '../test/helpers/http';
 import { startServiceStack } from '../test/helpers/service-stack';
 

@@ -1,5 +1,5 @@
 // Custom search attributes the call workflow keeps current. Registered on the dev server by
-// scripts/local-servers.ts and in docker-compose.yml; names and types are defined only here.
+// src/local/servers.ts and in docker-compose.yml; names and types are defined only here.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
 export const SA_TEAM_ID = defineSearchAttributeKey('CallTeamId', SearchAttributeType.KEYWORD);

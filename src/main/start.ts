@@ -7,7 +7,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { assertPortFree, startMongoStack, startTemporal, stopChild, type RunningServer } from '../../scripts/local-servers';
+import { assertPortFree, startMongoStack, startTemporal, stopChild, type RunningServer } from '../local/servers';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DATA = path.resolve(process.env.OCO_DATA_DIR ?? path.join(ROOT, '.data'));

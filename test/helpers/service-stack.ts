@@ -15,7 +15,7 @@ import { createLogger } from '../../src/logger';
 import { startApi } from '../../src/main/api';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { createCallWorker } from '../../src/worker/create-worker';
-import { freePort } from '../../scripts/local-servers';
+import { freePort } from '../../src/local/servers';
 import type { Client } from '@temporalio/client';
 
 export interface SeededTeam {

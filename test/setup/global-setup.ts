@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
-import { freePort, startMongoStack, startTemporal, type RunningServer } from '../../scripts/local-servers';
+import { freePort, startMongoStack, startTemporal, type RunningServer } from '../../src/local/servers';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdtemp } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MissingToolchainError, cacheDir, ensureBinaries } from '../../scripts/binaries';
-import { PortInUseError, assertPortFree } from '../../scripts/local-servers';
+import { MissingToolchainError, cacheDir, ensureBinaries } from '../../../src/local/binaries';
+import { PortInUseError, assertPortFree } from '../../../src/local/servers';
 
 describe('local servers', () => {
   const saved = { PATH: process.env.PATH, OCO_CACHE_DIR: process.env.OCO_CACHE_DIR };

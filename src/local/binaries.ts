@@ -138,13 +138,3 @@ function run(
   });
 }
 
-if (require.main === module) {
-  ensureBinaries({ temporal: true, ferretdb: true })
-    .then((bins) => {
-      process.stdout.write(`${JSON.stringify(bins, null, 2)}\n`);
-    })
-    .catch((err: unknown) => {
-      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
-    });
-}

@@ -7,7 +7,7 @@ import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/prom
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../src/contracts/search-attributes';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../contracts/search-attributes';
 import { ensureBinaries } from './binaries';
 
 export interface RunningServer {
