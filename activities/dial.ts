@@ -6,11 +6,24 @@ import { fillPrompt, CallTemplate } from '../src/data/models/call-template';
 import { PhoneCall } from '../src/data/models/phone-call';
 import { FAILURES } from '../src/contracts/failures';
 import type { ProviderName } from '../src/contracts/providers';
-import { callbackUrlFor } from '../src/telephony/callback-router';
+import { callbackUrlFor } from '../src/telephony/callback-url';
 import { ProviderRejectedError, type PlaceCallRequest } from '../src/telephony/provider';
+import { ProviderNotConfiguredError } from '../src/telephony/team-providers';
 import type { ActivityDeps } from './deps';
 
 export function createDialActivities({ config, providers, logger }: Pick<ActivityDeps, 'config' | 'providers' | 'logger'>) {
+  /** Credentials removed after create cannot come back by retrying: the call ends at once. */
+  async function providerFor(...args: Parameters<typeof providers>) {
+    try {
+      return await providers(...args);
+    } catch (err) {
+      if (err instanceof ProviderNotConfiguredError) {
+        throw ApplicationFailure.create({ type: FAILURES.providerNotConfigured, message: err.message, nonRetryable: true });
+      }
+      throw err;
+    }
+  }
+
   return {
     async dialCall({ callId }: { callId: string }): Promise<{ providerCallId: string }> {
       const call = await PhoneCall.findById(callId).lean();
@@ -19,7 +32,7 @@ export function createDialActivities({ config, providers, logger }: Pick<Activit
       }
       if (call.providerCallId) return { providerCallId: call.providerCallId };
       const template = await CallTemplate.findById(call.callTemplateId).lean();
-      const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
+      const provider = await providerFor(call.teamId, call.telephonyProvider as ProviderName);
       const request: PlaceCallRequest = {
         callId,
         to: call.toPhoneNumber,

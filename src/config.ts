@@ -4,6 +4,13 @@ import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE } from './contracts/ids';
 import { DEFAULT_RETRY_DELAYS, parseRetryDelays } from './webhooks/retry-schedule';
 
+/** The providers' real API roots: the defaults, and never asked for emulator accounts. */
+export const PROVIDER_API_BASE_URLS = {
+  twilio: 'https://api.twilio.com',
+  vonage: 'https://api.nexmo.com',
+  telnyx: 'https://api.telnyx.com',
+} as const;
+
 const booleanFlag = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1');
@@ -38,9 +45,9 @@ const schema = z.object({
       }
     }),
   ALLOW_PRIVATE_WEBHOOK_URLS: booleanFlag.default(false),
-  TWILIO_API_BASE_URL: url.default('https://api.twilio.com'),
-  VONAGE_API_BASE_URL: url.default('https://api.nexmo.com'),
-  TELNYX_API_BASE_URL: url.default('https://api.telnyx.com'),
+  TWILIO_API_BASE_URL: url.default(PROVIDER_API_BASE_URLS.twilio),
+  VONAGE_API_BASE_URL: url.default(PROVIDER_API_BASE_URLS.vonage),
+  TELNYX_API_BASE_URL: url.default(PROVIDER_API_BASE_URLS.telnyx),
   BATCH_START_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
   /** A dialled call not answered within this long is hung up and ends `noAnswer`, whatever the provider says. */

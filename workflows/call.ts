@@ -322,6 +322,7 @@ function latest(a: string, b: string): string {
 
 function rejectionCode(err: unknown): StatusCode {
   const cause = (err as { cause?: unknown }).cause;
+  if (cause instanceof ApplicationFailure && cause.type === FAILURES.providerNotConfigured) return STATUS_CODES.providerNotConfigured;
   if (cause instanceof ApplicationFailure && cause.type === FAILURES.providerRejected) {
     const code = cause.details?.[0];
     return code === STATUS_CODES.invalidNumber ? STATUS_CODES.invalidNumber : STATUS_CODES.providerError;

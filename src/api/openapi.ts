@@ -197,6 +197,7 @@ const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
   [STATUS_CODES.noAnswer]: '`noAnswer`: nobody answered.',
   [STATUS_CODES.providerError]: '`failed`: the provider could not place the call, or the call dropped with a provider error.',
   [STATUS_CODES.invalidNumber]: '`failed`: the provider refused the number.',
+  [STATUS_CODES.providerNotConfigured]: "`failed`: the team's credentials for the call's provider were removed before the dial.",
   [STATUS_CODES.maxDuration]: "`failed`: the call ran past the template's maximum duration.",
   [STATUS_CODES.cancelledByOperator]: '`cancelled`: an operator cancelled the call (e.g. from the workflow UI).',
 };

@@ -53,6 +53,9 @@ export async function prepareCalls(
     // decisions.md: the provider defaults to the team's setting; the number behind phoneNumberId is
     // the from-number when it belongs to that provider.
     const provider = (input.telephonyProvider ?? team.defaultProvider) as ProviderName;
+    if (!team.providerSettings.some((s) => s.provider === provider && s.credentialsSealed)) {
+      found.push(`${field('telephonyProvider')} ${provider} has no credentials for this team (an operator sets them with team set-provider)`);
+    }
     const from = input.fromPhoneNumber ?? defaultFromNumber(team, provider, number);
     if (!from) found.push(`${field('fromPhoneNumber')} is required: the team has no ${provider} number to call from`);
     if (found.length || !template || !from) {

@@ -61,6 +61,8 @@ export const STATUS_CODES = {
   noAnswer: 'no-answer',
   providerError: 'provider-error',
   invalidNumber: 'invalid-number',
+  /** The team's credentials for the call's provider were removed after the call was created. */
+  providerNotConfigured: 'provider-not-configured',
   maxDuration: 'max-duration',
   cancelledByOperator: 'cancelled-by-operator',
 } as const;

@@ -6,6 +6,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ProviderName } from '../contracts/providers';
+import { createAccountsRoute } from './accounts';
 import type { ProviderContext } from './context';
 import { CallbackQueue } from './delivery';
 import { json, matchRoute, type Route } from './http';
@@ -131,6 +132,7 @@ export function createEmulator(options: EmulatorOptions): Emulator {
 
   const routes: Route[] = [
     { method: 'GET', pattern: /^\/healthz$/, handle: () => json(200, { status: 'ok', providers: ['twilio', 'vonage', 'telnyx'] }) },
+    createAccountsRoute({ vonageSignatureSecret: options.vonageSignatureSecret, telnyxPublicKeyBase64 }),
     ...createTwilioEmulator(context).routes,
     ...createVonageEmulator(context, options.vonageSignatureSecret).routes,
     ...createTelnyxEmulator(context, telnyxKey).routes,

@@ -116,7 +116,16 @@ function run(
     const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env });
     let stdout = '';
     let stderr = '';
-    let lastProgress = 0;
+    const started = Date.now();
+    let lastProgress = started;
+    // Compiling prints nothing for minutes after the last "go: downloading": show it is still working.
+    const heartbeat = options.capture
+      ? undefined
+      : setInterval(() => {
+          if (Date.now() - lastProgress < 10_000) return;
+          lastProgress = Date.now();
+          options.progress(`  ... still building (${Math.round((Date.now() - started) / 1000)} s)`);
+        }, 2_000);
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
     });
@@ -130,8 +139,12 @@ function run(
         if (last) options.progress(`  ... ${last}`);
       }
     });
-    child.on('error', reject);
+    child.on('error', (err) => {
+      clearInterval(heartbeat);
+      reject(err);
+    });
     child.on('close', (code) => {
+      clearInterval(heartbeat);
       if (code === 0) resolve(stdout);
       else reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${stderr.slice(-4000)}`));
     });

@@ -15,9 +15,10 @@ import {
   revokeKey,
   setTeamProvider,
 } from '../admin/commands';
-import { loadConfig } from '../config';
 import { createSecretBox } from '../crypto/secret-box';
 import { connectMongo } from '../data/connection';
+import { loadConfigWithLocalStack } from '../local/stack-settings';
+import { provisionEmulatorAccounts } from '../admin/emulator-accounts';
 
 const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   team create --name NAME [--provider twilio|vonage|telnyx]
@@ -55,6 +56,8 @@ const options = {
   default: { type: 'boolean' },
 } as const;
 
+const note = (line: string) => process.stderr.write(`${line}\n`);
+
 function need(value: string | undefined, flag: string): string {
   if (!value) throw new CommandError(`${flag} is required`);
   return value;
@@ -65,13 +68,22 @@ async function run(argv: string[]): Promise<object> {
   const [noun, verb] = positionals;
   const command = `${noun ?? ''} ${verb ?? ''}`.trim();
   if (values.help || !noun) throw new CommandError(USAGE);
-  const config = loadConfig();
+  const config = loadConfigWithLocalStack();
   const secretBox = createSecretBox(config.ENCRYPTION_KEY);
   await connectMongo(config.MONGODB_URI, 2);
   try {
     switch (command) {
-      case 'team create':
-        return await createTeam({ name: need(values.name, '--name'), provider: values.provider });
+      case 'team create': {
+        const created = await createTeam({ name: need(values.name, '--name'), provider: values.provider });
+        const { provisioned, unreachable } = await provisionEmulatorAccounts(created.teamId, config, secretBox);
+        // stderr: with --json, stdout carries exactly the documented object.
+        if (provisioned.length) note(`Provider emulator accounts and from-numbers set for ${provisioned.join(', ')}.`);
+        for (const { provider, url, reason } of unreachable) {
+          note(`No ${provider} credentials set: ${url} is not a real provider's API and did not answer as the emulator (${reason}). ` +
+            'Use team set-provider.');
+        }
+        return created;
+      }
       case 'team list':
         return await listTeams();
       case 'team set-provider':

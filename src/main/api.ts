@@ -10,11 +10,12 @@ import { createOpenApiRouter } from '../api/routes/openapi';
 import { createPhoneCallsRouter } from '../api/routes/phone-calls';
 import { createDispatcher } from '../calls/dispatch';
 import { createCallbackProviderResolver, createProviderEventSink } from '../calls/provider-events';
-import { loadConfig, type Config } from '../config';
+import type { Config } from '../config';
+import { loadConfigWithLocalStack } from '../local/stack-settings';
 import { createSecretBox } from '../crypto/secret-box';
 import { connectMongo, ensureIndexes, pingMongo } from '../data/connection';
 import { createLogger, type Logger } from '../logger';
-import { createTelephonyCallbackRouter } from '../telephony/callback-router';
+import { createTelephonyCallbackRouter } from '../api/routes/provider-callbacks';
 import { createTeamProviderResolver } from '../telephony/team-providers';
 import { connectTemporalClient, pingTemporal } from '../temporal/connection';
 import { createTranscriptsRouter } from '../api/routes/transcripts';
@@ -95,7 +96,7 @@ export async function startApi(config: Config, logger: Logger): Promise<{ server
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = loadConfigWithLocalStack();
   const logger = createLogger(config.LOG_LEVEL, 'api');
   const api = await startApi(config, logger);
   logger.info({ port: config.PORT, url: config.PUBLIC_BASE_URL }, 'API listening');

@@ -8,9 +8,10 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { assertPortFree, startMongoStack, startTemporal, stopChild, type RunningServer } from '../local/servers';
+import { dataDir, removeStackSettings, writeStackSettings } from '../local/stack-settings';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const DATA = path.resolve(process.env.OCO_DATA_DIR ?? path.join(ROOT, '.data'));
+const DATA = dataDir();
 
 const PORTS = {
   api: Number(process.env.PORT ?? 3000),
@@ -25,15 +26,12 @@ interface LocalSecrets {
   encryptionKey: string;
   vonageSignatureSecret: string;
   telnyxPrivateKeyPem: string;
-  telnyxPublicKey: string;
-  vonagePrivateKeyPem: string;
 }
 
 interface Demo {
   teamId: string;
   key: string;
   callTemplateId: string;
-  phoneNumberId: string;
 }
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -46,8 +44,6 @@ async function localSecrets(): Promise<LocalSecrets> {
     encryptionKey: randomBytes(32).toString('base64'),
     vonageSignatureSecret: randomBytes(24).toString('base64url'),
     telnyxPrivateKeyPem: telnyx.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    telnyxPublicKey: telnyx.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64'),
-    vonagePrivateKeyPem: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
   };
   await writeFile(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   return secrets;
@@ -103,7 +99,7 @@ async function admin(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<str
   });
 }
 
-async function seedDemo(env: NodeJS.ProcessEnv, secrets: LocalSecrets, emulatorUrl: string): Promise<Demo> {
+async function seedDemo(env: NodeJS.ProcessEnv, emulatorUrl: string): Promise<Demo> {
   const file = path.join(DATA, 'demo.json');
   if (existsSync(file)) {
     const demo = JSON.parse(await readFile(file, 'utf8')) as Demo;
@@ -111,21 +107,8 @@ async function seedDemo(env: NodeJS.ProcessEnv, secrets: LocalSecrets, emulatorU
     if (teams.teams.some((t) => t.teamId === demo.teamId)) return demo;
   }
   say(`Seeding a demo team with the admin command line (emulated providers at ${emulatorUrl})...`);
+  // team create gives the team emulator credentials and a from-number for each provider.
   const { teamId } = await admin(env, ['team', 'create', '--name', 'Demo team', '--provider', 'twilio']);
-  const credentials = {
-    twilio: { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: randomBytes(16).toString('hex') },
-    vonage: { applicationId: crypto.randomUUID(), privateKey: secrets.vonagePrivateKeyPem, signatureSecret: secrets.vonageSignatureSecret },
-    telnyx: { apiKey: `KEY${randomBytes(16).toString('hex')}`, connectionId: '1494404757140276705', publicKey: secrets.telnyxPublicKey },
-  };
-  for (const [provider, creds] of Object.entries(credentials)) {
-    await admin(env, ['team', 'set-provider', '--team', teamId!, '--provider', provider, '--credentials', JSON.stringify(creds)]);
-  }
-  const numbers = { twilio: '+14155550100', vonage: '+14155550101', telnyx: '+14155550102' };
-  let phoneNumberId = '';
-  for (const [provider, number] of Object.entries(numbers)) {
-    const created = await admin(env, ['phone-number', 'create', '--team', teamId!, '--number', number, '--provider', provider]);
-    if (provider === 'twilio') phoneNumberId = created.phoneNumberId!;
-  }
   const { callTemplateId } = await admin(env, [
     'template', 'create', '--team', teamId!, '--name', 'Dental check-up reminder',
     '--prompt', 'Hello {{firstName}}, this is Ada calling from Acme Dental. You are due for a check-up; could we book a time that suits you?',
@@ -135,7 +118,7 @@ async function seedDemo(env: NodeJS.ProcessEnv, secrets: LocalSecrets, emulatorU
     '--time-zone', 'America/New_York',
   ]);
   const { key } = await admin(env, ['key', 'create', '--team', teamId!, '--name', 'demo']);
-  const demo: Demo = { teamId: teamId!, key: key!, callTemplateId: callTemplateId!, phoneNumberId };
+  const demo: Demo = { teamId: teamId!, key: key!, callTemplateId: callTemplateId! };
   // Local development only (.data/ is git-ignored): keeps the printed curl working across restarts.
   await writeFile(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
   return demo;
@@ -146,6 +129,7 @@ async function main(): Promise<void> {
   const servers: RunningServer[] = [];
   const children: ChildProcess[] = [];
   let stopping = false;
+  let stackFileWritten = false;
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
@@ -153,6 +137,7 @@ async function main(): Promise<void> {
     // The worker gets time to finish the activities it is running (its shutdown grace is 20 s).
     for (const child of [...children].reverse()) await stopChild(child, 30_000);
     for (const server of [...servers].reverse()) await server.stop().catch((err: unknown) => say(`${server.name}: ${String(err)}`));
+    if (stackFileWritten) removeStackSettings({ OCO_DATA_DIR: DATA });
     say('Stopped. Data is kept in .data/ for the next npm start.');
     process.exit(code);
   };
@@ -210,7 +195,10 @@ async function main(): Promise<void> {
     children.push(startNode('worker', 'src/main/worker.ts', env));
     children.push(startNode('api', 'src/main/api.ts', env));
     await waitForReady(`${apiUrl}/readyz`, children);
-    const demo = await seedDemo(env, secrets, emulatorUrl);
+    // From here on `npm run -s admin -- ...` in another terminal finds this stack by itself.
+    writeStackSettings({ ...env, OCO_DATA_DIR: DATA });
+    stackFileWritten = true;
+    const demo = await seedDemo(env, emulatorUrl);
 
     const body = JSON.stringify({
       teamId: demo.teamId,

@@ -3,14 +3,14 @@
 import mongoose from 'mongoose';
 import { createDispatcher } from '../calls/dispatch';
 import { startReconciler } from '../calls/reconciler';
-import { loadConfig } from '../config';
+import { loadConfigWithLocalStack } from '../local/stack-settings';
 import { connectMongo, ensureIndexes } from '../data/connection';
 import { createLogger } from '../logger';
 import { connectTemporalClient } from '../temporal/connection';
 import { createCallWorker } from '../worker/create-worker';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = loadConfigWithLocalStack();
   const logger = createLogger(config.LOG_LEVEL, 'worker');
   await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE);
   await ensureIndexes();

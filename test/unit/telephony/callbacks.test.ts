@@ -5,7 +5,7 @@ import { generateKeyPairSync, randomBytes, randomUUID, sign, type KeyObject } fr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderEventKind } from '../../../src/contracts/providers';
 import { telnyxSignatureHeaders, twilioRequestSignature, vonageWebhookToken } from '../../../src/emulator/signing';
-import { callbackUrlFor } from '../../../src/telephony/callback-router';
+import { callbackUrlFor } from '../../../src/telephony/callback-url';
 import { createProvider } from '../../../src/telephony';
 import { encodeClientState } from '../../../src/telephony/telnyx';
 import { CallbackSignatureError, type InboundCallback, type TelephonyProvider } from '../../../src/telephony/provider';

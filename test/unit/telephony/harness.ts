@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { ProviderEvent, ProviderEventKind, ProviderName } from '../../../src/contracts/providers';
 import { createEmulator, type Emulator } from '../../../src/emulator';
-import { callbackUrlFor, createTelephonyCallbackRouter } from '../../../src/telephony/callback-router';
+import { createTelephonyCallbackRouter } from '../../../src/api/routes/provider-callbacks';
+import { callbackUrlFor } from '../../../src/telephony/callback-url';
 import { createProvider, type ProviderBaseUrls } from '../../../src/telephony';
 import type { PlaceCallRequest, ProviderCredentials, TelephonyProvider } from '../../../src/telephony/provider';
 

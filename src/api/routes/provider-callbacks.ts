@@ -3,9 +3,10 @@
 // whose credentials verify it, and nothing changes unless the adapter accepts the signature.
 import type { Context } from 'koa';
 import Router from '@koa/router';
-import { PROVIDERS, type ProviderEvent, type ProviderName } from '../contracts/providers';
-import { CALL_ID_PARAM } from './http';
-import { CallbackSignatureError, type TelephonyProvider } from './provider';
+import { PROVIDERS, type ProviderEvent, type ProviderName } from '../../contracts/providers';
+import { CALLBACK_ROUTE, trimBase } from '../../telephony/callback-url';
+import { CALL_ID_PARAM } from '../../telephony/http';
+import { CallbackSignatureError, type TelephonyProvider } from '../../telephony/provider';
 
 export interface CallbackLogger {
   info(obj: object, msg?: string): void;
@@ -25,15 +26,6 @@ export interface TelephonyCallbackRouterDeps {
 const MAX_BODY_BYTES = 1024 * 1024;
 // Loose on purpose: it only has to be safe to log and to look up; the store decides if it exists.
 const CALL_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-
-function trimBase(publicBaseUrl: string): string {
-  return publicBaseUrl.replace(/\/+$/, '');
-}
-
-/** The status-callback URL a call's provider is given (the dial activity passes it to placeCall). */
-export function callbackUrlFor(publicBaseUrl: string, provider: ProviderName, callId: string): string {
-  return `${trimBase(publicBaseUrl)}/telephony/${provider}/events?${CALL_ID_PARAM}=${encodeURIComponent(callId)}`;
-}
 
 class BodyTooLargeError extends Error {}
 
@@ -55,7 +47,7 @@ async function readRawBody(ctx: Context): Promise<Buffer> {
 export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps): Router {
   const router = new Router();
 
-  router.post('/telephony/:provider/events', async (ctx) => {
+  router.post(CALLBACK_ROUTE, async (ctx) => {
     // The request's own logger (with its request id) when the app provides one.
     const logger = (ctx.state.log as TelephonyCallbackRouterDeps['logger'] | undefined) ?? deps.logger;
     const provider = ctx.params.provider as ProviderName;
