@@ -1,16 +1,14 @@
 // Activities that write the call's record: status changes and deletion while queued.
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURES } from '../src/contracts/failures';
-import { applyStatusChange, type StatusChange } from '../src/data/call-store';
-import { PhoneCall } from '../src/data/models/phone-call';
-import { toReadView } from '../src/data/phone-call-view';
+import type { StatusChange } from '../src/data/call-store';
 import type { ActivityDeps } from './deps';
 
-export function createCallRecordActivities({ logger }: Pick<ActivityDeps, 'logger'>) {
+export function createCallRecordActivities({ calls, logger }: Pick<ActivityDeps, 'calls' | 'logger'>) {
   return {
     /** Writes a status change; `applied` is false when the machine does not allow it (nothing changes). */
     async recordStatus(change: StatusChange): Promise<{ applied: boolean; call: Record<string, unknown> | null }> {
-      const result = await applyStatusChange(change);
+      const result = await calls.applyStatusChange(change);
       if (result.outcome === 'missing') {
         throw ApplicationFailure.create({
           type: FAILURES.callRecordMissing,
@@ -27,17 +25,15 @@ export function createCallRecordActivities({ logger }: Pick<ActivityDeps, 'logge
 
     /** Removes a queued call; answers the call as it was, or null if it was already gone. */
     async deleteCallRecord({ callId }: { callId: string }): Promise<Record<string, unknown> | null> {
-      const removed = await PhoneCall.findOneAndDelete({ _id: callId, status: 'queued' }).lean();
-      if (removed) return toReadView(removed);
-      const current = await PhoneCall.findById(callId).lean();
-      if (current) {
+      const result = await calls.deleteIfQueued(callId);
+      if (result.outcome === 'not-queued') {
         throw ApplicationFailure.create({
           type: FAILURES.callNotQueued,
-          message: `phone call ${callId} is ${current.status}, not queued`,
+          message: `phone call ${callId} is ${result.currentStatus}, not queued`,
           nonRetryable: true,
         });
       }
-      return null;
+      return result.outcome === 'deleted' ? result.call : null;
     },
   };
 }

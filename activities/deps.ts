@@ -1,12 +1,24 @@
 import type { Config } from '../src/config';
 import type { SecretBox } from '../src/crypto/secret-box';
+import type { CallStore } from '../src/data/call-store';
+import type { ConversationStore } from '../src/data/conversation-store';
+import type { TemplateStore } from '../src/data/template-store';
+import type { WebhookStore } from '../src/data/webhook-store';
 import type { Logger } from '../src/logger';
 import type { TeamProviderResolver } from '../src/telephony/team-providers';
 
-/** What activities need from the outside world; wired only in the worker's entry point. */
+/**
+ * What activities need from the outside world; wired only in the worker's entry point
+ * (src/worker/create-worker.ts). Data access goes through the small stores, so that an activity can
+ * be run alone with MockActivityEnvironment.
+ */
 export interface ActivityDeps {
   config: Pick<Config, 'PUBLIC_BASE_URL' | 'WEBHOOK_RETRY_DELAYS' | 'ALLOW_PRIVATE_WEBHOOK_URLS'>;
   logger: Logger;
   secretBox: SecretBox;
   providers: TeamProviderResolver;
+  calls: CallStore;
+  templates: TemplateStore;
+  conversations: ConversationStore;
+  webhooks: WebhookStore;
 }

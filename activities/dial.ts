@@ -2,8 +2,7 @@
 // whether the call was already placed, so a person is never rung twice for one call.
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { fillPrompt, CallTemplate } from '../src/data/models/call-template';
-import { PhoneCall } from '../src/data/models/phone-call';
+import { fillPrompt } from '../src/data/models/call-template';
 import { FAILURES } from '../src/contracts/failures';
 import type { ProviderName } from '../src/contracts/providers';
 import { callbackUrlFor } from '../src/telephony/callback-url';
@@ -11,7 +10,7 @@ import { ProviderRejectedError, type PlaceCallRequest } from '../src/telephony/p
 import { ProviderNotConfiguredError } from '../src/telephony/team-providers';
 import type { ActivityDeps } from './deps';
 
-export function createDialActivities({ config, providers, logger }: Pick<ActivityDeps, 'config' | 'providers' | 'logger'>) {
+export function createDialActivities({ config, providers, logger, calls, templates }: Pick<ActivityDeps, 'config' | 'providers' | 'logger' | 'calls' | 'templates'>) {
   /** Credentials removed after create cannot come back by retrying: the call ends at once. */
   async function providerFor(...args: Parameters<typeof providers>) {
     try {
@@ -26,12 +25,12 @@ export function createDialActivities({ config, providers, logger }: Pick<Activit
 
   return {
     async dialCall({ callId }: { callId: string }): Promise<{ providerCallId: string }> {
-      const call = await PhoneCall.findById(callId).lean();
+      const call = await calls.findById(callId);
       if (!call) {
         throw ApplicationFailure.create({ type: FAILURES.callRecordMissing, message: `phone call ${callId} no longer exists`, nonRetryable: true });
       }
       if (call.providerCallId) return { providerCallId: call.providerCallId };
-      const template = await CallTemplate.findById(call.callTemplateId).lean();
+      const template = await templates.findById(call.callTemplateId);
       const provider = await providerFor(call.teamId, call.telephonyProvider as ProviderName);
       const request: PlaceCallRequest = {
         callId,
@@ -49,13 +48,13 @@ export function createDialActivities({ config, providers, logger }: Pick<Activit
         const earlier = await provider.findPlacedCall(request);
         if (earlier) {
           logger.info({ callId, providerCallId: earlier.providerCallId }, 'dial retried: the provider already has the call');
-          await PhoneCall.updateOne({ _id: callId }, { $set: { providerCallId: earlier.providerCallId } });
+          await calls.setProviderCallId(callId, earlier.providerCallId);
           return earlier;
         }
       }
       try {
         const placed = await provider.placeCall(request);
-        await PhoneCall.updateOne({ _id: callId }, { $set: { providerCallId: placed.providerCallId } });
+        await calls.setProviderCallId(callId, placed.providerCallId);
         return placed;
       } catch (err) {
         if (err instanceof ProviderRejectedError) {
@@ -67,7 +66,7 @@ export function createDialActivities({ config, providers, logger }: Pick<Activit
 
     /** Hangs up the call; without a provider call id, whatever the dial stored (nothing: never placed). */
     async hangUpCall({ callId, providerCallId }: { callId: string; providerCallId?: string }): Promise<void> {
-      const call = await PhoneCall.findById(callId, { teamId: 1, telephonyProvider: 1, providerCallId: 1 }).lean();
+      const call = await calls.findById(callId);
       if (!call) return;
       const target = providerCallId ?? call.providerCallId;
       if (!target) return;

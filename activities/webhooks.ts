@@ -1,10 +1,6 @@
 // Which endpoints an event goes to, and one delivery attempt to one of them (recorded in MongoDB).
-import { Types } from 'mongoose';
 import { ALL_EVENTS, type CallEventName } from '../src/contracts/events';
-import { PhoneCall } from '../src/data/models/phone-call';
 import { toReadView } from '../src/data/phone-call-view';
-import { Webhook } from '../src/data/models/webhook';
-import { WebhookDelivery } from '../src/data/models/webhook-delivery';
 import { attemptDelivery } from '../src/webhooks/attempt';
 import type { CallEvent, WebhookTarget } from '../workflows/types';
 import type { ActivityDeps } from './deps';
@@ -18,7 +14,7 @@ export interface AttemptInput {
   isLastAttempt: boolean;
 }
 
-export function createWebhookActivities({ config, secretBox }: Pick<ActivityDeps, 'config' | 'secretBox'>) {
+export function createWebhookActivities({ config, secretBox, calls, webhooks }: Pick<ActivityDeps, 'config' | 'secretBox' | 'calls' | 'webhooks'>) {
   return {
     /**
      * The endpoints subscribed to `type` for this call, and (when there are any) the call as it is
@@ -30,8 +26,8 @@ export function createWebhookActivities({ config, secretBox }: Pick<ActivityDeps
       type: CallEventName;
     }): Promise<{ targets: WebhookTarget[]; retryDelaysMs: number[]; call: Record<string, unknown> | null }> {
       const subscribed = (events: readonly string[]) => events.includes(input.type) || events.includes(ALL_EVENTS);
-      const teamHooks = await Webhook.find({ teamId: input.teamId }).lean();
-      const call = await PhoneCall.findById(input.callId).lean();
+      const teamHooks = await webhooks.forTeam(input.teamId);
+      const call = await calls.findById(input.callId);
       const targets: WebhookTarget[] = [];
       for (const hook of teamHooks) {
         if (!subscribed(hook.subscribedEvents)) continue;
@@ -61,30 +57,24 @@ export function createWebhookActivities({ config, secretBox }: Pick<ActivityDeps
         allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_URLS,
       });
       const state = result.ok ? 'delivered' : result.gone ? 'gone' : input.isLastAttempt ? 'failed' : 'pending';
-      await WebhookDelivery.updateOne(
-        { eventId: event.eventId, endpointKey: target.endpointKey },
-        {
-          $setOnInsert: {
-            teamId: new Types.ObjectId(input.teamId),
-            phoneCallId: new Types.ObjectId(input.callId),
-            webhookId: target.webhookId ? new Types.ObjectId(target.webhookId) : null,
-            eventType: event.type,
-            url: target.url,
-            method: target.method,
-          },
-          $set: { state },
-          $push: {
-            attempts: {
-              attempt: input.attempt,
-              attemptedAt: new Date(result.attemptedAt),
-              statusCode: result.statusCode,
-              durationMs: result.durationMs,
-              error: result.error,
-            },
-          },
+      await webhooks.recordAttempt({
+        eventId: event.eventId,
+        endpointKey: target.endpointKey,
+        teamId: input.teamId,
+        callId: input.callId,
+        webhookId: target.webhookId,
+        eventType: event.type,
+        url: target.url,
+        method: target.method,
+        state,
+        attempt: {
+          attempt: input.attempt,
+          attemptedAt: new Date(result.attemptedAt),
+          statusCode: result.statusCode,
+          durationMs: result.durationMs,
+          error: result.error,
         },
-        { upsert: true },
-      );
+      });
       return { ok: result.ok, gone: result.gone };
     },
   };

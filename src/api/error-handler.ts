@@ -1,8 +1,8 @@
 // Mounted first: every failure leaves in the documented shape; the unexpected is logged and hidden
 // behind a generic 500, so no stack trace reaches a client.
-import type { Middleware } from 'koa';
 import type { Logger } from '../logger';
 import { HttpError, sendError } from './errors';
+import type { ApiMiddleware } from './state';
 
 interface HttpLikeError {
   status?: number;
@@ -12,7 +12,7 @@ interface HttpLikeError {
   message?: string;
 }
 
-export function errorHandler(): Middleware {
+export function errorHandler(): ApiMiddleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -25,7 +25,7 @@ export function errorHandler(): Middleware {
         sendError(ctx, ctx.status, [typeof ctx.body === 'string' && ctx.body ? ctx.body : (ctx.message || 'request failed')]);
       }
     } catch (err) {
-      const log = ctx.state.log as Logger | undefined;
+      const log: Logger | undefined = ctx.state.log;
       if (err instanceof HttpError) {
         for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
         sendError(ctx, err.status, err.messages);

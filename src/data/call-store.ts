@@ -1,7 +1,8 @@
-// Writes to PhoneCall records that must hold without transactions (FerretDB 1.x has none):
-// every status change is one conditional single-document update.
+// The PhoneCall reads and writes activities need. Writes must hold without transactions (FerretDB 1.x
+// has none): every status change is one conditional single-document update.
+import type { Types } from 'mongoose';
 import { predecessorsOf, type CallStatus } from '../contracts/call-status';
-import { PhoneCall } from './models/phone-call';
+import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
 import { toReadView, type PhoneCallReadView } from './phone-call-view';
 
 export interface StatusChange {
@@ -49,4 +50,45 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
   const sameWrite = current.status === change.status && current.statusExtraInfo?.dateTime?.getTime() === at.getTime();
   if (sameWrite) return { outcome: 'applied', call: toReadView(current) };
   return { outcome: 'skipped', currentStatus: current.status as CallStatus };
+}
+
+export type DeleteIfQueuedResult =
+  | { outcome: 'deleted'; call: PhoneCallReadView }
+  | { outcome: 'not-queued'; currentStatus: string }
+  | { outcome: 'missing' };
+
+/** What the conversation left in the call's record (results of src/results). */
+export interface CallResults {
+  resultValues: Array<{ columnName: string; value: string }>;
+  customTagsHitOnCall: string[];
+  fixedMeetingTime: Date | null;
+  recordingUrl?: string;
+}
+
+export interface CallStore {
+  findById(callId: string | Types.ObjectId): Promise<PhoneCallDoc | null>;
+  applyStatusChange(change: StatusChange): Promise<StatusChangeResult>;
+  /** Removes the call only while it is queued. */
+  deleteIfQueued(callId: string): Promise<DeleteIfQueuedResult>;
+  setProviderCallId(callId: string, providerCallId: string): Promise<void>;
+  saveResults(callId: string | Types.ObjectId, results: CallResults): Promise<void>;
+}
+
+export function createCallStore(): CallStore {
+  return {
+    findById: (callId) => PhoneCall.findById(callId).lean<PhoneCallDoc>().exec(),
+    applyStatusChange,
+    async deleteIfQueued(callId) {
+      const removed = await PhoneCall.findOneAndDelete({ _id: callId, status: 'queued' }).lean();
+      if (removed) return { outcome: 'deleted', call: toReadView(removed) };
+      const current = await PhoneCall.findById(callId, { status: 1 }).lean();
+      return current ? { outcome: 'not-queued', currentStatus: current.status } : { outcome: 'missing' };
+    },
+    async setProviderCallId(callId, providerCallId) {
+      await PhoneCall.updateOne({ _id: callId }, { $set: { providerCallId } });
+    },
+    async saveResults(callId, { recordingUrl, ...results }) {
+      await PhoneCall.updateOne({ _id: callId }, { $set: { ...results, ...(recordingUrl ? { recordingUrl } : {}) } });
+    },
+  };
 }

@@ -3,6 +3,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, t
 import { createActivities } from '../../activities';
 import type { Config } from '../config';
 import { createSecretBox } from '../crypto/secret-box';
+import { createMongoStores } from '../data/stores';
 import type { Logger } from '../logger';
 import { createTeamProviderResolver } from '../telephony/team-providers';
 
@@ -49,6 +50,7 @@ export async function createCallWorker(setup: WorkerSetup): Promise<{ worker: Wo
     config,
     logger,
     secretBox,
+    ...createMongoStores(),
     providers: createTeamProviderResolver({
       secretBox,
       baseUrls: { twilio: config.TWILIO_API_BASE_URL, vonage: config.VONAGE_API_BASE_URL, telnyx: config.TELNYX_API_BASE_URL },

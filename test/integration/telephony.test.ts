@@ -7,6 +7,7 @@ import { createActivities } from '../../activities';
 import { parseWavHeader } from '../../src/audio';
 import { createSecretBox } from '../../src/crypto/secret-box';
 import { PhoneCall } from '../../src/data/models/phone-call';
+import { createMongoStores } from '../../src/data/stores';
 import { numberForScenario } from '../../src/emulator';
 import { createLogger } from '../../src/logger';
 import { twilioSignature } from '../../src/telephony/twilio';
@@ -149,6 +150,7 @@ it('a dial retried after the provider accepted the call rings once', async () =>
     config: stack.config,
     logger: createLogger('silent', 'test'),
     secretBox,
+    ...createMongoStores(),
     providers: createTeamProviderResolver({
       secretBox,
       baseUrls: { twilio: stack.config.TWILIO_API_BASE_URL, vonage: stack.config.VONAGE_API_BASE_URL, telnyx: stack.config.TELNYX_API_BASE_URL },

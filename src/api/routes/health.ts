@@ -1,8 +1,9 @@
 // Outside /v1 and without a key: liveness and readiness.
 import Router from '@koa/router';
+import type { RequestState } from '../state';
 
 export function createHealthRouter(deps: { checks: Record<string, () => Promise<void>> }): Router {
-  const router = new Router();
+  const router = new Router<RequestState>();
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });

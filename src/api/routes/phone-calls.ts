@@ -21,6 +21,7 @@ import { withIdempotency } from '../idempotency';
 import { phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema, type PhoneCallCreateInput } from '../schemas/phone-calls';
 import { webhookUrlProblem } from '../../webhooks/url-policy';
 import { formatIssues, parseOrThrow } from '../validation';
+import type { RequestState } from '../state';
 
 export interface PhoneCallsRouterDeps {
   temporal: Client;
@@ -49,7 +50,7 @@ const isObjectId = (value: string) => /^[0-9a-f]{24}$/.test(value);
 const pathId = (value: string) => value.toLowerCase();
 
 export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
-  const router = new Router({ prefix: '/v1/phoneCalls' });
+  const router = new Router<RequestState>({ prefix: '/v1/phoneCalls' });
 
   router.post('/', requireScope('calls:write'), async (ctx) => {
     const auth = authOf(ctx);
@@ -76,11 +77,11 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         // No workflow, no call: remove the record so that nothing half-made remains.
         await PhoneCall.deleteOne({ _id: doc._id });
         await deps.dispatcher.dropBatch(batchId);
-        (ctx.state.log as Logger).error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
+        ctx.state.log.error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
         throw new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']);
       }
       // The call and its workflow exist: a batch left open only costs the reconciler a no-op start.
-      await deps.dispatcher.closeBatch(batchId).catch((err: unknown) => (ctx.state.log as Logger).warn({ err }, 'could not close the dispatch batch'));
+      await deps.dispatcher.closeBatch(batchId).catch((err: unknown) => ctx.state.log.warn({ err }, 'could not close the dispatch batch'));
       return { status: 201, body: { data: toCreateView(doc) } };
     });
   });
@@ -119,7 +120,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         await deps.dispatcher.dropBatch(batchId);
         throw badRequest(...prepared.problems);
       }
-      const log = ctx.state.log as Logger;
+      const log = ctx.state.log;
       const t0 = performance.now();
       const created = (await PhoneCall.insertMany(prepared.calls.map((c) => c.doc), { ordered: true })).map(
         (doc) => doc.toObject() as PhoneCallDoc,

@@ -7,6 +7,7 @@ import { PROVIDERS, type ProviderEvent, type ProviderName } from '../../contract
 import { CALLBACK_ROUTE, trimBase } from '../../telephony/callback-url';
 import { CALL_ID_PARAM } from '../../telephony/http';
 import { CallbackSignatureError, type TelephonyProvider } from '../../telephony/provider';
+import type { RequestState } from '../state';
 
 export interface CallbackLogger {
   info(obj: object, msg?: string): void;
@@ -45,11 +46,11 @@ async function readRawBody(ctx: Context): Promise<Buffer> {
 }
 
 export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps): Router {
-  const router = new Router();
+  const router = new Router<RequestState>();
 
   router.post(CALLBACK_ROUTE, async (ctx) => {
     // The request's own logger (with its request id) when the app provides one.
-    const logger = (ctx.state.log as TelephonyCallbackRouterDeps['logger'] | undefined) ?? deps.logger;
+    const logger = ctx.state.log ?? deps.logger;
     const provider = ctx.params.provider as ProviderName;
     if (!(PROVIDERS as readonly string[]).includes(provider)) {
       ctx.status = 404;

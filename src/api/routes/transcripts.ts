@@ -8,6 +8,7 @@ import { authOf, requireScope } from '../auth';
 import { decodeCursor, encodeCursor } from '../pagination';
 import { objectId } from '../schemas/common';
 import { parseOrThrow } from '../validation';
+import type { RequestState } from '../state';
 
 const querySchema = z.strictObject({
   phoneCallId: objectId.optional(),
@@ -16,7 +17,7 @@ const querySchema = z.strictObject({
 });
 
 export function createTranscriptsRouter(): Router {
-  const router = new Router({ prefix: '/v1/transcripts' });
+  const router = new Router<RequestState>({ prefix: '/v1/transcripts' });
   router.get('/', requireScope('transcripts:read'), async (ctx) => {
     const auth = authOf(ctx);
     const query = parseOrThrow(querySchema, ctx.query);

@@ -5,9 +5,10 @@ import { synthesizeSpeechWav } from '../../audio';
 import { Voice } from '../../data/models/voice';
 import { requireScope } from '../auth';
 import { notFound } from '../errors';
+import type { RequestState } from '../state';
 
 export function createVoicesRouter(deps: { publicBaseUrl: string }): Router {
-  const router = new Router({ prefix: '/v1/voices' });
+  const router = new Router<RequestState>({ prefix: '/v1/voices' });
   router.get('/', requireScope('voices:read'), async (ctx) => {
     const voices = await Voice.find().sort({ id: 1 }).lean();
     ctx.body = {
@@ -24,7 +25,7 @@ export function createVoicesRouter(deps: { publicBaseUrl: string }): Router {
 }
 
 export function createVoiceSamplesRouter(): Router {
-  const router = new Router();
+  const router = new Router<RequestState>();
   const samples = new Map<number, Promise<Buffer>>();
   router.get('/voices/:id/sample.wav', async (ctx) => {
     const id = Number(ctx.params.id);

@@ -9,6 +9,7 @@ import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, notFound } from '../errors';
 import { webhookCreateSchema, webhookUpdateSchema } from '../schemas/webhooks';
 import { parseOrThrow } from '../validation';
+import type { RequestState } from '../state';
 
 export function toWebhookView(doc: WebhookDoc) {
   return {
@@ -23,7 +24,7 @@ export function toWebhookView(doc: WebhookDoc) {
 }
 
 export function createWebhooksRouter(deps: { secretBox: SecretBox; allowPrivateUrls: boolean }): Router {
-  const router = new Router({ prefix: '/v1/webhooks' });
+  const router = new Router<RequestState>({ prefix: '/v1/webhooks' });
 
   async function assertDeliverable(url: string): Promise<void> {
     const problem = await webhookUrlProblem(url, deps.allowPrivateUrls);

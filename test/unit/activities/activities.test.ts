@@ -1,0 +1,205 @@
+// Each activity alone under MockActivityEnvironment: in-memory stores, real provider adapters against
+// the emulator over real HTTP, a real webhook receiver. No database, no Temporal server.
+import { randomBytes } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { Types } from 'mongoose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../../../activities';
+import { FAILURES } from '../../../src/contracts/failures';
+import { createSecretBox } from '../../../src/crypto/secret-box';
+import type { PhoneCallDoc } from '../../../src/data/models/phone-call';
+import type { WebhookDoc } from '../../../src/data/models/webhook';
+import { numberForScenario } from '../../../src/emulator';
+import { createLogger } from '../../../src/logger';
+import { ProviderNotConfiguredError, type TeamProviderResolver } from '../../../src/telephony/team-providers';
+import type { CallEvent } from '../../../workflows/types';
+import { startReceiver } from '../../helpers/receiver';
+import { startHarness, uniqueNumber, type Harness } from '../telephony/harness';
+import { callDoc, memoryStores, templateDoc } from './memory-stores';
+
+let harness: Harness;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+beforeAll(async () => {
+  harness = await startHarness();
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await harness?.close();
+  await receiver?.close();
+});
+
+const secretBox = createSecretBox(randomBytes(32).toString('base64'));
+
+function setUp(options: { providers?: TeamProviderResolver; retryDelays?: number[] } = {}) {
+  const memory = memoryStores();
+  const activities = createActivities({
+    config: { PUBLIC_BASE_URL: harness.routerUrl, WEBHOOK_RETRY_DELAYS: options.retryDelays ?? [5_000], ALLOW_PRIVATE_WEBHOOK_URLS: true },
+    logger: createLogger('silent', 'test'),
+    secretBox,
+    providers: options.providers ?? (async (_team, provider) => harness.provider(provider)),
+    ...memory.stores,
+  });
+  return { memory, activities };
+}
+
+/** Runs one activity as a given attempt, keeping its argument and result types. */
+function run<A extends unknown[], R>(fn: (...args: A) => Promise<R>, args: A, attempt = 1): Promise<R> {
+  // Failures are what several tests expect: keep the SDK's activity log quiet.
+  return new MockActivityEnvironment({ attempt }, { logger: new DefaultLogger('ERROR', () => undefined) }).run(fn, ...args) as Promise<R>;
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApplicationFailure);
+  return err as ApplicationFailure;
+}
+
+describe('dialCall', () => {
+  it('places the call once, and a retry whose first answer was lost finds it instead of ringing again', async () => {
+    const { memory, activities } = setUp();
+    const template = templateDoc();
+    // The harness's router must know the call for the emulator's callbacks to land.
+    const request = harness.request('twilio');
+    const call = callDoc(template, { _id: new Types.ObjectId(request.callId), toPhoneNumber: uniqueNumber() });
+    memory.add(template, call);
+    const callId = call._id.toHexString();
+
+    const first = await run(activities.dialCall, [{ callId }]);
+    expect(memory.calls.get(callId)?.providerCallId).toBe(first.providerCallId);
+    memory.calls.get(callId)!.providerCallId = undefined;
+    const retried = await run(activities.dialCall, [{ callId }], 2);
+    expect(retried).toEqual(first);
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(1);
+  });
+
+  it('fails for good when the record is gone, the provider refuses the number, or the team has no credentials', async () => {
+    const { memory, activities } = setUp();
+    const missing = await failureOf(run(activities.dialCall, [{ callId: new Types.ObjectId().toHexString() }]));
+    expect({ type: missing.type, nonRetryable: missing.nonRetryable }).toEqual({ type: FAILURES.callRecordMissing, nonRetryable: true });
+
+    const template = templateDoc();
+    // The emulator refuses numbers ending in 1404 (decisions.md).
+    const refused = callDoc(template, { toPhoneNumber: uniqueNumber('1404') });
+    memory.add(template, refused);
+    const rejection = await failureOf(run(activities.dialCall, [{ callId: refused._id.toHexString() }]));
+    expect({ type: rejection.type, nonRetryable: rejection.nonRetryable, details: rejection.details }).toEqual({
+      type: FAILURES.providerRejected,
+      nonRetryable: true,
+      details: ['invalid-number'],
+    });
+
+    const unconfigured = setUp({
+      providers: async (teamId, provider) => {
+        throw new ProviderNotConfiguredError(`team ${String(teamId)} has no ${provider} credentials`);
+      },
+    });
+    const call = callDoc(template);
+    unconfigured.memory.add(template, call);
+    const notConfigured = await failureOf(run(unconfigured.activities.dialCall, [{ callId: call._id.toHexString() }]));
+    expect({ type: notConfigured.type, nonRetryable: notConfigured.nonRetryable }).toEqual({
+      type: FAILURES.providerNotConfigured,
+      nonRetryable: true,
+    });
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(0);
+  });
+});
+
+describe('recordStatus and deleteCallRecord', () => {
+  it('report a refused change as not applied, a missing record as a failure, and a dialled call as not deletable', async () => {
+    const { memory, activities } = setUp();
+    const template = templateDoc();
+    const call = callDoc(template);
+    memory.add(template, call);
+    const callId = call._id.toHexString();
+    const at = new Date().toISOString();
+    const applied = await run(activities.recordStatus, [{ callId, status: 'ringing' as const, statusCode: 'dialling', at }]);
+    expect(applied).toMatchObject({ applied: true, call: { _id: callId, status: 'ringing' } });
+    memory.skipNextStatusChanges();
+    expect(await run(activities.recordStatus, [{ callId, status: 'queued' as const, statusCode: 'queued', at }])).toEqual({ applied: false, call: null });
+    const missing = await failureOf(run(activities.recordStatus, [{ callId: new Types.ObjectId().toHexString(), status: 'failed' as const, statusCode: 'provider-error', at }]));
+    expect(missing.type).toBe(FAILURES.callRecordMissing);
+
+    const notQueued = await failureOf(run(activities.deleteCallRecord, [{ callId }]));
+    expect({ type: notQueued.type, message: notQueued.message }).toEqual({ type: FAILURES.callNotQueued, message: `phone call ${callId} is ringing, not queued` });
+    expect(memory.calls.has(callId)).toBe(true);
+
+    const queued = callDoc(template);
+    memory.add(template, queued);
+    expect(await run(activities.deleteCallRecord, [{ callId: queued._id.toHexString() }])).toMatchObject({ _id: queued._id.toHexString(), status: 'queued' });
+    expect(memory.calls.has(queued._id.toHexString())).toBe(false);
+    expect(await run(activities.deleteCallRecord, [{ callId: queued._id.toHexString() }])).toBeNull();
+  });
+});
+
+describe('captureCallOutputs', () => {
+  it('stores the recording under a stable token, the transcript in spoken order and the results; a retry rewrites the same', async () => {
+    const { memory, activities } = setUp();
+    const template = templateDoc();
+    const request = harness.request('twilio', { to: numberForScenario('meeting-tuesday', '+1415555') });
+    const placed = await harness.provider('twilio').placeCall(request);
+    await harness.waitFor(request.callId, 'terminal');
+    const call = callDoc(template, { _id: new Types.ObjectId(request.callId), toPhoneNumber: request.to, providerCallId: placed.providerCallId });
+    memory.add(template, call);
+    const answeredAt = new Date(Date.now() - 60_000).toISOString();
+    const input = { callId: request.callId, providerCallId: placed.providerCallId, record: true, answeredAt, endedAt: new Date().toISOString() };
+
+    const first = await run(activities.captureCallOutputs, [input]);
+    const second = await run(activities.captureCallOutputs, [input], 2);
+    expect(second).toEqual(first);
+    const stored = memory.calls.get(request.callId)!;
+    expect(stored.recordingUrl).toBe(`${harness.routerUrl}/recordings/${memory.recordings.get(request.callId)!.token}.wav`);
+    expect(memory.recordings.size).toBe(1);
+    const utterances = memory.transcripts.get(request.callId)!;
+    expect(utterances[0]).toMatchObject({ speaker: 'agent' });
+    expect(utterances.map((u) => u.at.getTime())).toEqual([...utterances.map((u) => u.at.getTime())].sort((a, b) => a - b));
+    expect(new Set(utterances.map((u) => u.at.getTime())).size).toBe(utterances.length);
+    expect(first.transcriptEvent).toMatchObject({ phoneCallId: request.callId, transcripts: expect.any(Array) });
+    expect(stored.resultValues.map((r) => r.columnName)).toEqual(['interested', 'meetingTime']);
+    expect(stored.fixedMeetingTime).toBeInstanceOf(Date);
+  });
+});
+
+describe('webhook activities', () => {
+  function event(callId: string): CallEvent {
+    return { eventId: `evt_${callId}_phoneCall.completed`, type: 'phoneCall.completed', timestamp: new Date().toISOString(), callId, teamId: '', data: { _id: callId } };
+  }
+
+  it('resolve team and per-call endpoints subscribed to the event, and record every attempt with its outcome', async () => {
+    const { memory, activities } = setUp({ retryDelays: [5_000, 60_000] });
+    const template = templateDoc();
+    const call = callDoc(template, {
+      phoneCallWebhooks: [
+        { url: `${receiver.url}/per-call`, subscribedEvent: 'phoneCall.completed', secretSealed: secretBox.seal('per-call-secret') },
+        { url: `${receiver.url}/other`, subscribedEvent: 'phoneCall.ringing', secretSealed: secretBox.seal('other-secret') },
+      ] as PhoneCallDoc['phoneCallWebhooks'],
+    });
+    memory.add(template, call);
+    const hook = { _id: new Types.ObjectId(), teamId: template.teamId, url: `${receiver.url}/team`, method: 'POST', subscribedEvents: ['*'], secretSealed: secretBox.seal(`whsec_${randomBytes(24).toString('base64')}`) };
+    memory.teamWebhooks.push(hook as unknown as WebhookDoc);
+    const callId = call._id.toHexString();
+    const resolved = await run(activities.resolveWebhookTargets, [{ callId, teamId: template.teamId.toHexString(), type: 'phoneCall.completed' as const }]);
+    expect(resolved.targets.map((t) => t.endpointKey)).toEqual([`wh-${hook._id.toHexString()}`, 'call-0']);
+    expect(resolved.retryDelaysMs).toEqual([5_000, 60_000]);
+    expect(resolved.call).toMatchObject({ _id: callId });
+
+    receiver.on('/team', (_req, count) => (count === 1 ? 500 : 200));
+    receiver.on('/per-call', () => 410);
+    const [team, perCall] = resolved.targets;
+    const base = { callId, teamId: template.teamId.toHexString(), event: event(callId) };
+    expect(await run(activities.attemptWebhookDelivery, [{ ...base, target: team!, attempt: 1, isLastAttempt: false }])).toEqual({ ok: false, gone: false });
+    expect(await run(activities.attemptWebhookDelivery, [{ ...base, target: team!, attempt: 2, isLastAttempt: false }])).toEqual({ ok: true, gone: false });
+    expect(await run(activities.attemptWebhookDelivery, [{ ...base, target: perCall!, attempt: 1, isLastAttempt: false }])).toEqual({ ok: false, gone: true });
+    expect(memory.attempts.map((a) => [a.endpointKey, a.state, a.attempt.attempt, a.attempt.statusCode])).toEqual([
+      [team!.endpointKey, 'pending', 1, 500],
+      [team!.endpointKey, 'delivered', 2, 200],
+      ['call-0', 'gone', 1, 410],
+    ]);
+    // Both endpoints were signed with their own secret, under the event's stable id.
+    expect(receiver.at('/team').map((r) => r.headers['webhook-id'])).toEqual([base.event.eventId, base.event.eventId]);
+  });
+});

@@ -1,0 +1,141 @@
+// In-memory stores with the contracts of src/data/*-store.ts, so that activities run alone under
+// MockActivityEnvironment. They hold documents shaped like the lean Mongoose documents.
+import { Types } from 'mongoose';
+import type { CallResults, CallStore, StatusChange, StatusChangeResult } from '../../../src/data/call-store';
+import type { ConversationStore, UtteranceRecord } from '../../../src/data/conversation-store';
+import type { CallTemplateDoc } from '../../../src/data/models/call-template';
+import type { PhoneCallDoc } from '../../../src/data/models/phone-call';
+import type { WebhookDoc } from '../../../src/data/models/webhook';
+import { toReadView } from '../../../src/data/phone-call-view';
+import type { TemplateStore } from '../../../src/data/template-store';
+import type { DeliveryAttemptRecord, WebhookStore } from '../../../src/data/webhook-store';
+
+export function templateDoc(overrides: Partial<CallTemplateDoc> = {}): CallTemplateDoc {
+  return {
+    _id: new Types.ObjectId(),
+    teamId: new Types.ObjectId(),
+    name: 'Appointment setter',
+    prompt: 'Hello {{firstName}}, this is Ada from Acme Dental.',
+    variables: ['firstName'],
+    requiredVariables: ['firstName'],
+    customTags: [{ name: 'interested', triggerPhrases: ['sounds good', 'works for me'] }],
+    resultColumns: ['interested', 'meetingTime'],
+    maxDurationSeconds: 900,
+    timeZone: 'America/New_York',
+    ...overrides,
+  } as CallTemplateDoc;
+}
+
+export function callDoc(template: CallTemplateDoc, overrides: Partial<PhoneCallDoc> = {}): PhoneCallDoc {
+  const now = new Date();
+  return {
+    _id: new Types.ObjectId(),
+    teamId: template.teamId,
+    callTemplateId: template._id,
+    nameOfHuman: 'Grace',
+    toPhoneNumber: '+14155550007',
+    promptVariableValues: [{ key: 'firstName', value: 'Grace' }],
+    fromPhoneNumber: '+14155550100',
+    status: 'queued',
+    telephonyProvider: 'twilio',
+    record: true,
+    phoneCallWebhooks: [],
+    resultValues: [],
+    customTagsHitOnCall: [],
+    callOrigin: 'api',
+    dispatchBatchId: new Types.ObjectId(),
+    statusExtraInfo: { statusCode: 'queued', dateTime: now },
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
+  } as PhoneCallDoc;
+}
+
+export function memoryStores() {
+  const calls = new Map<string, PhoneCallDoc>();
+  const templates = new Map<string, CallTemplateDoc>();
+  const recordings = new Map<string, { token: string; audio: Buffer }>();
+  const transcripts = new Map<string, UtteranceRecord[]>();
+  const teamWebhooks: WebhookDoc[] = [];
+  const attempts: DeliveryAttemptRecord[] = [];
+  /** What applyStatusChange answers next (the Mongo store's logic is tested against the database). */
+  let nextStatusOutcome: StatusChangeResult['outcome'] = 'applied';
+
+  const callStore: CallStore = {
+    async findById(id) {
+      return calls.get(String(id)) ?? null;
+    },
+    async applyStatusChange(change: StatusChange): Promise<StatusChangeResult> {
+      const call = calls.get(change.callId);
+      if (!call) return { outcome: 'missing' };
+      if (nextStatusOutcome === 'skipped') return { outcome: 'skipped', currentStatus: call.status };
+      call.status = change.status;
+      return { outcome: 'applied', call: toReadView(call) };
+    },
+    async deleteIfQueued(callId) {
+      const call = calls.get(callId);
+      if (!call) return { outcome: 'missing' };
+      if (call.status !== 'queued') return { outcome: 'not-queued', currentStatus: call.status };
+      calls.delete(callId);
+      return { outcome: 'deleted', call: toReadView(call) };
+    },
+    async setProviderCallId(callId, providerCallId) {
+      const call = calls.get(callId);
+      if (call) call.providerCallId = providerCallId;
+    },
+    async saveResults(callId, results: CallResults) {
+      const call = calls.get(String(callId));
+      if (call) Object.assign(call, results);
+    },
+  };
+  const templateStore: TemplateStore = {
+    async findById(id) {
+      return templates.get(String(id)) ?? null;
+    },
+  };
+  const conversations: ConversationStore = {
+    async saveRecording(call, audio) {
+      const key = call._id.toHexString();
+      const token = recordings.get(key)?.token ?? `token-${recordings.size + 1}`;
+      recordings.set(key, { token, audio });
+      return token;
+    },
+    async replaceTranscript(call, utterances) {
+      transcripts.set(call._id.toHexString(), utterances);
+      return utterances.map((u, i) => ({
+        _id: `${call._id.toHexString()}-${i}`,
+        teamId: call.teamId.toHexString(),
+        phoneCallId: call._id.toHexString(),
+        text: u.text,
+        speaker: u.speaker,
+        createdAt: u.at.toISOString(),
+        updatedAt: u.at.toISOString(),
+      }));
+    },
+  };
+  const webhooks: WebhookStore = {
+    async forTeam(teamId) {
+      return teamWebhooks.filter((hook) => hook.teamId.toHexString() === teamId);
+    },
+    async recordAttempt(record) {
+      attempts.push(record);
+    },
+  };
+
+  return {
+    stores: { calls: callStore, templates: templateStore, conversations, webhooks },
+    calls,
+    templates,
+    recordings,
+    transcripts,
+    teamWebhooks,
+    attempts,
+    add(template: CallTemplateDoc, call: PhoneCallDoc) {
+      templates.set(template._id.toHexString(), template);
+      calls.set(call._id.toHexString(), call);
+    },
+    skipNextStatusChanges() {
+      nextStatusOutcome = 'skipped';
+    },
+  };
+}
