@@ -5,7 +5,7 @@ import { attemptDelivery } from '../src/webhooks/attempt';
 import type { CallEvent, WebhookTarget } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 
-export interface AttemptInput {
+export interface WebhookAttemptActivityInput {
   callId: string;
   teamId: string;
   target: WebhookTarget;
@@ -46,7 +46,7 @@ export function createWebhookActivities({ config, secretBox, calls, webhooks }: 
       return { targets, retryDelaysMs: [...config.WEBHOOK_RETRY_DELAYS], call: targets.length && call ? toReadView(call) : null };
     },
 
-    async attemptWebhookDelivery(input: AttemptInput): Promise<{ ok: boolean; gone: boolean }> {
+    async attemptWebhookDelivery(input: WebhookAttemptActivityInput): Promise<{ ok: boolean; gone: boolean }> {
       const { target, event } = input;
       const result = await attemptDelivery({
         url: target.url,

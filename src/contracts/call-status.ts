@@ -1,4 +1,5 @@
-// The phone call status machine (decisions.md "Statuses"). Plain data: safe inside workflows.
+// The phone call status machine (decisions.md "Statuses"). Plain data: safe inside workflows. How
+// the status relates to status codes, workflow phases and provider events: GLOSSARY.md beside this file.
 
 export const CALL_STATUSES = [
   'queued',

@@ -3,11 +3,11 @@
 import type { ProviderName } from '../contracts/providers';
 import type { CallbackQueue } from './delivery';
 import type { CallPlan } from './scenarios';
-import type { CallSimulator, EmulatedCall, Logger } from './simulation';
+import type { CallSimulator, EmulatedCall, EmulatorLogger } from './simulation';
 
 export interface ProviderContext {
   simulator: CallSimulator;
-  logger: Logger;
+  logger: EmulatorLogger;
   /** Absolute public URL of this provider's API root in the emulator (for links and media URLs). */
   publicUrl(): string;
   newQueue(): CallbackQueue;

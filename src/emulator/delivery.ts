@@ -1,6 +1,6 @@
 // Callbacks to the service, as a provider sends them: one call's callbacks strictly in order,
 // each signed afresh per attempt and retried a few times when the receiver fails.
-import type { Logger } from './simulation';
+import type { EmulatorLogger } from './simulation';
 
 export interface OutboundCallback {
   /** For logs: the event this callback reports. */
@@ -18,7 +18,7 @@ export interface DeliveryOptions {
   retries: number;
   /** Wall-clock delay before retry n (1-based). */
   retryDelayMs(retry: number): number;
-  logger: Logger;
+  logger: EmulatorLogger;
   /** True once the emulator is stopping: queued callbacks are dropped. */
   isStopped(): boolean;
 }

@@ -11,13 +11,13 @@ import type { ProviderContext } from './context';
 import { CallbackQueue } from './delivery';
 import { json, matchRoute, type Route } from './http';
 import { digitsOf, type Outcome } from './scenarios';
-import { CallSimulator, type CallState, type EmulatedCall, type Logger, type SpokenUtterance } from './simulation';
+import { CallSimulator, type EmulatedCallState, type EmulatedCall, type EmulatorLogger, type SpokenUtterance } from './simulation';
 import { createTelnyxEmulator } from './telnyx';
 import { createTwilioEmulator } from './twilio';
 import { createVonageEmulator } from './vonage';
 
 export { numberForScenario, outcomeFor, scenarioFor, SCENARIOS, type Outcome, type Scenario } from './scenarios';
-export type { Logger } from './simulation';
+export type { EmulatorLogger } from './simulation';
 
 export interface EmulatorOptions {
   port: number;
@@ -32,7 +32,7 @@ export interface EmulatorOptions {
   publicBaseUrl?: string;
   /** Retries of a failed callback after its first attempt. */
   callbackRetries?: number;
-  logger?: Logger;
+  logger?: EmulatorLogger;
 }
 
 export interface EmulatedCallView {
@@ -41,7 +41,7 @@ export interface EmulatedCallView {
   to: string;
   from: string;
   record: boolean;
-  state: CallState;
+  state: EmulatedCallState;
   outcome: Outcome;
   scenarioId: string | null;
   end?: EmulatedCall['end'];
@@ -65,7 +65,7 @@ export interface Emulator {
 
 const MAX_BODY_BYTES = 1024 * 1024;
 const DEFAULT_RETRIES = 3;
-const silentLogger: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const silentLogger: EmulatorLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 class BodyTooLarge extends Error {}
 

@@ -5,7 +5,7 @@ import { renderConversationWav, type SpeechOptions } from '../audio';
 import type { ProviderName } from '../contracts/providers';
 import type { CallPlan, PlannedUtterance } from './scenarios';
 
-export type CallState = 'queued' | 'ringing' | 'answered' | 'ended';
+export type EmulatedCallState = 'queued' | 'ringing' | 'answered' | 'ended';
 export type CallEndOutcome = 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled';
 
 export interface SpokenUtterance {
@@ -35,7 +35,7 @@ export interface EmulatedCall {
   readonly record: boolean;
   readonly plan: CallPlan;
   readonly createdAt: Date;
-  state: CallState;
+  state: EmulatedCallState;
   ringingAt?: Date;
   answeredAt?: Date;
   endedAt?: Date;
@@ -56,7 +56,7 @@ export interface CallObserver {
   ended(call: EmulatedCall): void;
 }
 
-export interface Logger {
+export interface EmulatorLogger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
@@ -82,7 +82,7 @@ export class CallSimulator {
 
   constructor(
     private readonly speedFactor: number,
-    private readonly logger: Logger,
+    private readonly logger: EmulatorLogger,
   ) {}
 
   /** Wall-clock milliseconds for an emulated duration. */

@@ -27,7 +27,7 @@ const END_SIP_CODE: Partial<Record<CallEndOutcome, string>> = {
   canceled: '487',
 };
 
-interface CallEvent {
+interface TwilioCallEvent {
   request: { method: string; url: string; parameters: Record<string, string> };
   response: {
     response_code: number | null;
@@ -44,7 +44,7 @@ export interface TwilioCall {
   authToken: string;
   statusCallback?: string;
   statusEvents: Set<string>;
-  events: CallEvent[];
+  events: TwilioCallEvent[];
   sequence: number;
   queue: CallbackQueue;
   recordingSid?: string;
@@ -119,7 +119,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
   };
 
   /** The Call Events subresource: every request about the call, ours and Twilio's callbacks. */
-  const logEvent = (entry: TwilioCall, event: CallEvent): void => {
+  const logEvent = (entry: TwilioCall, event: TwilioCallEvent): void => {
     entry.events.push(event);
   };
 

@@ -26,7 +26,7 @@ export interface WebhookEventPayload {
   data: Record<string, unknown>;
 }
 
-export interface AttemptInput {
+export interface DeliveryAttemptRequest {
   url: string;
   method: 'GET' | 'POST';
   secret: string;
@@ -66,7 +66,7 @@ export function buildGetQuery(event: WebhookEventPayload): Record<string, string
   return query;
 }
 
-export async function attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
+export async function attemptDelivery(input: DeliveryAttemptRequest): Promise<AttemptResult> {
   const now = input.now ?? (() => new Date());
   const attemptedAt = now();
   const started = performance.now();
@@ -123,7 +123,7 @@ interface PreparedRequest {
   body: string | null;
 }
 
-function prepareRequest(input: AttemptInput, url: URL, signedAt: Date): PreparedRequest {
+function prepareRequest(input: DeliveryAttemptRequest, url: URL, signedAt: Date): PreparedRequest {
   const target = new URL(url.href);
   target.hash = '';
   let content: string;

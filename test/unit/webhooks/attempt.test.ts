@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { attemptDelivery, buildGetQuery, type AttemptInput, WEBHOOK_USER_AGENT } from '../../../src/webhooks/attempt';
+import { attemptDelivery, buildGetQuery, type DeliveryAttemptRequest, WEBHOOK_USER_AGENT } from '../../../src/webhooks/attempt';
 import type { HostLookup } from '../../../src/webhooks/ssrf-guard';
 import { generateWebhookSecret } from '../../../src/webhooks/signing';
 
@@ -52,7 +52,7 @@ const event = {
   data: { _id: '6650f1c2a1b2c3d4e5f60718', status: 'completed', toPhoneNumber: '+14155550100', callDuration: 42.5 },
 };
 
-function input(url: string, overrides: Partial<AttemptInput> = {}): AttemptInput {
+function input(url: string, overrides: Partial<DeliveryAttemptRequest> = {}): DeliveryAttemptRequest {
   const webhookId = 'evt_6650f1c2a1b2c3d4e5f60718_completed';
   return { url, method: 'POST', secret, webhookId, event, allowPrivate: true, ...overrides };
 }
