@@ -15,7 +15,7 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1');
 
-const url = z.string().url({ message: 'must be an absolute URL' }).transform((value) => value.replace(/\/+$/, ''));
+const url = z.url({ message: 'must be an absolute URL' }).transform((value) => value.replace(/\/+$/, ''));
 
 const port = z.coerce.number().int().min(0).max(65535);
 

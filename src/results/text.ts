@@ -10,6 +10,7 @@ export interface Utterance {
 
 // The Combining Diacritical Marks blocks only: stripping every \p{M} would also delete the vowel
 // signs that Devanagari, Thai or Arabic words are spelled with, turning different words into one.
+// eslint-disable-next-line no-misleading-character-class -- ranges of combining marks, one code point at a time on purpose
 const DIACRITICS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/g;
 
 // Letters whose stroke or ligature is part of the code point, so decomposition leaves them whole.

@@ -171,6 +171,8 @@ function send(
     let statusCode: number | null = null;
     let statusText = '';
     let settled = false;
+    // Set once the request exists; settle() may run before that, so it cannot be a const.
+    // eslint-disable-next-line prefer-const
     let timer: NodeJS.Timeout | undefined;
     // Once a status line is in, it is the verdict: a slow or broken body afterwards does not change it.
     const settle = (err: unknown): void => {

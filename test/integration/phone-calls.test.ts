@@ -2,6 +2,7 @@
 // validation and the error shape.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, revokeKey } from '../../src/admin/commands';
+import { SA_PROVIDER, SA_STATUS, SA_TEAM_ID, SA_TO_NUMBER } from '../../src/contracts/search-attributes';
 import { callStateQuery } from '../../workflows/messages';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
@@ -60,10 +61,10 @@ describe('POST /v1/phoneCalls', () => {
 
     const described = await stack.temporal.workflow.getHandle(`phoneCall-${call._id}`).describe();
     expect(described.status.name).toBe('RUNNING');
-    expect(described.searchAttributes.CallTeamId).toEqual([stack.team.teamId]);
-    expect(described.searchAttributes.CallStatus).toEqual(['queued']);
-    expect(described.searchAttributes.CallToNumber).toEqual(['+14155552671']);
-    expect(described.searchAttributes.CallProvider).toEqual(['twilio']);
+    expect(described.typedSearchAttributes.get(SA_TEAM_ID)).toBe(stack.team.teamId);
+    expect(described.typedSearchAttributes.get(SA_STATUS)).toBe('queued');
+    expect(described.typedSearchAttributes.get(SA_TO_NUMBER)).toBe('+14155552671');
+    expect(described.typedSearchAttributes.get(SA_PROVIDER)).toBe('twilio');
     expect(described.memo?.summary).toMatch(/^queued · \+14155552671 via twilio at /);
     const state = await stack.temporal.workflow.getHandle(`phoneCall-${call._id}`).query(callStateQuery);
     expect(state).toMatchObject({ callId: call._id, status: 'queued', phase: 'waiting', statusCode: 'scheduled', providerCallId: null });

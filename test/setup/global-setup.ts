@@ -23,7 +23,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const servers: RunningServer[] = [];
   const log = (line: string) => {
     // Building the binaries takes minutes on a fresh machine: always show that progress.
-    const building = /^(Building|  \.\.\.|Temporal CLI ready|FerretDB ready|Granted)/.test(line);
+    const building = /^(Building| {2}\.\.\.|Temporal CLI ready|FerretDB ready|Granted)/.test(line);
     if (building || process.env.TEST_SERVER_LOGS) process.stderr.write(`${line}\n`);
   };
   const teardown = async () => {
