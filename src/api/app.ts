@@ -4,18 +4,20 @@ import bodyParser from '@koa/bodyparser';
 import type Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from '../logger';
+import { allowedMethods } from './allowed-methods';
 import { requireApiKey } from './auth';
 import { errorHandler } from './error-handler';
 import { HttpError } from './errors';
 import { requestContext } from './request-context';
+import type { RequestState } from './state';
 
 export interface AppOptions {
   logger: Logger;
   bodyLimit: string;
   /** Routers outside /v1 that need no key (health, media, provider callbacks). */
-  publicRouters: Router[];
+  publicRouters: Router<RequestState>[];
   /** Routers under /v1; every one of them sits behind the API key. */
-  v1Routers: Router[];
+  v1Routers: Router<RequestState>[];
 }
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
@@ -25,7 +27,7 @@ export function createApp(options: AppOptions): Koa {
   // Request context outside the error handler, so that the access log sees the final status.
   app.use(requestContext(options.logger));
   app.use(errorHandler());
-  for (const router of options.publicRouters) app.use(router.routes()).use(router.allowedMethods());
+  for (const router of options.publicRouters) app.use(allowedMethods(router)).use(router.routes());
 
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: options.bodyLimit, encoding: 'utf-8' });
   app.use(async (ctx, next) => {
@@ -38,7 +40,7 @@ export function createApp(options: AppOptions): Koa {
       await parseJson(ctx, next);
     });
   });
-  for (const router of options.v1Routers) app.use(router.routes()).use(router.allowedMethods({ throw: false }));
+  for (const router of options.v1Routers) app.use(allowedMethods(router)).use(router.routes());
   app.on('error', (err: unknown) => options.logger.error({ err }, 'koa error'));
   return app;
 }

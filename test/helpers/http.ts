@@ -1,4 +1,5 @@
 // Small HTTP client for tests: real requests to the API under test.
+import { request as httpRequest } from 'node:http';
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
@@ -61,4 +62,29 @@ export function errorMessages(response: ApiResponse, status: number): string[] {
   }
   if (JSON.stringify(body.payload) !== '{}') throw new Error(`payload must be {}: ${JSON.stringify(body)}`);
   return body.error.message as string[];
+}
+
+/** A request fetch() refuses to send (TRACE, CONNECT), over node:http. */
+export function rawRequest(url: string, method: string, headers: Record<string, string> = {}, body?: string): Promise<ApiResponse> {
+  return new Promise((resolve, reject) => {
+    const sized = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+    const req = httpRequest(url, { method, headers: sized, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') responseHeaders.set(name, value);
+        let parsed: unknown = text;
+        try {
+          parsed = text ? JSON.parse(text) : undefined;
+        } catch {
+          // not JSON: keep the text
+        }
+        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: parsed });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

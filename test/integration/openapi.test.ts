@@ -5,7 +5,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/admin/commands';
-import { apiClient, eventually, type ApiResponse } from '../helpers/http';
+import { apiClient, errorMessages, eventually, rawRequest, type ApiResponse } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
 type Json = Record<string, any>;
@@ -457,6 +457,27 @@ describe('voices, scopes and the routes outside /v1', () => {
       key: null,
     });
     expect(unknownCall.status).toBe(404);
+  });
+});
+
+describe('methods the document does not declare', () => {
+  it('are 405 with Allow naming exactly the declared ones (TRACE too), in the error shape; OPTIONS is 204', async () => {
+    for (const [template, item] of Object.entries(doc.paths as Json)) {
+      const path = template.replace('{provider}', 'twilio').replace(/\{[^}]+\}/g, 'f'.repeat(24));
+      const declared = HTTP_METHODS.filter((m) => m in item).map((m) => m.toUpperCase());
+      const expected = new Set([...declared, ...(declared.includes('GET') ? ['HEAD'] : [])]);
+      for (const method of ['TRACE', 'PUT', 'PATCH', 'DELETE', 'POST'].filter((m) => !expected.has(m))) {
+        // A TRACE request may not carry a body (Node's server refuses one before any route runs).
+        const body = method === 'TRACE' ? undefined : '{}';
+        const res = await rawRequest(`${stack.baseUrl}${path}`, method, { 'service-api-key': stack.team.key, 'content-type': 'application/json' }, body);
+        expect(res.status, `${method} ${template}: ${JSON.stringify(res.body)}`).toBe(405);
+        expect(errorMessages(res, 405), `${method} ${template}`).toEqual([expect.stringContaining(`${method} is not allowed on`)]);
+        expect(new Set(res.headers.get('allow')?.split(', ')), `${method} ${template}`).toEqual(expected);
+      }
+      const options = await api.request('OPTIONS', path);
+      expect(options.status, `OPTIONS ${template}`).toBe(204);
+      expect(new Set(options.headers.get('allow')?.split(', '))).toEqual(expected);
+    }
   });
 });
 
