@@ -71,8 +71,10 @@ export async function withIdempotency(
     ctx.status = response.status;
     ctx.body = response.body;
   };
-  if (!key) return respond(await handler());
-  if (key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters');
+  // A header sent empty is a mistake, not "no key": the retry it was meant to make safe would not be.
+  const sent = ctx.headers['idempotency-key'] !== undefined;
+  if (!sent) return respond(await handler());
+  if (key.length < 1 || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters');
 
   const requestHash = createHash('sha256').update(canonical(options.body)).digest('hex');
   const identity = { teamId: options.teamId, scope: options.scope, key };

@@ -10,7 +10,8 @@ import { SCOPES, type Scope } from '../data/models/api-key';
 import { CALL_ORIGINS } from '../data/models/phone-call';
 import { API_KEY_HEADER } from './auth';
 import { errorBody } from './errors';
-import { e164, httpUrl, isoDateTime, objectId } from './schemas/common';
+import { CURSOR_PATTERN } from './pagination';
+import { DATE_TIME_PATTERN, e164, httpUrl, isoDateTime, objectId } from './schemas/common';
 import { MAX_BATCH, phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema } from './schemas/phone-calls';
 import { webhookCreateSchema, webhookUpdateSchema } from './schemas/webhooks';
 
@@ -28,17 +29,33 @@ const schemaRef = (name: string) => ref('schemas', name);
 // a transform) it is their string stage that is matched, because `.refine()` and `.optional()` make
 // new outer schemas but keep that stage. zod cannot express the case-insensitive id pattern, the
 // phone number normalisation or the URL check, so those are written here.
+/** A plus, then digits with the separators people write (the number's validity is checked beyond this). */
+const PHONE_INPUT_PATTERN = '^\\s*\\+[0-9][0-9 ().-]{5,40}\\s*$';
+const CURSOR_SCHEMA: JsonSchema = {
+  type: 'string',
+  pattern: CURSOR_PATTERN,
+  description: 'Opaque: pass back the `nextCursor` of the previous page as it is.',
+};
+
 const FIELD_VALIDATORS = new Map<unknown, JsonSchema>([
   [objectId.in, { pattern: '^[0-9a-fA-F]{24}$', description: 'A 24-character hex ObjectId (letter case is ignored).' }],
   [
     e164.in,
     {
-      description: 'A phone number in E.164 form (`+14155552671`); spaces, dashes and brackets are tolerated and removed. Stored and returned in E.164.',
+      pattern: PHONE_INPUT_PATTERN,
+      description:
+        'A phone number in E.164 form (`+14155552671`); spaces, dashes, dots and brackets are tolerated and removed. It must be a number that can exist (libphonenumber rules), which no pattern can say exactly. Stored and returned in E.164.',
       examples: ['+14155552671'],
     },
   ],
   [httpUrl, { format: 'uri', description: 'An absolute http or https URL.' }],
-  [isoDateTime.in, { description: 'An ISO 8601 date-time with an explicit offset or `Z`, e.g. `2026-11-22T10:00:00Z`.' }],
+  [
+    isoDateTime.in,
+    {
+      pattern: DATE_TIME_PATTERN,
+      description: 'An ISO 8601 date-time with an explicit offset or `Z`, e.g. `2026-11-22T10:00:00Z`; the day must exist in its month.',
+    },
+  ],
 ]);
 
 function fromZod(schema: z.ZodType): JsonSchema {
@@ -83,6 +100,7 @@ function phoneCallCreateRequest(): JsonSchema {
     nameOfHuman: { description: 'Name of the person being called.' },
     toPhoneNumber: { description: 'Number the call is made to. Normalised to E.164 (spaces, dashes and brackets are removed).', examples: ['+14155552671'] },
     promptVariableValues: {
+      uniqueItems: true,
       description:
         'Values for the prompt variables of the template (`{{name}}` in its prompt). Every variable the template declares as required must be given; unknown or duplicate keys are 400.',
     },
@@ -157,7 +175,7 @@ function phoneCallListParameters(): JsonSchema[] {
     },
     fileId: { description: 'Only calls of a batch triggered from this file.' },
     limit: { description: 'Page size, 1 to 1000.' },
-    cursor: { description: 'The `nextCursor` of the previous page; leave out for the first page.' },
+    cursor: { description: 'The `nextCursor` of the previous page; leave out for the first page.', schema: CURSOR_SCHEMA },
   };
   const query = fromZod(phoneCallListQuerySchema);
   const properties = query.properties as Record<string, JsonSchema>;
@@ -469,7 +487,8 @@ Every \`/v1\` request carries the header \`${API_KEY_HEADER}\`. A key belongs to
 - Unknown body fields and unknown query parameters are 400, so typos never pass silently.
 - Timestamps are ISO 8601 UTC with milliseconds (\`2026-11-22T10:00:00.000Z\`); ids are 24-hex ObjectIds and a malformed id in a path is 404.
 - Every answer carries \`X-Request-Id\` (the one sent, if well formed, else a new one).
-- Every error of the API has the shape of the \`Error\` schema (\`payload\` is always empty); a method a path does not serve is 405 in that shape. Only the provider callbacks answer some errors as plain text.
+- Every error of the API has the shape of the \`Error\` schema (\`payload\` is always empty); a method a path does not serve is 405 in that shape, with \`Allow\` naming the ones it does (and \`OPTIONS\` answers 204 with \`Allow\`). Only the provider callbacks answer some errors as plain text.
+- No string, in a body or a query, may contain the NUL character (U+0000): such a request is 400 naming the field.
 
 ## Pagination
 Lists are pages of \`limit\` items (1-1000, default 100). Pass the answer's \`nextCursor\` as \`cursor\` to read the next page; \`nextCursor\` is \`null\` on the last one. Cursors are opaque, and pages stay consistent while new records are written.
@@ -900,7 +919,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           in: 'query',
           required: false,
           description: 'The `nextCursor` of the previous page; leave out for the first page.',
-          schema: { type: 'string', minLength: 1, maxLength: 200 },
+          schema: CURSOR_SCHEMA,
         },
         'webhook-id': { name: 'webhook-id', in: 'header', required: true, description: 'Unique per event, the same on every retry: deduplicate on it.', schema: { type: 'string' } },
         'webhook-timestamp': { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix seconds of this attempt.', schema: { type: 'string', pattern: '^[0-9]+$' } },

@@ -32,6 +32,7 @@ interface Demo {
   teamId: string;
   key: string;
   callTemplateId: string;
+  phoneNumberId: string;
 }
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -104,7 +105,8 @@ async function seedDemo(env: NodeJS.ProcessEnv, emulatorUrl: string): Promise<De
   if (existsSync(file)) {
     const demo = JSON.parse(await readFile(file, 'utf8')) as Demo;
     const teams = (await admin(env, ['team', 'list'])) as unknown as { teams: Array<{ teamId: string }> };
-    if (teams.teams.some((t) => t.teamId === demo.teamId)) return demo;
+    // Demo files from before phone numbers were seeded are made again.
+    if (demo.phoneNumberId && teams.teams.some((t) => t.teamId === demo.teamId)) return demo;
   }
   say(`Seeding a demo team with the admin command line (emulated providers at ${emulatorUrl})...`);
   // team create gives the team emulator credentials and a from-number for each provider.
@@ -117,8 +119,9 @@ async function seedDemo(env: NodeJS.ProcessEnv, emulatorUrl: string): Promise<De
     '--result-column', 'interested', '--result-column', 'meetingTime', '--result-column', 'summary',
     '--time-zone', 'America/New_York',
   ]);
+  const { phoneNumberId } = await admin(env, ['phone-number', 'create', '--team', teamId!, '--number', '+14155550100', '--provider', 'twilio']);
   const { key } = await admin(env, ['key', 'create', '--team', teamId!, '--name', 'demo']);
-  const demo: Demo = { teamId: teamId!, key: key!, callTemplateId: callTemplateId! };
+  const demo: Demo = { teamId: teamId!, key: key!, callTemplateId: callTemplateId!, phoneNumberId: phoneNumberId! };
   // Local development only (.data/ is git-ignored): keeps the printed curl working across restarts.
   await writeFile(file, JSON.stringify(demo, null, 2), { mode: 0o600 });
   return demo;

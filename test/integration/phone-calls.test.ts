@@ -174,6 +174,32 @@ describe('POST /v1/phoneCalls', () => {
     expect(errorMessages(await api.post('/v1/phoneCalls', body, { headers: { 'Idempotency-Key': 'x'.repeat(256) } }), 400)).toEqual([
       'Idempotency-Key must be 1 to 255 characters',
     ]);
+    // Sent empty is a mistake, not "no key".
+    expect(errorMessages(await api.post('/v1/phoneCalls', body, { headers: { 'Idempotency-Key': '' } }), 400)).toEqual([
+      'Idempotency-Key must be 1 to 255 characters',
+    ]);
+  });
+
+  it('refuses U+0000 in any string, body or query, naming the field, and stores nothing', async () => {
+    const before = (await api.get('/v1/phoneCalls?limit=1000')).body.data.length;
+    const single = await api.post('/v1/phoneCalls', callBody({ nameOfHuman: 'Gr\u0000ace', promptVariableValues: [{ key: 'firstName', value: 'a\u0000' }] }));
+    expect(errorMessages(single, 400)).toEqual([
+      'nameOfHuman must contain a visible character and no NUL character (U+0000)',
+      'promptVariableValues.0.value must not contain the NUL character (U+0000)',
+    ]);
+    const batch = await api.post('/v1/phoneCalls/batch', { phoneCalls: [callBody()], fileName: 'x\u0000.csv' });
+    expect(errorMessages(batch, 400)).toEqual(['fileName must not contain the NUL character (U+0000)']);
+    expect(errorMessages(await api.get('/v1/phoneCalls?fileId=%00'), 400)).toEqual(['fileId must not contain the NUL character (U+0000)']);
+    expect((await api.get('/v1/phoneCalls?limit=1000')).body.data.length).toBe(before);
+  });
+
+  it('refuses names that trim to nothing, and hours past 23', async () => {
+    expect(errorMessages(await api.post('/v1/phoneCalls', callBody({ nameOfHuman: ' \ufeff ' })), 400)).toEqual([
+      'nameOfHuman must contain a visible character and no NUL character (U+0000)',
+    ]);
+    expect(errorMessages(await api.get('/v1/phoneCalls?createdAfter=2026-01-01T24:00Z'), 400)).toEqual([
+      'createdAfter must be an ISO 8601 date-time with Z or an offset',
+    ]);
   });
 });
 

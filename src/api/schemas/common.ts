@@ -2,6 +2,21 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
 
+// PostgreSQL (under FerretDB) cannot store U+0000, and no text of this API needs it: every free-text
+// field says so in its pattern, so the OpenAPI document and the server agree.
+const NO_NUL = /^[^\u0000]*$/;
+const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+
+/** A string without U+0000. */
+export const text = () => z.string({ error: 'must be a string' }).regex(NO_NUL, NUL_MESSAGE);
+
+/** Some character other than whitespace (as String.prototype.trim sees it) and no U+0000. */
+export const visibleText = () =>
+  z
+    .string({ error: 'must be a string' })
+    .regex(/^[^\u0000]*[^\s\ufeff\u0000][^\u0000]*$/, 'must contain a visible character and no NUL character (U+0000)')
+    .trim();
+
 export const objectId = z.string({ error: 'must be a string' }).regex(/^[0-9a-f]{24}$/i, 'must be a 24-character hex id').transform((v) => v.toLowerCase());
 
 /** A phone number, normalised to E.164 (spaces, dashes and brackets are tolerated on input). */
@@ -14,7 +29,7 @@ export const e164 = z.string({ error: 'must be a string' }).transform((value, ct
   return parsed.number;
 });
 
-export const httpUrl = z.string({ error: 'must be a string' }).max(2048, 'must be at most 2048 characters').refine((value) => {
+export const httpUrl = text().max(2048, 'must be at most 2048 characters').refine((value) => {
   try {
     const url = new URL(value);
     return url.protocol === 'http:' || url.protocol === 'https:';
@@ -23,16 +38,31 @@ export const httpUrl = z.string({ error: 'must be a string' }).max(2048, 'must b
   }
 }, 'must be an absolute http or https URL');
 
+// Years 1000-9999, hours 00-23 (JavaScript would read "T24:00" as the next day), minutes and
+// seconds 00-59, offsets up to +-23:59. The day is checked against its month by the transform.
+const DATE_TIME_SHAPE =
+  /^[1-9]\d{3}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)$/;
+
+const TIME_OF_DAY = 'T(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d{1,9})?)?(?:Z|[+-](?:[01]\\d|2[0-3]):?[0-5]\\d)$';
+const DAY_IN_ANY_YEAR = '(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))';
+const LEAP_YEAR = '(?:[1-9]\\d(?:0[48]|[2468][048]|[13579][26])|(?:[13579][26]|[2468][048])00)';
+
+/**
+ * Exactly the date-times `isoDateTime` accepts, as one regular expression (for the OpenAPI
+ * document, where the day-in-month rule cannot be a transform): Feb 29 only in leap years.
+ */
+export const DATE_TIME_PATTERN = `^(?:[1-9]\\d{3}-${DAY_IN_ANY_YEAR}|${LEAP_YEAR}-02-29)${TIME_OF_DAY}`;
+
 /** ISO 8601 date-time with an explicit offset or Z, parsed to a Date. */
 export const isoDateTime = z
   .string({ error: 'must be a string' })
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/, 'must be an ISO 8601 date-time with Z or an offset')
+  .regex(DATE_TIME_SHAPE, 'must be an ISO 8601 date-time with Z or an offset')
   .transform((value, ctx) => {
     const date = new Date(value);
     // Date() rolls 2026-02-30 over to March: the written day must exist in the written month.
     const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
     const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-    if (Number.isNaN(date.getTime()) || month < 1 || month > 12 || day < 1 || day > daysInMonth) {
+    if (Number.isNaN(date.getTime()) || day > daysInMonth) {
       ctx.addIssue({ code: 'custom', message: 'must be a real date-time' });
       return z.NEVER;
     }

@@ -4,21 +4,20 @@ import { ALL_EVENTS, isEventName } from '../../contracts/events';
 import { parseStatusFilter } from '../../contracts/call-status';
 import { PROVIDERS } from '../../contracts/providers';
 import { webhookSecretProblem } from '../../webhooks/signing';
-import { e164, httpUrl, isoDateTime, objectId } from './common';
+import { e164, httpUrl, isoDateTime, objectId, text, visibleText } from './common';
 
 const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 60 * 60 * 1000;
 export const MAX_BATCH = 10_000;
 
 const promptVariableValue = z.strictObject({
-  key: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-  value: z.string({ error: 'must be a string' }).max(5000, 'must be at most 5000 characters'),
+  key: text().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+  value: text().max(5000, 'must be at most 5000 characters'),
 });
 
 const phoneCallWebhook = z.strictObject({
   url: httpUrl,
   subscribedEvent: z.string({ error: 'must be a string' }).refine((v) => v === ALL_EVENTS || isEventName(v), 'must be a known event name or *'),
-  secret: z
-    .string({ error: 'must be a string' })
+  secret: text()
     .min(8, 'must be at least 8 characters')
     .max(500, 'must be at most 500 characters')
     .superRefine((secret, ctx) => {
@@ -30,7 +29,7 @@ export const phoneCallCreateSchema = z
   .strictObject({
     teamId: objectId,
     callTemplateId: objectId,
-    nameOfHuman: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+    nameOfHuman: visibleText().max(200, 'must be at most 200 characters').optional(),
     toPhoneNumber: e164,
     promptVariableValues: z.array(promptVariableValue, { error: 'must be an array' }).max(100, 'must have at most 100 entries').optional(),
     phoneNumberId: objectId.optional(),
@@ -58,8 +57,8 @@ export const phoneCallBatchSchema = z.strictObject({
     .array(z.unknown(), { error: 'must be an array' })
     .min(1, 'must have at least 1 element')
     .max(MAX_BATCH, `must have at most ${MAX_BATCH} elements`),
-  fileId: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
-  fileName: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(500, 'must be at most 500 characters').optional(),
+  fileId: text().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+  fileName: text().min(1, 'must not be empty').max(500, 'must be at most 500 characters').optional(),
 });
 
 export const phoneCallListQuerySchema = z.strictObject({
@@ -79,7 +78,7 @@ export const phoneCallListQuerySchema = z.strictObject({
       return status;
     })
     .optional(),
-  fileId: z.string().min(1, 'must not be empty').max(200).optional(),
+  fileId: text().min(1, 'must not be empty').max(200).optional(),
   limit: z.coerce.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be between 1 and 1000').max(1000, 'must be between 1 and 1000').default(100),
   cursor: z.string().min(1, 'must not be empty').max(200).optional(),
 });

@@ -1,0 +1,33 @@
+// A short schemathesis pass (`--checks all`) as a real tenant: any finding fails the suite. The long
+// pass is `npm run schemathesis` against `npm start` (README, "Tests").
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runSchemathesis } from '../../scripts/schemathesis';
+import { startTestStack, type TestStack } from '../helpers/stack';
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+it('finds nothing: no server error, no answer or header the document does not declare, no valid request refused', async () => {
+  const { team } = stack;
+  const { code, report } = await runSchemathesis(
+    {
+      url: stack.baseUrl,
+      key: team.key,
+      teamId: team.teamId,
+      callTemplateId: team.templateId,
+      phoneNumberId: team.phoneNumberIds.twilio,
+      promptVariableValues: [{ key: 'firstName', value: 'Grace' }],
+    },
+    { maxExamples: 10, capture: true },
+  );
+  expect(code, report).toBe(0);
+  // It tested every operation of the document, not none.
+  const doc = (await (await fetch(`${stack.baseUrl}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+  const operations = Object.values(doc.paths).flatMap((item) => Object.keys(item).filter((key) => key !== 'parameters')).length;
+  expect(report).toContain(`Tested: ${operations}`);
+}, 300_000);

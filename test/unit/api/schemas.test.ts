@@ -1,0 +1,48 @@
+// The OpenAPI document's patterns must accept exactly what the server accepts, or API fuzzers (and
+// generated clients) find requests "valid by the document" that the server refuses, and the reverse.
+import { describe, expect, it } from 'vitest';
+import { CURSOR_PATTERN, decodeCursor, encodeCursor } from '../../../src/api/pagination';
+import { DATE_TIME_PATTERN, isoDateTime } from '../../../src/api/schemas/common';
+
+describe('DATE_TIME_PATTERN', () => {
+  it('agrees with isoDateTime on every day of every month of leap, century and ordinary years', () => {
+    const pattern = new RegExp(DATE_TIME_PATTERN);
+    const years = ['0999', '1000', '1004', '1100', '1200', '1600', '1900', '2000', '2024', '2026', '2100', '2400', '9996', '9999'];
+    const pad = (n: number) => String(n).padStart(2, '0');
+    let checked = 0;
+    for (const year of years) {
+      for (let month = 0; month <= 13; month++) {
+        for (let day = 0; day <= 32; day++) {
+          const value = `${year}-${pad(month)}-${pad(day)}T10:00:00Z`;
+          expect(pattern.test(value), value).toBe(isoDateTime.safeParse(value).success);
+          checked++;
+        }
+      }
+    }
+    const times = ['T00:00Z', 'T23:59:59.999999999+23:59', 'T24:00Z', 'T10:60Z', 'T10:00:60Z', 'T10:00+0530', 'T10:00-24:00', 'T10:00', 'T10:00:00.Z'];
+    for (const time of times) {
+      const value = `2028-02-29${time}`;
+      expect(pattern.test(value), value).toBe(isoDateTime.safeParse(value).success);
+    }
+    expect(checked).toBe(years.length * 14 * 33);
+  });
+});
+
+describe('cursors', () => {
+  it('encode to the documented pattern, and every string of that pattern decodes', () => {
+    const pattern = new RegExp(CURSOR_PATTERN);
+    const cursor = encodeCursor({ at: new Date('2026-11-23T10:00:00.123Z'), id: '6b03b03ac8632be4591950f0' });
+    expect(cursor).toMatch(pattern);
+    expect(decodeCursor(cursor)).toEqual({ at: new Date('2026-11-23T10:00:00.123Z'), id: '6b03b03ac8632be4591950f0' });
+    for (const edge of ['0.000000000000000000000000', 'zzzzzzzzzz.ffffffffffffffffffffffff']) {
+      expect(edge).toMatch(pattern);
+      expect(Number.isNaN(decodeCursor(edge).at.getTime())).toBe(false);
+    }
+    expect(() => decodeCursor('0')).toThrow('cursor is not a cursor this API returned');
+  });
+
+  it('still reads cursors of the earlier form', () => {
+    const legacy = Buffer.from(JSON.stringify({ t: '2026-11-23T10:00:00.123Z', i: '6b03b03ac8632be4591950f0' })).toString('base64url');
+    expect(decodeCursor(legacy)).toEqual({ at: new Date('2026-11-23T10:00:00.123Z'), id: '6b03b03ac8632be4591950f0' });
+  });
+});
