@@ -4,6 +4,7 @@ import { z } from 'zod';
 
 // PostgreSQL (under FerretDB) cannot store U+0000, and no text of this API needs it: every free-text
 // field says so in its pattern, so the OpenAPI document and the server agree.
+// eslint-disable-next-line no-control-regex -- U+0000 is exactly what these patterns are about
 const NO_NUL = /^[^\u0000]*$/;
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
@@ -14,6 +15,7 @@ export const text = () => z.string({ error: 'must be a string' }).regex(NO_NUL, 
 export const visibleText = () =>
   z
     .string({ error: 'must be a string' })
+    // eslint-disable-next-line no-control-regex -- U+0000 is exactly what these patterns are about
     .regex(/^[^\u0000]*[^\s\ufeff\u0000][^\u0000]*$/, 'must contain a visible character and no NUL character (U+0000)')
     .trim();
 
