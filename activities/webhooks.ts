@@ -2,14 +2,14 @@
 import { ALL_EVENTS, type CallEventName } from '../src/contracts/events';
 import { toReadView } from '../src/data/phone-call-view';
 import { attemptDelivery } from '../src/webhooks/attempt';
-import type { CallEvent, WebhookTarget } from '../workflows/types';
+import type { WebhookEvent, WebhookTarget } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 
 export interface WebhookAttemptActivityInput {
   callId: string;
   teamId: string;
   target: WebhookTarget;
-  event: CallEvent;
+  event: WebhookEvent;
   attempt: number;
   isLastAttempt: boolean;
 }

@@ -32,7 +32,7 @@ import {
   noMoreEventsSignal,
   providerEventSignal,
 } from './messages';
-import type { CallState, CallWorkflowInput, DeleteOutcome } from './types';
+import type { CallWorkflowState, CallWorkflowInput, DeleteOutcome } from './types';
 
 // One proxy per retry profile.
 const records = proxyActivities<Activities>({
@@ -70,8 +70,8 @@ const capture = proxyActivities<Activities>({
 /** How long a dialled call may ring when the input does not say (histories from before the field). */
 const DEFAULT_RING_TIMEOUT_SECONDS = 120;
 
-export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallState> {
-  const state: CallState = {
+export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallWorkflowState> {
+  const state: CallWorkflowState = {
     callId: input.callId,
     status: 'queued',
     phase: 'waiting',

@@ -5,7 +5,7 @@
 import { condition, log, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { enqueueEventSignal, noMoreEventsSignal } from './messages';
-import type { CallEvent, DeliveryWorkflowInput } from './types';
+import type { WebhookEvent, DeliveryWorkflowInput } from './types';
 
 const attempts = proxyActivities<Activities>({
   // One HTTP attempt has a 15 s budget; the rest covers recording it in MongoDB.
@@ -17,7 +17,7 @@ const attempts = proxyActivities<Activities>({
 const IDLE_LIMIT_MS = 24 * 60 * 60 * 1000;
 
 export async function deliverWebhookEventsWorkflow(input: DeliveryWorkflowInput): Promise<{ delivered: number; failed: number }> {
-  const queue: CallEvent[] = [input.firstEvent];
+  const queue: WebhookEvent[] = [input.firstEvent];
   let noMoreEvents = false;
   setHandler(enqueueEventSignal, (event) => {
     queue.push(event);
@@ -39,7 +39,7 @@ export async function deliverWebhookEventsWorkflow(input: DeliveryWorkflowInput)
   }
   return { delivered, failed };
 
-  async function deliverWithRetries(event: CallEvent): Promise<boolean> {
+  async function deliverWithRetries(event: WebhookEvent): Promise<boolean> {
     const delays = input.retryDelaysMs;
     for (let attempt = 1; ; attempt += 1) {
       const isLast = attempt > delays.length;

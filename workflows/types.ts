@@ -20,7 +20,7 @@ export interface CallWorkflowInput {
 export type CallPhase = 'waiting' | 'deleting' | 'dialling' | 'ringing' | 'inProgress' | 'capturing' | 'ended' | 'deleted';
 
 /** What the `callState` query answers: the call as the workflow sees it now. */
-export interface CallState {
+export interface CallWorkflowState {
   callId: string;
   status: CallStatus;
   phase: CallPhase;
@@ -40,7 +40,7 @@ export interface DeleteOutcome {
 }
 
 /** One event of one call, handed to a delivery workflow. */
-export interface CallEvent {
+export interface WebhookEvent {
   /** Stable across retries: the Standard Webhooks `webhook-id`. */
   eventId: string;
   type: CallEventName;
@@ -66,6 +66,6 @@ export interface DeliveryWorkflowInput {
   callId: string;
   teamId: string;
   target: WebhookTarget;
-  firstEvent: CallEvent;
+  firstEvent: WebhookEvent;
   retryDelaysMs: number[];
 }

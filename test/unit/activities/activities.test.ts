@@ -14,7 +14,7 @@ import type { WebhookDoc } from '../../../src/data/models/webhook';
 import { numberForScenario } from '../../../src/emulator';
 import { createLogger } from '../../../src/logger';
 import { ProviderNotConfiguredError, type TeamProviderResolver } from '../../../src/telephony/team-providers';
-import type { CallEvent } from '../../../workflows/types';
+import type { WebhookEvent } from '../../../workflows/types';
 import { startReceiver } from '../../helpers/receiver';
 import { startHarness, uniqueNumber, type Harness } from '../telephony/harness';
 import { callDoc, memoryStores, templateDoc } from './memory-stores';
@@ -165,7 +165,7 @@ describe('captureCallOutputs', () => {
 });
 
 describe('webhook activities', () => {
-  function event(callId: string): CallEvent {
+  function event(callId: string): WebhookEvent {
     return { eventId: `evt_${callId}_phoneCall.completed`, type: 'phoneCall.completed', timestamp: new Date().toISOString(), callId, teamId: '', data: { _id: callId } };
   }
 
