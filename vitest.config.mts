@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` needs no server; `integration` runs against real MongoDB (FerretDB) and a
+// Three projects: `unit` needs no server; `workflows` runs workflow code with stub activities on
+// Temporal's time-skipping test server; `integration` runs against real MongoDB (FerretDB) and a
 // real Temporal dev server that test/setup/global-setup.ts starts once per run.
 export default defineConfig({
   test: {
@@ -11,6 +12,16 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           pool: 'forks',
+        },
+      },
+      {
+        test: {
+          name: 'workflows',
+          include: ['test/workflows/**/*.test.ts'],
+          pool: 'forks',
+          globalSetup: ['test/setup/workflows-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
         },
       },
       {

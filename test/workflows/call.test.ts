@@ -1,0 +1,167 @@
+// The call workflow's timers and races, with stub activities on the time-skipping server: minutes
+// of ringing and days of waiting run in seconds.
+import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ProviderEvent } from '../../src/contracts/providers';
+import { phoneCallWorkflow } from '../../workflows/call';
+import { deleteQueuedCallUpdate, providerEventSignal } from '../../workflows/messages';
+import type { CallWorkflowInput } from '../../workflows/types';
+import { stubActivities, timeSkippingEnvironment, uniqueId, workerFor, type Calls } from './environment';
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await timeSkippingEnvironment();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+function input(overrides: Partial<CallWorkflowInput> = {}): CallWorkflowInput {
+  return {
+    callId: uniqueId('call'),
+    teamId: 'team',
+    toPhoneNumber: '+14155550007',
+    provider: 'twilio',
+    record: false,
+    scheduledFor: null,
+    maxDurationSeconds: 900,
+    ringTimeoutSeconds: 120,
+    ...overrides,
+  };
+}
+
+const statuses = (calls: Calls) =>
+  calls.filter((c) => c.name === 'recordStatus').map((c) => {
+    const change = c.input as { status: string; statusCode: string };
+    return `${change.status}/${change.statusCode}`;
+  });
+const count = (calls: Calls, name: string) => calls.filter((c) => c.name === name).length;
+
+async function until(probe: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('phoneCallWorkflow', () => {
+  it('hangs up a call nobody answers after the ring timeout and ends it noAnswer', async () => {
+    const { activities, calls } = stubActivities();
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = input({ ringTimeoutSeconds: 120 });
+    const startedAt = await env.currentTimeMs();
+    const state = await worker.runUntil(env.client.workflow.execute(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] }));
+    expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'no-answer', phase: 'ended' });
+    expect(statuses(calls)).toEqual(['ringing/dialling', 'noAnswer/no-answer']);
+    expect(calls.find((c) => c.name === 'hangUpCall')?.input).toEqual({ callId: args.callId, providerCallId: `pc-${args.callId}` });
+    expect((await env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(120_000);
+  });
+
+  it('hangs up an answered call that outlives the maximum duration and ends it failed (max-duration)', async () => {
+    const { activities, calls } = stubActivities();
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = input({ maxDurationSeconds: 15 * 60 });
+    const state = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] });
+      await until(() => count(calls, 'dialCall') === 1 && statuses(calls).length === 1, 'the dial');
+      const answered: ProviderEvent = {
+        callId: args.callId,
+        provider: 'twilio',
+        providerCallId: `pc-${args.callId}`,
+        kind: 'answered',
+        occurredAt: new Date().toISOString(),
+        providerStatus: 'in-progress',
+      };
+      await handle.signal(providerEventSignal, answered);
+      return handle.result();
+    });
+    expect(state).toMatchObject({ status: 'failed', statusCode: 'max-duration' });
+    expect(statuses(calls)).toEqual(['ringing/dialling', 'inProgress/answered', 'failed/max-duration']);
+    expect(count(calls, 'hangUpCall')).toBe(1);
+    // What an answered call left behind is still captured.
+    expect(count(calls, 'captureCallOutputs')).toBe(1);
+  });
+
+  it('cancelled while the dial is in flight, waits for the dial, hangs up what it placed and ends cancelled', async () => {
+    let releaseDial: () => void = () => undefined;
+    const dialStarted = new Promise<void>((started) => {
+      releaseDial = started;
+    });
+    let finishDial: (value: { providerCallId: string }) => void = () => undefined;
+    const { activities, calls } = stubActivities({
+      dialCall: async () => {
+        releaseDial();
+        return new Promise((resolve) => {
+          finishDial = resolve;
+        });
+      },
+    });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = input();
+    const outcome = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] });
+      await dialStarted;
+      await handle.cancel();
+      // The provider accepts the call just after the cancel arrived.
+      setTimeout(() => finishDial({ providerCallId: 'placed-anyway' }), 300);
+      return handle.result().then(
+        () => 'completed',
+        (err: unknown) => err,
+      );
+    });
+    expect(outcome).toBeInstanceOf(WorkflowFailedError);
+    expect(calls.find((c) => c.name === 'hangUpCall')?.input).toMatchObject({ callId: args.callId });
+    expect(statuses(calls)).toEqual(['cancelled/cancelled-by-operator']);
+  });
+
+  it('never both deletes and dials a call when the delete races the dial', async () => {
+    for (let round = 0; round < 4; round++) {
+      const { activities, calls } = stubActivities();
+      const taskQueue = uniqueId('q');
+      const worker = await workerFor(env, activities, taskQueue);
+      const outcome = await worker.runUntil(async () => {
+        // Due now: the workflow goes for the dial at once while the delete is on its way.
+        const handle = await env.client.workflow.start(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [input()] });
+        if (round % 2 === 1) await new Promise((resolve) => setTimeout(resolve, 5 * round));
+        const deleted = await handle.executeUpdate(deleteQueuedCallUpdate).then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof WorkflowUpdateFailedError) return false;
+            throw err;
+          },
+        );
+        await handle.result();
+        return deleted;
+      });
+      const dialled = count(calls, 'dialCall') > 0;
+      const removed = count(calls, 'deleteCallRecord') > 0;
+      expect(dialled !== removed, `round ${round}: dialled ${dialled}, removed ${removed}`).toBe(true);
+      expect(outcome).toBe(removed);
+    }
+  });
+
+  it('sleeps durably until a call scheduled days ahead is due, then dials once', async () => {
+    const { activities, calls } = stubActivities();
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const now = await env.currentTimeMs();
+    const due = now + 3 * 86_400_000;
+    const wallStart = Date.now();
+    const state = await worker.runUntil(
+      env.client.workflow.execute(phoneCallWorkflow, {
+        workflowId: uniqueId('wf'),
+        taskQueue,
+        args: [input({ scheduledFor: new Date(due).toISOString(), ringTimeoutSeconds: 60 })],
+      }),
+    );
+    expect(state.status).toBe('noAnswer');
+    expect(count(calls, 'dialCall')).toBe(1);
+    expect(Date.parse(state.triggeredAt!)).toBeGreaterThanOrEqual(due);
+    expect(Date.now() - wallStart).toBeLessThan(30_000);
+  });
+});

@@ -1,0 +1,73 @@
+// A delivery stream's whole retry schedule (decisions.md: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h,
+// about 28 hours) on the time-skipping server, in seconds.
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_RETRY_DELAYS } from '../../src/webhooks/retry-schedule';
+import { deliverWebhookEventsWorkflow } from '../../workflows/deliver-webhook';
+import { enqueueEventSignal, noMoreEventsSignal } from '../../workflows/messages';
+import type { DeliveryWorkflowInput } from '../../workflows/types';
+import { stubActivities, timeSkippingEnvironment, uniqueId, workerFor } from './environment';
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await timeSkippingEnvironment();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+function input(): DeliveryWorkflowInput {
+  const callId = uniqueId('call');
+  return {
+    callId,
+    teamId: 'team',
+    target: { endpointKey: 'wh-1', url: 'https://receiver.example/hook', method: 'POST', secretSealed: 'sealed', webhookId: 'wh-1' },
+    firstEvent: { eventId: `evt_${callId}_phoneCall.completed`, type: 'phoneCall.completed', timestamp: new Date().toISOString(), callId, teamId: 'team', data: {} },
+    retryDelaysMs: [...DEFAULT_RETRY_DELAYS],
+  };
+}
+
+describe('deliverWebhookEventsWorkflow', () => {
+  it('retries a failing receiver on the whole schedule, on durable timers, then gives up', async () => {
+    const { activities, calls } = stubActivities({ attemptWebhookDelivery: async () => ({ ok: false, gone: false }) });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const workflowId = uniqueId('wf');
+    const wallStart = Date.now();
+    const result = await worker.runUntil(
+      env.client.workflow.execute(deliverWebhookEventsWorkflow, { workflowId, taskQueue, args: [input()] }),
+    );
+    expect(result).toEqual({ delivered: 0, failed: 1 });
+    const attempts = calls.filter((c) => c.name === 'attemptWebhookDelivery').map((c) => c.input as { attempt: number; isLastAttempt: boolean });
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(attempts.map((a) => a.isLastAttempt)).toEqual([false, false, false, false, false, false, false, true]);
+    // The waits between attempts are the schedule, as timers in the history.
+    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    const timers = (history.events ?? [])
+      .map((e) => e.timerStartedEventAttributes?.startToFireTimeout)
+      .filter((t): t is NonNullable<typeof t> => t != null)
+      .map((t) => Number(t.seconds ?? 0) * 1000 + Math.round((t.nanos ?? 0) / 1e6));
+    expect(timers.slice(0, DEFAULT_RETRY_DELAYS.length)).toEqual([...DEFAULT_RETRY_DELAYS]);
+    expect(DEFAULT_RETRY_DELAYS.reduce((a, b) => a + b, 0)).toBeGreaterThan(27 * 3_600_000);
+    expect(Date.now() - wallStart).toBeLessThan(30_000);
+  });
+
+  it('stops at once on 410 Gone, and delivers later events of the stream in order', async () => {
+    const { activities, calls } = stubActivities({
+      attemptWebhookDelivery: async ({ event }) => (event.type === 'phoneCall.ringing' ? { ok: false, gone: true } : { ok: true, gone: false }),
+    });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const first = input();
+    first.firstEvent = { ...first.firstEvent, eventId: 'evt_ringing', type: 'phoneCall.ringing' };
+    const result = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(deliverWebhookEventsWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [first] });
+      await handle.signal(enqueueEventSignal, { ...first.firstEvent, eventId: 'evt_completed', type: 'phoneCall.completed' });
+      await handle.signal(noMoreEventsSignal);
+      return handle.result();
+    });
+    expect(result).toEqual({ delivered: 1, failed: 1 });
+    const delivered = calls.filter((c) => c.name === 'attemptWebhookDelivery').map((c) => (c.input as { event: { eventId: string } }).event.eventId);
+    expect(delivered).toEqual(['evt_ringing', 'evt_completed']);
+  });
+});

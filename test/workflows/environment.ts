@@ -1,0 +1,75 @@
+// One time-skipping environment per test file; a worker per test with stub activities that record
+// what the workflow asked of them. Workflow ids are unique per test.
+import { randomBytes } from 'node:crypto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
+import { inject } from 'vitest';
+import type { Activities } from '../../activities';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/contracts/search-attributes';
+import { temporal } from '@temporalio/proto';
+
+let runtimeInstalled = false;
+
+export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
+  if (!runtimeInstalled) {
+    // Workflow failures are what several tests provoke: keep the SDK's own log to errors.
+    Runtime.install({
+      logger: new DefaultLogger('ERROR'),
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR', other: 'ERROR' }), forward: {} } },
+    });
+    runtimeInstalled = true;
+  }
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: inject('timeSkippingServerPath') } },
+  });
+  // The call workflow keeps its custom search attributes current, as on the real server.
+  const types = { Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, Datetime: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME };
+  await env.connection.operatorService
+    .addSearchAttributes({
+      namespace: env.namespace ?? 'default',
+      searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTE_DEFINITIONS.map(({ name, type }) => [name, types[type]])),
+    })
+    .catch(() => undefined);
+  return env;
+}
+
+export const uniqueId = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
+
+export type Calls = Array<{ name: keyof Activities; input: unknown }>;
+
+/** Activities that succeed at once and record their calls; a test overrides what it needs. */
+export function stubActivities(overrides: Partial<Activities> = {}): { activities: Activities; calls: Calls } {
+  const calls: Calls = [];
+  const record =
+    <K extends keyof Activities>(name: K, answer: (input: Parameters<Activities[K]>[0]) => ReturnType<Activities[K]>) =>
+    (input: Parameters<Activities[K]>[0]) => {
+      calls.push({ name, input });
+      return answer(input);
+    };
+  const activities: Activities = {
+    resolveWebhookTargets: record('resolveWebhookTargets', async () => ({ targets: [], retryDelaysMs: [], call: null })),
+    recordStatus: record('recordStatus', async (change) => ({ applied: true, call: { _id: change.callId, status: change.status } })),
+    deleteCallRecord: record('deleteCallRecord', async ({ callId }) => ({ _id: callId, status: 'queued' })),
+    dialCall: record('dialCall', async ({ callId }) => ({ providerCallId: `pc-${callId}` })),
+    hangUpCall: record('hangUpCall', async () => undefined),
+    captureCallOutputs: record('captureCallOutputs', async () => ({ transcriptEvent: null })),
+    attemptWebhookDelivery: record('attemptWebhookDelivery', async () => ({ ok: true, gone: false })),
+  };
+  for (const [name, fn] of Object.entries(overrides) as Array<[keyof Activities, (input: never) => unknown]>) {
+    (activities as Record<string, unknown>)[name] = (input: never) => {
+      calls.push({ name, input });
+      return fn(input);
+    };
+  }
+  return { activities, calls };
+}
+
+export async function workerFor(env: TestWorkflowEnvironment, activities: Activities, taskQueue: string): Promise<Worker> {
+  return Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    activities,
+  });
+}
