@@ -1,10 +1,6 @@
-// The meeting time the human agreed to during a call (`fixedMeetingTime`).
-//
-// Dates and times are read by chrono-node (English, casual mode), extended with two parsers it
-// lacks for speech: a bare ordinal day ("the 5th", "Monday the 9th", "the twenty-first") and
-// spoken clock times ("half past four", "quarter to five", "at three thirty", "four o'clock",
-// "how about 11", "can we make it 4").
-// Everything is read relative to the call time as a wall clock in the callee's IANA time zone.
+// The meeting time the human agreed to during a call (`fixedMeetingTime`): which utterance fixes
+// it. Days and times are found in the words by spoken-time.ts and placed on the callee's wall
+// clock by time-zones.ts; everything is read relative to the call time in the callee's IANA zone.
 //
 // Rules:
 // 1. A mention is a date and/or a time of day. A time of day needs a stated hour ("3pm", "noon",
@@ -34,15 +30,13 @@
 // 8. A later human refusal of the agreed day or time ("actually I can't do Tuesday") withdraws it.
 // 9. The most recent agreement in the conversation wins; none gives null.
 //
-// Time zones: chrono gets the zone's offset at the call instant, so "tomorrow" is the callee's
-// tomorrow. The agreed wall-clock time is then converted to UTC with the offset in force on that
-// day (from Intl), so a meeting after a daylight-saving change lands on the right instant. A time
-// that does not exist (skipped by a spring-forward change) moves forward by the gap; an ambiguous
-// one (repeated by a fall-back change) takes the earlier instant. A zone named in the words
-// ("3pm EST") or a relative time ("in two hours") keeps the offset chrono read from them.
-import * as chrono from 'chrono-node';
-import type { Component, ParsedResult, Parser, ParsingContext } from 'chrono-node';
+// Time zones: a day and time agreed are placed in the callee's zone with the offset in force on
+// that day (time-zones.ts says what happens in a daylight-saving gap or overlap). A zone named in
+// the words ("3pm EST") or a relative time ("in two hours") keeps the offset chrono read from them.
+import type { Temporal } from 'temporal-polyfill';
+import { parseMentions, type Mention, type Slot } from './spoken-time';
 import { PhraseSet, tokenize, type Utterance } from './text';
+import { wallDateAt, wallTimeAtOffset, wallTimeToInstant } from './time-zones';
 
 export interface MeetingTimeOptions {
   callTime: Date;
@@ -62,7 +56,7 @@ export function findFixedMeetingTime(
 
   for (const utterance of utterances) {
     if (utterance.text.trim() === '') continue;
-    const mentions = assess(utterance.text, parseSlots(utterance.text, call));
+    const mentions = assess(utterance.text, parseMentions(utterance.text, opts.callTime, call.timeZone));
 
     if (utterance.speaker === 'agent') {
       const offered = mentions.filter((m) => !m.negated);
@@ -92,296 +86,18 @@ export function findFixedMeetingTime(
   return agreed ? new Date(agreed.instant).toISOString() : null;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Wall-clock arithmetic and time zones
-
-interface WallDate {
-  year: number;
-  month: number; // 1-12
-  day: number;
-}
-interface WallTime {
-  hour: number;
-  minute: number;
-}
-
-const DAY_MS = 86_400_000;
-
-function addDays(date: WallDate, days: number): WallDate {
-  const d = new Date(Date.UTC(date.year, date.month - 1, date.day + days));
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
-}
-
-function weekdayOf(date: WallDate): number {
-  return new Date(Date.UTC(date.year, date.month - 1, date.day)).getUTCDay();
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function zoneFormatter(timeZone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(timeZone);
-  if (!formatter) {
-    try {
-      formatter = new Intl.DateTimeFormat('en-US', {
-        timeZone,
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: 'numeric',
-        day: 'numeric',
-        hour: 'numeric',
-        minute: 'numeric',
-        second: 'numeric',
-      });
-    } catch {
-      throw new RangeError(`unknown IANA time zone: ${timeZone}`);
-    }
-    formatters.set(timeZone, formatter);
-  }
-  return formatter;
-}
-
-/** The zone's wall clock at an instant, as if it were UTC. */
-function wallClockMs(instantMs: number, timeZone: string): number {
-  const fields: Record<string, number> = {};
-  for (const part of zoneFormatter(timeZone).formatToParts(new Date(instantMs))) {
-    if (part.type !== 'literal') fields[part.type] = Number(part.value);
-  }
-  return Date.UTC(fields.year, fields.month - 1, fields.day, fields.hour, fields.minute, fields.second);
-}
-
-/** Minutes the zone is ahead of UTC at an instant (New York in winter: -300). */
-export function zoneOffsetMinutes(instantMs: number, timeZone: string): number {
-  const wholeSecond = Math.floor(instantMs / 1000) * 1000;
-  return Math.round((wallClockMs(wholeSecond, timeZone) - wholeSecond) / 60_000);
-}
-
-/** The instant a wall-clock time in the zone names (see the header for gaps and overlaps). */
-export function wallTimeToInstant(date: WallDate, time: WallTime, timeZone: string): number {
-  const asUtc = Date.UTC(date.year, date.month - 1, date.day, time.hour, time.minute);
-  // The offsets a day either side bracket any change; a candidate is real when the zone agrees.
-  const offsetBefore = zoneOffsetMinutes(asUtc - DAY_MS, timeZone);
-  const offsetAfter = zoneOffsetMinutes(asUtc + DAY_MS, timeZone);
-  const real = [offsetBefore, offsetAfter]
-    .map((offset) => asUtc - offset * 60_000)
-    .filter((instant) => wallClockMs(instant, timeZone) === asUtc);
-  if (real.length > 0) return Math.min(...real);
-  return asUtc - offsetBefore * 60_000;
-}
-
 interface CallContext {
   instant: number;
   timeZone: string;
-  today: WallDate;
-  reference: chrono.ParsingReference;
+  /** The call's day on the callee's wall clock. */
+  today: Temporal.PlainDate;
 }
 
 function callContext(opts: MeetingTimeOptions): CallContext {
   const instant = opts.callTime.getTime();
   if (Number.isNaN(instant)) throw new RangeError('callTime is not a valid date');
   const timeZone = opts.timeZone ?? 'UTC';
-  const wall = new Date(wallClockMs(instant, timeZone));
-  return {
-    instant,
-    timeZone,
-    today: { year: wall.getUTCFullYear(), month: wall.getUTCMonth() + 1, day: wall.getUTCDate() },
-    reference: { instant: opts.callTime, timezone: zoneOffsetMinutes(instant, timeZone) },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Parsing: chrono plus the two spoken forms it misses
-
-const WEEKDAYS: Readonly<Record<string, number>> = {
-  sunday: 0,
-  monday: 1,
-  tuesday: 2,
-  wednesday: 3,
-  thursday: 4,
-  friday: 5,
-  saturday: 6,
-};
-
-const ORDINAL_WORDS: Readonly<Record<string, number>> = (() => {
-  const units = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth'];
-  const teens = ['tenth', 'eleventh', 'twelfth', 'thirteenth', 'fourteenth', 'fifteenth', 'sixteenth']
-    .concat(['seventeenth', 'eighteenth', 'nineteenth']);
-  const words: Record<string, number> = { twentieth: 20, thirtieth: 30, 'thirty first': 31 };
-  units.forEach((w, i) => {
-    words[w] = i + 1;
-    words[`twenty ${w}`] = 21 + i;
-  });
-  teens.forEach((w, i) => (words[w] = 10 + i));
-  return words;
-})();
-
-const HOUR_WORDS: Readonly<Record<string, number>> = {
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-};
-
-const MINUTE_WORDS: Readonly<Record<string, number>> = (() => {
-  const words: Record<string, number> = { oclock: 0, ten: 10, fifteen: 15, twenty: 20, thirty: 30 };
-  words.forty = 40;
-  words.fifty = 50;
-  ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'].forEach((w, i) => {
-    words[`oh ${w}`] = i + 1;
-    for (const [tens, value] of [['twenty', 20], ['thirty', 30], ['forty', 40], ['fifty', 50]] as const) {
-      words[`${tens} ${w}`] = value + i + 1;
-    }
-  });
-  return words;
-})();
-
-/** Regex alternation of phrases, longest first, with a space matching any spaces or a hyphen. */
-function alternation(phrases: Iterable<string>): string {
-  return [...phrases]
-    .sort((a, b) => b.length - a.length)
-    .map((p) => p.replace(/ /g, '[\\s-]+'))
-    .join('|');
-}
-
-function wordKey(text: string): string {
-  return text.toLowerCase().replace(/['’]/g, '').replace(/[\s-]+/g, ' ');
-}
-
-const NOT_A_DAY_AFTER = '(?:floor|time|times|place|grade|century|row|street|avenue|birthday|anniversary|edition|option|one|person|people|attempt|try)';
-
-const ORDINAL_DAY_PATTERN = new RegExp(
-  `(?<![\\p{L}\\p{N}])(?:(?<weekday>${alternation(Object.keys(WEEKDAYS))})\\s*,?\\s+)?(?:on\\s+)?` +
-    `(?:(?:the\\s+)?(?<num>3[01]|[12]\\d|0?[1-9])(?:st|nd|rd|th)(?![\\p{L}\\p{N}])(?!\\s+${NOT_A_DAY_AFTER}\\b)` +
-    // A word ordinal is too common in other senses ("the second option") unless it ends a phrase.
-    `|the\\s+(?<word>${alternation(Object.keys(ORDINAL_WORDS))})(?=\\s*(?:$|[,.!?;:]|\\s(?:at|of|in|around|works?|is|would|please|then|for|sounds|suits?|could|if|or|and)\\b)))`,
-  'iu',
-);
-
-const ordinalDayParser: Parser = {
-  pattern: () => ORDINAL_DAY_PATTERN,
-  extract(context: ParsingContext, match: RegExpMatchArray) {
-    const groups = match.groups ?? {};
-    const day = groups.num ? Number(groups.num) : ORDINAL_WORDS[wordKey(groups.word ?? '')];
-    if (!day) return null;
-    // The wall clock of the call in the callee's zone (chrono shifts it for us).
-    const ref = context.reference.getDateWithAdjustedTimezone();
-    let year = ref.getFullYear();
-    let month = ref.getMonth() + 1;
-    // The next such day: this month if it is still ahead, else the first month that has it.
-    if (day < ref.getDate()) ({ year, month } = nextMonth(year, month));
-    while (day > new Date(Date.UTC(year, month, 0)).getUTCDate()) ({ year, month } = nextMonth(year, month));
-    const components = context.createParsingComponents({ day });
-    components.imply('month', month).imply('year', year);
-    if (groups.weekday) components.assign('weekday', WEEKDAYS[groups.weekday.toLowerCase()]);
-    return components;
-  },
-};
-
-function nextMonth(year: number, month: number): { year: number; month: number } {
-  return month === 12 ? { year: year + 1, month: 1 } : { year, month: month + 1 };
-}
-
-const MERIDIEM = '(?<mer>[ap]\\.?\\s?m\\.?|in\\s+the\\s+(?:morning|afternoon|evening)|at\\s+night|tonight)';
-const SPOKEN_TIME_PATTERN = new RegExp(
-  `(?<![\\p{L}\\p{N}])(?:(?<pre>at|around|say|do|make\\s+it|(?:how|what)\\s+about)\\s+)?` +
-    `(?:(?<frac>half|quarter)\\s+(?<dir>past|after|to|before|of)\\s+(?<fhour>${alternation(Object.keys(HOUR_WORDS))}|1[0-2]|[1-9])` +
-    `|(?<hour>${alternation(Object.keys(HOUR_WORDS))}|(?<=(?:at|around|say|do|it|about)\\s+)(?:1[0-2]|[1-9]))(?:[\\s-]+(?<min>o['’]?clock|${alternation(Object.keys(MINUTE_WORDS))}))?)` +
-    `(?:\\s*${MERIDIEM})?(?![\\p{L}\\p{N}])`,
-  'iu',
-);
-
-// After "at three" with nothing else marking a time, only these words may follow: "at one point"
-// or "at two locations" are not times.
-const AFTER_BARE_SPOKEN_HOUR = new Set(
-  ('on this next tomorrow today tonight then works work is would could should suits suit sounds ' +
-    'please if or and for instead sharp ok okay good fine maybe perhaps').split(' '),
-);
-
-const spokenTimeParser: Parser = {
-  pattern: () => SPOKEN_TIME_PATTERN,
-  extract(context: ParsingContext, match: RegExpMatchArray) {
-    const g = match.groups ?? {};
-    if (!g.pre && !g.frac && !g.mer && !g.min) return null;
-    if (!g.frac && !g.mer && !g.min) {
-      const rest = context.text.slice((match.index ?? 0) + match[0].length);
-      const next = /^\s*([\p{L}]+)/u.exec(rest)?.[1]?.toLowerCase();
-      if (next && !AFTER_BARE_SPOKEN_HOUR.has(next)) return null;
-    }
-    const hourText = (g.fhour ?? g.hour ?? '').toLowerCase();
-    let hour = HOUR_WORDS[hourText] ?? Number(hourText);
-    let minute = 0;
-    if (g.frac) {
-      const quarterTo = g.frac.toLowerCase() === 'quarter' && /^(to|before|of)$/i.test(g.dir ?? '');
-      if (quarterTo) {
-        hour = hour === 1 ? 12 : hour - 1;
-        minute = 45;
-      } else {
-        minute = g.frac.toLowerCase() === 'half' ? 30 : 15;
-      }
-    } else if (g.min) {
-      minute = MINUTE_WORDS[wordKey(g.min)] ?? 0;
-    }
-    const components: { hour: number; minute: number; meridiem?: number } = { hour, minute };
-    if (g.mer) {
-      const pm = !/^(a|in\s+the\s+morning)/i.test(g.mer);
-      components.meridiem = pm ? chrono.Meridiem.PM : chrono.Meridiem.AM;
-      if (pm && hour < 12) components.hour = hour + 12;
-      if (!pm && hour === 12) components.hour = 0;
-    }
-    return components;
-  },
-};
-
-const parser = chrono.casual.clone();
-parser.parsers.push(ordinalDayParser, spokenTimeParser);
-
-/** A day and/or time of day, as far as the words or the conversation fix it. */
-interface Slot {
-  date: WallDate | null;
-  time: WallTime | null;
-  /** The date came from a bare weekday, so which week is a guess that may be moved. */
-  weekdayFlexible: boolean;
-  /** Offset fixed by the words themselves ("3pm EST", "in two hours"), else null. */
-  offsetMinutes: number | null;
-}
-
-interface Mention {
-  start: number;
-  end: number;
-  slot: Slot;
-}
-
-function parseSlots(text: string, call: CallContext): Mention[] {
-  return parser
-    .parse(text, call.reference, { forwardDate: true })
-    .filter((r) => !/^(?:last|past|previous)\b/i.test(r.text) && !r.start.tags().has('casualReference/now'))
-    .map((r) => ({ start: r.index, end: r.index + r.text.length, slot: toSlot(r) }));
-}
-
-function toSlot(result: ParsedResult): Slot {
-  const c = result.start;
-  const value = (name: Component): number => c.get(name) ?? 0;
-  const hasDate = c.isCertain('day') || c.isCertain('weekday');
-  let time: WallTime | null = null;
-  if (c.isCertain('hour')) {
-    let hour = value('hour');
-    const leadingZero = /(?<!\d)0\d[:.h]\d/.test(result.text);
-    if (!c.isCertain('meridiem') && hour >= 1 && hour <= 7 && !leadingZero) hour += 12;
-    time = { hour, minute: value('minute') };
-  }
-  return {
-    date: hasDate ? { year: value('year'), month: value('month'), day: value('day') } : null,
-    time,
-    weekdayFlexible: c.isCertain('weekday') && !c.isCertain('day') && !/\bnext\b/i.test(result.text),
-    offsetMinutes: c.isCertain('timezoneOffset') ? value('timezoneOffset') : null,
-  };
+  return { instant, timeZone, today: wallDateAt(instant, timeZone) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -534,14 +250,14 @@ function isProposal(text: string): boolean {
 // Completing and placing slots
 
 interface ContextDate {
-  date: WallDate;
+  date: Temporal.PlainDate;
   flexible: boolean;
 }
 
 interface Placed {
   instant: number;
-  date: WallDate;
-  time: WallTime;
+  date: Temporal.PlainDate;
+  time: Temporal.PlainTime;
 }
 
 /** Fills a missing day or time from the standing proposal or the day under discussion (rule 6). */
@@ -556,9 +272,8 @@ function complete(slot: Slot, proposal: Slot | null, context: ContextDate | null
   return { ...slot, date, time, weekdayFlexible };
 }
 
-function instantOf(date: WallDate, time: WallTime, offsetMinutes: number | null, call: CallContext): number {
-  if (offsetMinutes === null) return wallTimeToInstant(date, time, call.timeZone);
-  return Date.UTC(date.year, date.month - 1, date.day, time.hour, time.minute) - offsetMinutes * 60_000;
+function instantOf(date: Temporal.PlainDate, time: Temporal.PlainTime, offsetMinutes: number | null, call: CallContext): number {
+  return offsetMinutes === null ? wallTimeToInstant(date, time, call.timeZone) : wallTimeAtOffset(date, time, offsetMinutes);
 }
 
 /** The instant of a slot with a time, if it is after the call. */
@@ -568,18 +283,18 @@ function place(slot: Slot, call: CallContext): Placed | null {
   let date = slot.date ?? call.today;
   let instant = instantOf(date, time, slot.offsetMinutes, call);
   if (!slot.date && instant <= call.instant) {
-    date = addDays(date, 1);
+    date = date.add({ days: 1 });
     instant = instantOf(date, time, slot.offsetMinutes, call);
   }
   if (slot.weekdayFlexible) {
     // The parser chose the week before rule 2 moved the hour: take the first such weekday ahead.
-    const weekEarlier = addDays(date, -7);
+    const weekEarlier = date.subtract({ days: 7 });
     const earlierInstant = instantOf(weekEarlier, time, slot.offsetMinutes, call);
     if (earlierInstant > call.instant) {
       date = weekEarlier;
       instant = earlierInstant;
     } else if (instant <= call.instant) {
-      date = addDays(date, 7);
+      date = date.add({ days: 7 });
       instant = instantOf(date, time, slot.offsetMinutes, call);
     }
   }
@@ -588,12 +303,9 @@ function place(slot: Slot, call: CallContext): Placed | null {
 
 /** Whether a refused mention names the agreed meeting's day or time (rule 8). */
 function refuses(slot: Slot, agreed: Placed): boolean {
-  const sameTime = (t: WallTime) => t.hour === agreed.time.hour && t.minute === agreed.time.minute;
   if (slot.date) {
-    const sameDay = slot.weekdayFlexible
-      ? weekdayOf(slot.date) === weekdayOf(agreed.date)
-      : slot.date.year === agreed.date.year && slot.date.month === agreed.date.month && slot.date.day === agreed.date.day;
-    return sameDay && (!slot.time || sameTime(slot.time));
+    const sameDay = slot.weekdayFlexible ? slot.date.dayOfWeek === agreed.date.dayOfWeek : slot.date.equals(agreed.date);
+    return sameDay && (!slot.time || slot.time.equals(agreed.time));
   }
-  return slot.time !== null && sameTime(slot.time);
+  return slot.time !== null && slot.time.equals(agreed.time);
 }

@@ -76,8 +76,8 @@ export interface TelephonyProvider {
   fetchRecording(providerCallId: string): Promise<Buffer | null>;
   /** What was said, in spoken order. */
   fetchTranscript(providerCallId: string): Promise<Utterance[]>;
-  /** Verifies a callback's signature (throws CallbackSignatureError) and maps it to our events. */
-  parseCallback(callback: InboundCallback): ProviderEvent[];
+  /** Verifies a callback's signature (rejects with CallbackSignatureError) and maps it to our events. */
+  parseCallback(callback: InboundCallback): Promise<ProviderEvent[]>;
 }
 
 /** The provider refused the call for good (e.g. an invalid number): retrying cannot help. */

@@ -241,7 +241,7 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
     },
 
     /** Ed25519 over `${telnyx-timestamp}|${raw body}`, with the timestamp no more than 5 minutes off. */
-    parseCallback(callback: InboundCallback): ProviderEvent[] {
+    async parseCallback(callback: InboundCallback): Promise<ProviderEvent[]> {
       const signature = headerValue(callback.headers, 'telnyx-signature-ed25519');
       const timestamp = headerValue(callback.headers, 'telnyx-timestamp');
       if (!signature || !timestamp || !/^\d+$/.test(timestamp)) {

@@ -260,7 +260,7 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
       return [];
     },
 
-    parseCallback(callback: InboundCallback): ProviderEvent[] {
+    async parseCallback(callback: InboundCallback): Promise<ProviderEvent[]> {
       const signature = headerValue(callback.headers, 'x-twilio-signature');
       if (!signature) throw new CallbackSignatureError('missing X-Twilio-Signature');
       const params = new URLSearchParams(callback.rawBody.toString('utf8'));

@@ -1,6 +1,6 @@
 // Vonage Voice API (v1 calls) with the Conversation API's event log for recordings and
-// transcripts. A small client over fetch: @vonage/server-sdk pulls in a dozen packages and a
-// JWT library for what is a handful of requests.
+// transcripts. A small client over fetch (jose signs and verifies the JWTs): @vonage/server-sdk
+// pulls in a dozen packages for what is a handful of requests.
 import { createHash } from 'node:crypto';
 import type { ProviderEvent, ProviderEventKind } from '../contracts/providers';
 import {
@@ -107,10 +107,10 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
   const { applicationId, privateKey, signatureSecret } = credentials;
   const apiOrigin = new URL(baseUrl).origin;
 
-  const request = (url: string, init: RequestInit = {}): Promise<ProviderResponse> =>
+  const request = async (url: string, init: RequestInit = {}): Promise<ProviderResponse> =>
     send('vonage', url, {
       ...init,
-      headers: { ...init.headers, Authorization: `Bearer ${signApplicationJwt(applicationId, privateKey)}` },
+      headers: { ...init.headers, Authorization: `Bearer ${await signApplicationJwt(applicationId, privateKey)}` },
     });
 
   const getJson = async <T>(what: string, url: string): Promise<T> => {
@@ -257,11 +257,11 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
     },
 
     /** Vonage signed webhooks: an HS256 JWT whose payload_hash is the SHA-256 of the body. */
-    parseCallback(callback: InboundCallback): ProviderEvent[] {
+    async parseCallback(callback: InboundCallback): Promise<ProviderEvent[]> {
       const authorization = headerValue(callback.headers, 'authorization') ?? '';
       const match = /^Bearer\s+(\S+)$/i.exec(authorization);
       if (!match) throw new CallbackSignatureError('missing bearer token');
-      const claims = verifyHs256(match[1], signatureSecret);
+      const claims = await verifyHs256(match[1], signatureSecret);
       const bodyHash = createHash('sha256').update(callback.rawBody).digest('hex');
       if (typeof claims.payload_hash !== 'string' || claims.payload_hash.toLowerCase() !== bodyHash) {
         throw new CallbackSignatureError('payload_hash does not match the body');

@@ -3,7 +3,8 @@
 // Checked when a webhook is saved and again before every attempt; the attempt then connects to the
 // very addresses that were checked, so DNS rebinding between check and connect gains nothing.
 import { promises as dnsPromises } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export type BlockedUrlReason =
   | 'invalid-url'
@@ -54,92 +55,72 @@ const BLOCKED_HOSTNAMES: ReadonlyMap<string, string> = new Map([
   ['metadata.goog', 'a cloud metadata name'],
 ]);
 
-// One list per family: a BlockList holding IPv6 rules also matches IPv4 addresses through their
-// mapped form (::ffff:a.b.c.d), which would put every IPv4 address inside ::/8.
-interface Rule {
-  label: string;
-  ipv4: BlockList;
-  ipv6: BlockList;
-}
+// Cloud metadata endpoints, named before the range each sits in.
+const METADATA_ADDRESSES: ReadonlySet<string> = new Set(
+  [
+    '169.254.169.254',
+    '169.254.170.2', // AWS ECS task metadata
+    '100.100.100.200', // Alibaba Cloud
+    '168.63.129.16', // Azure platform endpoint (a public address, internal in effect)
+    'fd00:ec2::254',
+  ].map((address) => ipaddr.parse(address).toNormalizedString()),
+);
 
-// First match names the reason, so specific entries come before the ranges that contain them.
-// Ranges from the IANA special-purpose registries; everything in them is not the public internet.
-const RULES: readonly Rule[] = [
-  rule('a cloud metadata address', [
-    ['169.254.169.254', 32],
-    ['169.254.170.2', 32], // AWS ECS task metadata
-    ['100.100.100.200', 32], // Alibaba Cloud
-    ['168.63.129.16', 32], // Azure platform endpoint (a public address, internal in effect)
-    ['fd00:ec2::254', 128],
-  ]),
-  rule('the broadcast address', [['255.255.255.255', 32]]),
-  rule('an unspecified address', [
-    ['0.0.0.0', 8],
-    ['::', 128],
-  ]),
-  rule('a loopback address', [
-    ['127.0.0.0', 8],
-    ['::1', 128],
-  ]),
-  rule('a private address', [
-    ['10.0.0.0', 8],
-    ['172.16.0.0', 12],
-    ['192.168.0.0', 16],
-    ['fc00::', 7],
-    ['fec0::', 10], // deprecated site-local
-    ['64:ff9b:1::', 48], // local-use NAT64
-  ]),
-  rule('a link-local address', [
-    ['169.254.0.0', 16],
-    ['fe80::', 10],
-  ]),
-  rule('a shared (CGNAT) address', [['100.64.0.0', 10]]),
-  rule('a multicast address', [
-    ['224.0.0.0', 4],
-    ['ff00::', 8],
-  ]),
-  rule('a reserved address', [
-    ['192.0.0.0', 24],
-    ['192.0.2.0', 24],
-    ['198.18.0.0', 15],
-    ['198.51.100.0', 24],
-    ['203.0.113.0', 24],
-    ['240.0.0.0', 4],
-    ['::', 8], // IPv4-compatible, SIIT and other reserved forms; mapped addresses are unwrapped first
-    ['100::', 64],
-    ['2001:db8::', 32],
-  ]),
-];
+// How a refusal names the ranges ipaddr.js classifies (from the IANA special-purpose registries).
+// Any other name but 'unicast' (documentation, benchmarking, Teredo, AS112...) is no place for a
+// webhook either, and is refused under its ipaddr.js name.
+const RANGE_LABELS: Readonly<Record<string, string>> = {
+  unspecified: 'an unspecified address',
+  broadcast: 'the broadcast address',
+  loopback: 'a loopback address',
+  private: 'a private address',
+  uniqueLocal: 'a private address',
+  deprecatedSiteLocal: 'a private address',
+  // Only local-use NAT64 (64:ff9b:1::/48) gets here: the well-known prefix is judged by its host.
+  rfc6052: 'a private address',
+  linkLocal: 'a link-local address',
+  carrierGradeNat: 'a shared (CGNAT) address',
+  multicast: 'a multicast address',
+  reserved: 'a reserved address',
+};
 
-function rule(label: string, subnets: readonly (readonly [string, number])[]): Rule {
-  const built: Rule = { label, ipv4: new BlockList(), ipv6: new BlockList() };
-  for (const [network, prefix] of subnets) {
-    if (isIP(network) === 6) built.ipv6.addSubnet(network, prefix, 'ipv6');
-    else built.ipv4.addSubnet(network, prefix, 'ipv4');
-  }
-  return built;
+// IANA allocates IPv6 global unicast from 2000::/3 only. ipaddr.js calls the rest 'unicast' too,
+// IPv4-compatible ::a.b.c.d among it, but nothing public is there.
+const GLOBAL_UNICAST_IPV6 = ipaddr.IPv6.parseCIDR('2000::/3');
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+
+/** The IPv4 address inside a mapped (::ffff:0:0/96), NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address. */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | null {
+  if (ip.isIPv4MappedAddress()) return ip.toIPv4Address();
+  const bytes = ip.toByteArray();
+  if (ip.match(NAT64_WELL_KNOWN)) return new ipaddr.IPv4(bytes.slice(12));
+  if (ip.range() === '6to4') return new ipaddr.IPv4(bytes.slice(2, 6));
+  return null;
 }
 
 /**
  * Why an IP address is not a public unicast address, or null when it is. IPv6 forms that carry an
- * IPv4 address (mapped, NAT64, 6to4) are judged by that IPv4 address too.
+ * IPv4 address (mapped, NAT64, 6to4) are judged by that IPv4 address.
  */
 export function nonPublicReason(address: string): string | null {
-  const family = isIP(address);
-  if (family === 0) return 'not an IP address';
-  if (family === 6) {
-    const embedded = embeddedIPv4(address);
+  // node:net reads only the canonical spellings; ipaddr.js alone would also take 0x7f.1 or 2130706433.
+  if (isIP(address) === 0) return 'not an IP address';
+  const ip = ipaddr.parse(address);
+  if (METADATA_ADDRESSES.has(ip.toNormalizedString())) return 'a cloud metadata address';
+  if (ip instanceof ipaddr.IPv6) {
+    const embedded = embeddedIPv4(ip);
     if (embedded !== null) {
-      const reason = nonPublicReason(embedded);
+      const reason = nonPublicReason(embedded.toString());
       // Traffic to these forms ends at the embedded IPv4 host, so that host decides; this also
-      // keeps 64:ff9b::/96 (numerically inside the reserved ::/8) usable on IPv6-only networks.
-      return reason === null ? null : `${reason} (${embedded} inside ${address})`;
+      // keeps NAT64 usable on IPv6-only networks.
+      return reason === null ? null : `${reason} (${embedded.toString()} inside ${address})`;
     }
   }
-  for (const { label, ipv4, ipv6 } of RULES) {
-    if (family === 4 ? ipv4.check(address, 'ipv4') : ipv6.check(address, 'ipv6')) return label;
+  const range = ip.range();
+  if (range === 'unicast') {
+    return ip instanceof ipaddr.IPv6 && !ip.match(GLOBAL_UNICAST_IPV6) ? 'a reserved address' : null;
   }
-  return null;
+  return RANGE_LABELS[range] ?? `a special-purpose address (${range})`;
 }
 
 /** Checks a webhook URL; throws BlockedUrlError saying why it may not be used. */
@@ -221,46 +202,4 @@ async function lookupAll(hostname: string, lookup: HostLookup): Promise<Resolved
     throw new BlockedUrlError('unresolvable', `url host ${hostname} has no addresses`);
   }
   return addresses;
-}
-
-/** The IPv4 address carried by an IPv4-mapped (::ffff:0:0/96) IPv6 address. */
-function mappedIPv4(address: string): string | null {
-  const words = ipv6Words(address);
-  if (words === null) return null;
-  const isMapped = words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff;
-  return isMapped ? wordsToIPv4(words[6], words[7]) : null;
-}
-
-/** The IPv4 address inside a mapped, NAT64 (64:ff9b::/96) or 6to4 (2002::/16) IPv6 address. */
-function embeddedIPv4(address: string): string | null {
-  const mapped = mappedIPv4(address);
-  if (mapped !== null) return mapped;
-  const words = ipv6Words(address);
-  if (words === null) return null;
-  if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((w) => w === 0)) {
-    return wordsToIPv4(words[6], words[7]);
-  }
-  if (words[0] === 0x2002) return wordsToIPv4(words[1], words[2]);
-  return null;
-}
-
-function wordsToIPv4(high: number, low: number): string {
-  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
-}
-
-/** The eight 16-bit words of an IPv6 address (accepts `::` and a trailing dotted IPv4). */
-function ipv6Words(address: string): number[] | null {
-  if (isIP(address) !== 6) return null;
-  let text = address.toLowerCase();
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted !== null) {
-    const [a, b, c, d] = dotted[1].split('.').map(Number);
-    text = text.slice(0, dotted.index) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((w) => parseInt(w, 16)));
-  const headWords = parse(head);
-  const tailWords = tail === undefined ? [] : parse(tail);
-  const fill = 8 - headWords.length - tailWords.length;
-  return [...headWords, ...new Array<number>(tail === undefined ? 0 : fill).fill(0), ...tailWords];
 }

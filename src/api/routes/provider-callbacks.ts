@@ -79,7 +79,7 @@ export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps)
 
     let events: ProviderEvent[];
     try {
-      events = adapter.parseCallback({
+      events = await adapter.parseCallback({
         method: ctx.method,
         // Exactly the URL the provider called (Twilio signs it), rebuilt on our public base.
         url: trimBase(deps.publicBaseUrl) + ctx.originalUrl,

@@ -1,9 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  findFixedMeetingTime,
-  wallTimeToInstant,
-  zoneOffsetMinutes,
-} from '../../../src/results/meeting-time';
+import { findFixedMeetingTime } from '../../../src/results/meeting-time';
 import type { Utterance } from '../../../src/results/text';
 
 const human = (text: string): Utterance => ({ speaker: 'human', text });
@@ -287,34 +283,5 @@ describe('findFixedMeetingTime: time zones', () => {
       expect(meetingIn([human('Sure, next Monday 9 am')])).toBe('2026-03-09T13:00:00.000Z');
       expect(meetingIn([human('Tomorrow at 10am works')], 'Europe/Paris')).toBe('2026-03-03T09:00:00.000Z');
     });
-  });
-});
-
-describe('zoneOffsetMinutes', () => {
-  it.each([
-    ['UTC', '2026-01-15T12:00:00Z', 0],
-    ['America/New_York', '2026-01-15T12:00:00Z', -300],
-    ['America/New_York', '2026-07-15T12:00:00Z', -240],
-    ['Europe/Paris', '2026-01-15T12:00:00Z', 60],
-    ['Europe/Paris', '2026-07-15T12:00:00Z', 120],
-    ['Asia/Kolkata', '2026-07-15T12:00:00Z', 330],
-    ['Asia/Kathmandu', '2026-07-15T12:00:00Z', 345],
-    ['Australia/Lord_Howe', '2026-01-15T12:00:00Z', 660],
-    ['Australia/Lord_Howe', '2026-07-15T12:00:00Z', 630],
-  ])('%s at %s is %d', (zone, at, offset) => {
-    expect(zoneOffsetMinutes(Date.parse(at), zone)).toBe(offset);
-  });
-});
-
-describe('wallTimeToInstant', () => {
-  it.each([
-    ['an ordinary winter time', { year: 2026, month: 1, day: 15 }, { hour: 9, minute: 0 }, '2026-01-15T14:00:00.000Z'],
-    ['an ordinary summer time', { year: 2026, month: 7, day: 15 }, { hour: 9, minute: 0 }, '2026-07-15T13:00:00.000Z'],
-    ['a skipped time (moved forward)', { year: 2026, month: 3, day: 8 }, { hour: 2, minute: 30 }, '2026-03-08T07:30:00.000Z'],
-    ['the first instant after the gap', { year: 2026, month: 3, day: 8 }, { hour: 3, minute: 0 }, '2026-03-08T07:00:00.000Z'],
-    ['a repeated time (the earlier one)', { year: 2026, month: 11, day: 1 }, { hour: 1, minute: 30 }, '2026-11-01T05:30:00.000Z'],
-    ['the hour after the repeat', { year: 2026, month: 11, day: 1 }, { hour: 2, minute: 0 }, '2026-11-01T07:00:00.000Z'],
-  ])('New York, %s', (_label, date, time, expected) => {
-    expect(new Date(wallTimeToInstant(date, time, NEW_YORK)).toISOString()).toBe(expected);
   });
 });

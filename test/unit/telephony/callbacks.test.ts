@@ -63,8 +63,8 @@ function telnyxCallback(key: KeyObject, eventType: string, payload: Record<strin
   return { method: 'POST', url: URL_FOR('telnyx'), headers: telnyxSignatureHeaders(key, body), rawBody: Buffer.from(body) };
 }
 
-const kindsOf = (adapter: TelephonyProvider, callback: InboundCallback): ProviderEventKind[] =>
-  adapter.parseCallback(callback).map((e) => e.kind);
+const kindsOf = async (adapter: TelephonyProvider, callback: InboundCallback): Promise<ProviderEventKind[]> =>
+  (await adapter.parseCallback(callback)).map((e) => e.kind);
 
 describe('callbackUrlFor', () => {
   it('puts the call id in the query string under the provider path', () => {
@@ -89,12 +89,12 @@ describe('twilio parseCallback', () => {
     ['no-answer', ['no-answer']],
     ['failed', ['failed']],
     ['canceled', ['failed']],
-  ])('maps CallStatus %s to %j', (status, expected) => {
-    expect(kindsOf(adapter, twilioCallback(authToken, accountSid, status))).toEqual(expected);
+  ])('maps CallStatus %s to %j', async (status, expected) => {
+    expect(await kindsOf(adapter, twilioCallback(authToken, accountSid, status))).toEqual(expected);
   });
 
-  it('takes the call id, CallSid and time from the callback', () => {
-    expect(adapter.parseCallback(twilioCallback(authToken, accountSid, 'ringing'))).toEqual([
+  it('takes the call id, CallSid and time from the callback', async () => {
+    await expect(adapter.parseCallback(twilioCallback(authToken, accountSid, 'ringing'))).resolves.toEqual([
       {
         callId: CALL_ID,
         provider: 'twilio',
@@ -106,12 +106,12 @@ describe('twilio parseCallback', () => {
     ]);
   });
 
-  it('rejects another token, another URL, a missing header and another account', () => {
-    expect(() => adapter.parseCallback(twilioCallback('wrong-token', accountSid, 'completed'))).toThrow(CallbackSignatureError);
+  it('rejects another token, another URL, a missing header and another account', async () => {
+    await expect(adapter.parseCallback(twilioCallback('wrong-token', accountSid, 'completed'))).rejects.toThrow(CallbackSignatureError);
     const moved = { ...twilioCallback(authToken, accountSid, 'completed'), url: URL_FOR('twilio').replace(CALL_ID, 'ffffffffffffffffffffffff') };
-    expect(() => adapter.parseCallback(moved)).toThrow(CallbackSignatureError);
-    expect(() => adapter.parseCallback({ ...twilioCallback(authToken, accountSid, 'completed'), headers: {} })).toThrow(CallbackSignatureError);
-    expect(() => adapter.parseCallback(twilioCallback(authToken, 'ACother', 'completed'))).toThrow(CallbackSignatureError);
+    await expect(adapter.parseCallback(moved)).rejects.toThrow(CallbackSignatureError);
+    await expect(adapter.parseCallback({ ...twilioCallback(authToken, accountSid, 'completed'), headers: {} })).rejects.toThrow(CallbackSignatureError);
+    await expect(adapter.parseCallback(twilioCallback(authToken, 'ACother', 'completed'))).rejects.toThrow(CallbackSignatureError);
   });
 });
 
@@ -142,24 +142,24 @@ describe('vonage parseCallback', () => {
     ['failed', ['failed']],
     ['rejected', ['failed']],
     ['cancelled', ['failed']],
-  ])('maps status %s to %j', (status, expected) => {
-    expect(kindsOf(adapter, vonageCallback(signatureSecret, applicationId, event(status)))).toEqual(expected);
+  ])('maps status %s to %j', async (status, expected) => {
+    expect(await kindsOf(adapter, vonageCallback(signatureSecret, applicationId, event(status)))).toEqual(expected);
   });
 
-  it('ignores events without a status (the record event)', () => {
+  it('ignores events without a status (the record event)', async () => {
     const record = { ...event(), recording_url: 'https://api.nexmo.com/v1/files/x', recording_uuid: 'x' };
-    expect(kindsOf(adapter, vonageCallback(signatureSecret, applicationId, record))).toEqual([]);
+    expect(await kindsOf(adapter, vonageCallback(signatureSecret, applicationId, record))).toEqual([]);
   });
 
-  it('rejects another secret, a tampered body, a missing token and another application', () => {
-    expect(() => adapter.parseCallback(vonageCallback('wrong-secret', applicationId, event('completed')))).toThrow(CallbackSignatureError);
+  it('rejects another secret, a tampered body, a missing token and another application', async () => {
+    await expect(adapter.parseCallback(vonageCallback('wrong-secret', applicationId, event('completed')))).rejects.toThrow(CallbackSignatureError);
     const tampered = vonageCallback(signatureSecret, applicationId, event('busy'));
     tampered.rawBody = Buffer.from(tampered.rawBody.toString().replace('busy', 'completed'));
-    expect(() => adapter.parseCallback(tampered)).toThrow(/payload_hash/);
-    expect(() => adapter.parseCallback({ ...vonageCallback(signatureSecret, applicationId, event('completed')), headers: {} })).toThrow(
+    await expect(adapter.parseCallback(tampered)).rejects.toThrow(/payload_hash/);
+    await expect(adapter.parseCallback({ ...vonageCallback(signatureSecret, applicationId, event('completed')), headers: {} })).rejects.toThrow(
       CallbackSignatureError,
     );
-    expect(() => adapter.parseCallback(vonageCallback(signatureSecret, randomUUID(), event('completed')))).toThrow(CallbackSignatureError);
+    await expect(adapter.parseCallback(vonageCallback(signatureSecret, randomUUID(), event('completed')))).rejects.toThrow(CallbackSignatureError);
   });
 });
 
@@ -183,18 +183,18 @@ describe('telnyx parseCallback', () => {
     ['call.hangup', { hangup_cause: 'a_cause_added_later' }, ['failed']],
     ['call.recording.saved', {}, []],
     ['call.dtmf.received', {}, []],
-  ])('maps %s %j to %j', (eventType, payload, expected) => {
-    expect(kindsOf(adapter, telnyxCallback(keys.privateKey, eventType, payload))).toEqual(expected);
+  ])('maps %s %j to %j', async (eventType, payload, expected) => {
+    expect(await kindsOf(adapter, telnyxCallback(keys.privateKey, eventType, payload))).toEqual(expected);
   });
 
-  it('takes the call id from client_state', () => {
-    const [event] = adapter.parseCallback(telnyxCallback(keys.privateKey, 'call.hangup', { hangup_cause: 'user_busy' }));
+  it('takes the call id from client_state', async () => {
+    const [event] = await adapter.parseCallback(telnyxCallback(keys.privateKey, 'call.hangup', { hangup_cause: 'user_busy' }));
     expect(event).toMatchObject({ callId: CALL_ID, providerCallId: 'v3:abc', providerStatus: 'call.hangup:user_busy' });
   });
 
-  it('rejects another key, a stale timestamp, a tampered body and another connection', () => {
+  it('rejects another key, a stale timestamp, a tampered body and another connection', async () => {
     const other = generateKeyPairSync('ed25519').privateKey;
-    expect(() => adapter.parseCallback(telnyxCallback(other, 'call.answered'))).toThrow(CallbackSignatureError);
+    await expect(adapter.parseCallback(telnyxCallback(other, 'call.answered'))).rejects.toThrow(CallbackSignatureError);
 
     const body = telnyxBody('call.answered', {});
     const stale = String(Math.floor(Date.now() / 1000) - 301);
@@ -205,13 +205,13 @@ describe('telnyx parseCallback', () => {
       headers: { 'telnyx-signature-ed25519': staleSignature, 'telnyx-timestamp': stale },
       rawBody: Buffer.from(body),
     };
-    expect(() => adapter.parseCallback(staleCallback)).toThrow(/5 minutes/);
+    await expect(adapter.parseCallback(staleCallback)).rejects.toThrow(/5 minutes/);
 
     const tampered = telnyxCallback(keys.privateKey, 'call.hangup', { hangup_cause: 'user_busy' });
     tampered.rawBody = Buffer.from(tampered.rawBody.toString().replace('user_busy', 'normal_clearing'));
-    expect(() => adapter.parseCallback(tampered)).toThrow(CallbackSignatureError);
+    await expect(adapter.parseCallback(tampered)).rejects.toThrow(CallbackSignatureError);
 
-    expect(() => adapter.parseCallback(telnyxCallback(keys.privateKey, 'call.answered', { connection_id: 'another' }))).toThrow(
+    await expect(adapter.parseCallback(telnyxCallback(keys.privateKey, 'call.answered', { connection_id: 'another' }))).rejects.toThrow(
       CallbackSignatureError,
     );
   });

@@ -54,6 +54,15 @@ describe('assertPublicUrl refuses non-public literal hosts', () => {
     ['http://255.255.255.255', /broadcast/],
     ['http://[64:ff9b::a00:1]', /private.*10\.0\.0\.1/],
     ['http://[2002:a00:1::1]', /private.*10\.0\.0\.1/],
+    ['http://0177.0.0.1', /loopback/],
+    ['http://198.18.0.1', /reserved/],
+    ['http://[fc00::1]', /private/],
+    ['http://[febf::1]', /link-local/],
+    ['http://[::ffff:169.254.169.254]', /cloud metadata.*169\.254\.169\.254/],
+    ['http://[64:ff9b:1::a00:1]', /private/],
+    // IPv4-compatible (deprecated): ipaddr.js calls it unicast, but it is outside 2000::/3
+    ['http://[::7f00:1]', /reserved/],
+    ['http://[2001::1]', /special-purpose.*teredo/],
   ])('%s', async (url, reason) => {
     const err = await refusal(url);
     expect(err.reason).toBe('blocked-address');
@@ -159,7 +168,24 @@ describe('nonPublicReason', () => {
     ['100.127.255.255', 'a shared (CGNAT) address'],
     ['192.0.2.1', 'a reserved address'],
     ['240.0.0.1', 'a reserved address'],
+    ['100.63.255.255', null],
+    ['100.64.0.0', 'a shared (CGNAT) address'],
+    ['198.17.255.255', null],
+    ['198.19.255.255', 'a reserved address'],
+    ['198.20.0.0', null],
+    ['239.255.255.255', 'a multicast address'],
+    ['fbff:ffff::1', 'a reserved address'], // outside 2000::/3, just below fc00::/7
+    ['fdff:ffff::1', 'a private address'],
+    ['fe80::1%eth0', 'a link-local address'],
+    ['::ffff:0:7f00:1', 'a special-purpose address (rfc6145)'],
+    ['2001:db8::1', 'a reserved address'],
+    ['3fff::1', 'a reserved address'],
+    ['64:ff9b::a9fe:a9fe', 'a cloud metadata address (169.254.169.254 inside 64:ff9b::a9fe:a9fe)'],
     ['not-an-ip', 'not an IP address'],
+    // A resolver answer is taken in its canonical spelling only (the URL parser rewrites hosts).
+    ['0x7f.1', 'not an IP address'],
+    ['2130706433', 'not an IP address'],
+    ['0177.0.0.1', 'not an IP address'],
   ])('%s -> %s', (address, reason) => {
     expect(nonPublicReason(address)).toBe(reason);
   });
