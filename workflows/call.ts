@@ -2,6 +2,7 @@
 // recording, transcript and results, and record every status change. Deterministic code only.
 import {
   ActivityCancellationType,
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
   ParentClosePolicy,
@@ -35,11 +36,11 @@ import {
 import type { CallWorkflowState, CallWorkflowInput, DeleteOutcome } from './types';
 
 // One proxy per retry profile.
-const records = proxyActivities<Activities>({
+const { recordStatus, deleteCallRecord } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
-const dialling = proxyActivities<Activities>({
+const { dialCall } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   // A cancel arriving mid-dial waits for the dial to settle, so that a call it placed is hung up.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -53,16 +54,16 @@ const dialling = proxyActivities<Activities>({
 });
 // Which endpoints an event goes to: a short read, run as a local activity (no task queue round trip),
 // which matters when a batch of thousands of calls starts at once.
-const lookups = proxyLocalActivities<Activities>({
+const { resolveWebhookTargets } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 // Hanging up is urgent and may be impossible (the provider no longer knows the call): retry briefly.
-const hangups = proxyActivities<Activities>({
+const { hangUpCall } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
 });
-const capture = proxyActivities<Activities>({
+const { captureCallOutputs } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
 });
@@ -118,7 +119,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
 
   /** Hands an event to a delivery workflow per subscribed endpoint; `data` defaults to the call now. */
   async function emit(type: CallEventName, data: Record<string, unknown> | null, at: string): Promise<void> {
-    const resolved = await lookups.resolveWebhookTargets({ callId: input.callId, teamId: input.teamId, type });
+    const resolved = await resolveWebhookTargets({ callId: input.callId, teamId: input.teamId, type });
     const { targets, retryDelaysMs } = resolved;
     if (targets.length === 0) return;
     const payload = data ?? resolved.call;
@@ -152,7 +153,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
 
   async function moveTo(status: CallStatus, statusCode: StatusCode, fields: Parameters<Activities['recordStatus']>[0]['fields'] = {}) {
     const at = new Date().toISOString();
-    const result = await records.recordStatus({ callId: input.callId, status, statusCode, at, fields });
+    const result = await recordStatus({ callId: input.callId, status, statusCode, at, fields });
     state.status = status;
     state.statusCode = statusCode;
     upsertSearchAttributes([{ key: SA_STATUS, value: status }]);
@@ -169,7 +170,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     if (deleteRequested) {
       state.phase = 'deleting';
       const at = new Date().toISOString();
-      const removed = await records.deleteCallRecord({ callId: input.callId });
+      const removed = await deleteCallRecord({ callId: input.callId });
       state.phase = 'deleted';
       upsertMemo({ summary: `deleted while queued · ${input.toPhoneNumber}` });
       deleted = { deleted: true, call: removed };
@@ -183,7 +184,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     state.triggeredAt = triggeredAt;
     let dialled: { providerCallId: string };
     try {
-      dialled = await dialling.dialCall({ callId: input.callId });
+      dialled = await dialCall({ callId: input.callId });
     } catch (err) {
       if (isCancellation(err)) throw err;
       const code = rejectionCode(err);
@@ -202,7 +203,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     if (state.answeredAt) {
       state.phase = 'capturing';
       try {
-        const captured = await capture.captureCallOutputs({
+        const captured = await captureCallOutputs({
           callId: input.callId,
           providerCallId: dialled.providerCallId,
           record: input.record,
@@ -245,6 +246,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           log.warn('delivery workflow no longer running', { workflowId: child.workflowId, error: String(err) });
         }
       }
+      // A delete update still running gets its answer before the workflow closes.
+      await condition(allHandlersFinished);
     });
   }
 
@@ -254,7 +257,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    */
   async function hangUp(): Promise<void> {
     try {
-      await hangups.hangUpCall({ callId: input.callId, providerCallId: state.providerCallId ?? undefined });
+      await hangUpCall({ callId: input.callId, providerCallId: state.providerCallId ?? undefined });
     } catch (err) {
       if (isCancellation(err)) throw err;
       log.warn('the provider could not hang up the call; ending it here', { error: String(err) });

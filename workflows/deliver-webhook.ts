@@ -7,7 +7,7 @@ import type { Activities } from '../activities';
 import { enqueueEventSignal, noMoreEventsSignal } from './messages';
 import type { WebhookEvent, DeliveryWorkflowInput } from './types';
 
-const attempts = proxyActivities<Activities>({
+const { attemptWebhookDelivery } = proxyActivities<Activities>({
   // One HTTP attempt has a 15 s budget; the rest covers recording it in MongoDB.
   startToCloseTimeout: '45 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
@@ -43,7 +43,7 @@ export async function deliverWebhookEventsWorkflow(input: DeliveryWorkflowInput)
     const delays = input.retryDelaysMs;
     for (let attempt = 1; ; attempt += 1) {
       const isLast = attempt > delays.length;
-      const result = await attempts.attemptWebhookDelivery({
+      const result = await attemptWebhookDelivery({
         callId: input.callId,
         teamId: input.teamId,
         target: input.target,

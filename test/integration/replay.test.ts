@@ -1,4 +1,4 @@
-// Replays saved histories of real calls against today's workflow code: a change that would break
+// Replays saved histories of real calls and delivery streams against today's workflow code: a change that would break
 // calls already running in production (non-determinism) fails here.
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -7,11 +7,15 @@ import { expect, inject, it } from 'vitest';
 
 const dir = path.resolve('test/fixtures/histories');
 
-it('replays every saved call history without non-determinism', async () => {
+it('replays every saved history, of calls and of webhook delivery streams, without non-determinism', async () => {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.json'));
   expect(files.length).toBeGreaterThan(0);
+  // Both workflow types the worker registers have a history here.
+  const types = new Set<string>();
   for (const file of files) {
     const history = JSON.parse(await readFile(path.join(dir, file), 'utf8'));
+    types.add(history.events[0].workflowExecutionStartedEventAttributes.workflowType.name);
     await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, path.basename(file, '.json'));
   }
+  expect([...types].sort()).toEqual(['deliverWebhookEventsWorkflow', 'phoneCallWorkflow']);
 });
