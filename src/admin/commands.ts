@@ -2,6 +2,7 @@
 // by the command line (src/main/admin.ts) and by test and demo seeding.
 import { Types } from 'mongoose';
 import { issueApiKey, revokeApiKey } from '../auth/api-keys';
+import { isObjectIdHex } from '../contracts/ids';
 import { PROVIDERS, type ProviderName } from '../contracts/providers';
 import type { SecretBox } from '../crypto/secret-box';
 import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
@@ -16,7 +17,7 @@ export class CommandError extends Error {
 }
 
 function teamObjectId(teamId: string): Types.ObjectId {
-  if (!Types.ObjectId.isValid(teamId) || !/^[0-9a-f]{24}$/i.test(teamId)) throw new CommandError(`--team must be a 24-character hex id, got "${teamId}"`);
+  if (!isObjectIdHex(teamId.toLowerCase())) throw new CommandError(`--team must be a 24-character hex id, got "${teamId}"`);
   return new Types.ObjectId(teamId);
 }
 

@@ -5,15 +5,16 @@
 import { z } from 'zod';
 import { CALL_STATUSES, STATUS_CODES, type StatusCode } from '../contracts/call-status';
 import { ALL_EVENTS, CALL_EVENT_NAMES } from '../contracts/events';
+import { OBJECT_ID_HEX, OBJECT_ID_HEX_ANY_CASE } from '../contracts/ids';
 import { PROVIDERS } from '../contracts/providers';
 import { SCOPES, type Scope } from '../data/models/api-key';
 import { CALL_ORIGINS } from '../data/models/phone-call';
 import { API_KEY_HEADER } from './auth';
 import { errorBody } from './errors';
 import { CURSOR_PATTERN } from './pagination';
-import { DATE_TIME_PATTERN, e164, httpUrl, isoDateTime, objectId } from './schemas/common';
-import { MAX_BATCH, phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema } from './schemas/phone-calls';
-import { webhookCreateSchema, webhookUpdateSchema } from './schemas/webhooks';
+import { DATE_TIME_PATTERN, e164, httpUrl, isoDateTime, objectId } from '../schemas/common';
+import { MAX_BATCH, phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema } from '../schemas/phone-calls';
+import { webhookCreateSchema, webhookUpdateSchema } from '../schemas/webhooks';
 
 export type JsonSchema = { [keyword: string]: unknown };
 export type OpenApiDocument = { openapi: '3.1.0'; [field: string]: unknown };
@@ -38,7 +39,7 @@ const CURSOR_SCHEMA: JsonSchema = {
 };
 
 const FIELD_VALIDATORS = new Map<unknown, JsonSchema>([
-  [objectId.in, { pattern: '^[0-9a-fA-F]{24}$', description: 'A 24-character hex ObjectId (letter case is ignored).' }],
+  [objectId.in, { pattern: `^${OBJECT_ID_HEX_ANY_CASE}$`, description: 'A 24-character hex ObjectId (letter case is ignored).' }],
   [
     e164.in,
     {
@@ -201,7 +202,7 @@ const exact = (properties: Record<string, JsonSchema>, required: string[], descr
   additionalProperties: false,
 });
 const text = (description: string): JsonSchema => ({ type: 'string', description });
-const hexId = (description: string): JsonSchema => ({ type: 'string', pattern: '^[0-9a-f]{24}$', description });
+const hexId = (description: string): JsonSchema => ({ type: 'string', pattern: `^${OBJECT_ID_HEX}$`, description });
 const timestamp = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
 const e164Out = (description: string): JsonSchema => ({ type: 'string', pattern: '^\\+[1-9][0-9]{1,14}$', description });
 
@@ -668,7 +669,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
               in: 'query',
               required: false,
               description: 'Only the utterances of this call.',
-              schema: { type: 'string', pattern: '^[0-9a-fA-F]{24}$' },
+              schema: { type: 'string', pattern: `^${OBJECT_ID_HEX_ANY_CASE}$` },
             },
             ref('parameters', 'Limit'),
             ref('parameters', 'Cursor'),
@@ -797,7 +798,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           parameters: [
             { name: 'type', in: 'query', required: true, description: 'Event name.', schema: schemaRef('EventName') },
             { name: 'timestamp', in: 'query', required: true, description: 'When the event happened.', schema: { type: 'string', format: 'date-time' } },
-            { name: 'phoneCallId', in: 'query', required: true, description: 'The call the event is about.', schema: { type: 'string', pattern: '^[0-9a-f]{24}$' } },
+            { name: 'phoneCallId', in: 'query', required: true, description: 'The call the event is about.', schema: { type: 'string', pattern: `^${OBJECT_ID_HEX}$` } },
             { name: 'status', in: 'query', required: false, description: 'The call\'s status (call events only).', schema: schemaRef('CallStatus') },
             ref('parameters', 'webhook-id'),
             ref('parameters', 'webhook-timestamp'),

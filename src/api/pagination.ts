@@ -5,6 +5,7 @@
 // page could start after, so the OpenAPI pattern (CURSOR_PATTERN) says exactly what is accepted.
 // Cursors of the earlier form (base64url JSON) are still read, so that a client paging through an
 // upgrade is not cut off.
+import { OBJECT_ID_HEX, isObjectIdHex } from '../contracts/ids';
 import { badRequest } from './errors';
 
 export interface CursorPosition {
@@ -13,7 +14,7 @@ export interface CursorPosition {
 }
 
 /** At most 10 base-36 digits keep the time inside what a Date can hold. */
-export const CURSOR_PATTERN = '^[0-9a-z]{1,10}\\.[0-9a-f]{24}$';
+export const CURSOR_PATTERN = `^[0-9a-z]{1,10}\\.${OBJECT_ID_HEX}$`;
 const CURSOR = new RegExp(CURSOR_PATTERN);
 
 export function encodeCursor(position: CursorPosition): string {
@@ -33,7 +34,7 @@ export function decodeCursor(cursor: string): CursorPosition {
 function decodeLegacyCursor(cursor: string): CursorPosition | null {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { t?: unknown; i?: unknown };
-    if (typeof parsed.t === 'string' && typeof parsed.i === 'string' && /^[0-9a-f]{24}$/.test(parsed.i)) {
+    if (typeof parsed.t === 'string' && typeof parsed.i === 'string' && isObjectIdHex(parsed.i)) {
       const at = new Date(parsed.t);
       if (!Number.isNaN(at.getTime())) return { at, id: parsed.i };
     }

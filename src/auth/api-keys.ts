@@ -2,9 +2,10 @@
 // the hashes are compared in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Types } from 'mongoose';
+import { OBJECT_ID_HEX } from '../contracts/ids';
 import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
 
-const KEY_PATTERN = /^oco_([0-9a-f]{24})_([A-Za-z0-9_-]{43})$/;
+const KEY_PATTERN = new RegExp(`^oco_(${OBJECT_ID_HEX})_([A-Za-z0-9_-]{43})$`);
 // Compared against when the key id is unknown, so that a miss costs the same as a hit.
 const DUMMY_HASH = Buffer.alloc(32);
 

@@ -2,7 +2,7 @@
 // (template, phone number, prompt variables), picks defaults (provider, from-number) and collects
 // every problem, prefixed per batch element, before anything is written.
 import { Types } from 'mongoose';
-import type { PhoneCallCreateInput } from '../api/schemas/phone-calls';
+import type { PhoneCallCreateInput } from '../schemas/phone-calls';
 import type { ProviderName } from '../contracts/providers';
 import type { SecretBox } from '../crypto/secret-box';
 import { CallTemplate, type CallTemplateDoc } from '../data/models/call-template';

@@ -1,6 +1,6 @@
 // The seam between the provider callback routes and the call workflows.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { callWorkflowId } from '../contracts/ids';
+import { callWorkflowId, isObjectIdHex } from '../contracts/ids';
 import type { ProviderEvent, ProviderName } from '../contracts/providers';
 import { PhoneCall } from '../data/models/phone-call';
 import type { Logger } from '../logger';
@@ -11,7 +11,7 @@ import { providerEventSignal } from '../../workflows/messages';
 /** The adapter that must verify a callback claiming to be about `callId`, or null for an unknown call. */
 export function createCallbackProviderResolver(providers: TeamProviderResolver) {
   return async (provider: ProviderName, callId: string): Promise<TelephonyProvider | null> => {
-    if (!/^[0-9a-f]{24}$/.test(callId)) return null;
+    if (!isObjectIdHex(callId)) return null;
     const call = await PhoneCall.findById(callId, { teamId: 1, telephonyProvider: 1 }).lean();
     if (!call || call.telephonyProvider !== provider) return null;
     return providers(call.teamId, provider);

@@ -1,12 +1,23 @@
-// Workflow ids and task queue names: the one place they are spelled.
+// Ids, workflow ids and task queue names: the one place they are spelled.
 export const DEFAULT_TASK_QUEUE = 'phone-calls';
+
+/** A MongoDB ObjectId as this service writes it: 24 lower-case hex digits. */
+export const OBJECT_ID_HEX = '[0-9a-f]{24}';
+/** The same, as input may spell it (bodies and queries lower-case it). */
+export const OBJECT_ID_HEX_ANY_CASE = '[0-9a-fA-F]{24}';
+const OBJECT_ID = new RegExp(`^${OBJECT_ID_HEX}$`);
+
+/** Whether `value` is an id as this service writes it (lower case; input is lower-cased first where it is tolerated). */
+export function isObjectIdHex(value: string): boolean {
+  return OBJECT_ID.test(value);
+}
 
 export function callWorkflowId(callId: string): string {
   return `phoneCall-${callId}`;
 }
 
 export function callIdFromWorkflowId(workflowId: string): string | undefined {
-  const match = /^phoneCall-([0-9a-f]{24})$/.exec(workflowId);
+  const match = new RegExp(`^phoneCall-(${OBJECT_ID_HEX})$`).exec(workflowId);
   return match?.[1];
 }
 

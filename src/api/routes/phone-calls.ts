@@ -4,7 +4,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import { ApplicationFailure } from '@temporalio/common';
 import type { QueryFilter } from 'mongoose';
 import { FAILURES } from '../../contracts/failures';
-import { callWorkflowId } from '../../contracts/ids';
+import { callWorkflowId, isObjectIdHex } from '../../contracts/ids';
 import type { Dispatcher } from '../../calls/dispatch';
 import { prepareCalls, type PreparedCall } from '../../calls/prepare-calls';
 import { mapBounded } from '../../calls/run-bounded';
@@ -18,7 +18,7 @@ import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, HttpError, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
 import { withIdempotency } from '../idempotency';
-import { phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema, type PhoneCallCreateInput } from '../schemas/phone-calls';
+import { phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema, type PhoneCallCreateInput } from '../../schemas/phone-calls';
 import { webhookUrlProblem } from '../../webhooks/url-policy';
 import { formatIssues, parseOrThrow } from '../validation';
 import type { RequestState } from '../state';
@@ -45,7 +45,7 @@ async function webhookUrlProblems(inputs: ReadonlyArray<{ input: PhoneCallCreate
   return problems;
 }
 
-const isObjectId = (value: string) => /^[0-9a-f]{24}$/.test(value);
+const isObjectId = isObjectIdHex;
 /** Path ids are compared in lower case, as body ids are normalised. */
 const pathId = (value: string) => value.toLowerCase();
 

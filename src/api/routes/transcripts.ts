@@ -6,7 +6,7 @@ import { Transcript, type TranscriptDoc } from '../../data/models/transcript';
 import { toTranscriptView } from '../../data/transcript-view';
 import { authOf, requireScope } from '../auth';
 import { decodeCursor, encodeCursor } from '../pagination';
-import { objectId } from '../schemas/common';
+import { objectId } from '../../schemas/common';
 import { parseOrThrow } from '../validation';
 import type { RequestState } from '../state';
 

@@ -1,13 +1,14 @@
 // Endpoints 1-3: create, read and update a team's webhooks. The secret is generated here, stored
 // sealed, and shown only in the create answer.
 import Router from '@koa/router';
+import { isObjectIdHex } from '../../contracts/ids';
 import type { SecretBox } from '../../crypto/secret-box';
 import { Webhook, type WebhookDoc } from '../../data/models/webhook';
 import { generateWebhookSecret } from '../../webhooks/signing';
 import { webhookUrlProblem } from '../../webhooks/url-policy';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, notFound } from '../errors';
-import { webhookCreateSchema, webhookUpdateSchema } from '../schemas/webhooks';
+import { webhookCreateSchema, webhookUpdateSchema } from '../../schemas/webhooks';
 import { parseOrThrow } from '../validation';
 import type { RequestState } from '../state';
 
@@ -33,7 +34,7 @@ export function createWebhooksRouter(deps: { secretBox: SecretBox; allowPrivateU
 
   async function findOwn(teamId: string, id: string) {
     const key = id.toLowerCase();
-    const doc = /^[0-9a-f]{24}$/.test(key) ? await Webhook.findOne({ _id: key, teamId }).lean() : null;
+    const doc = isObjectIdHex(key) ? await Webhook.findOne({ _id: key, teamId }).lean() : null;
     if (!doc) throw notFound(`webhook ${id} not found`);
     return doc;
   }

@@ -2,7 +2,7 @@
 // generated clients) find requests "valid by the document" that the server refuses, and the reverse.
 import { describe, expect, it } from 'vitest';
 import { CURSOR_PATTERN, decodeCursor, encodeCursor } from '../../../src/api/pagination';
-import { DATE_TIME_PATTERN, isoDateTime } from '../../../src/api/schemas/common';
+import { DATE_TIME_PATTERN, isoDateTime } from '../../../src/schemas/common';
 
 describe('DATE_TIME_PATTERN', () => {
   it('agrees with isoDateTime on every day of every month of leap, century and ordinary years', () => {

@@ -1,6 +1,7 @@
 // Field validators shared by every resource's schemas.
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { z } from 'zod';
+import { OBJECT_ID_HEX_ANY_CASE } from '../contracts/ids';
 
 // PostgreSQL (under FerretDB) cannot store U+0000, and no text of this API needs it: every free-text
 // field says so in its pattern, so the OpenAPI document and the server agree.
@@ -19,7 +20,11 @@ export const visibleText = () =>
     .regex(/^[^\u0000]*[^\s\ufeff\u0000][^\u0000]*$/, 'must contain a visible character and no NUL character (U+0000)')
     .trim();
 
-export const objectId = z.string({ error: 'must be a string' }).regex(/^[0-9a-f]{24}$/i, 'must be a 24-character hex id').transform((v) => v.toLowerCase());
+/** An id in a body or query: letter case is tolerated, the value is lower-cased. */
+export const objectId = z
+  .string({ error: 'must be a string' })
+  .regex(new RegExp(`^${OBJECT_ID_HEX_ANY_CASE}$`), 'must be a 24-character hex id')
+  .transform((v) => v.toLowerCase());
 
 /** A phone number, normalised to E.164 (spaces, dashes and brackets are tolerated on input). */
 export const e164 = z.string({ error: 'must be a string' }).transform((value, ctx) => {

@@ -1,9 +1,9 @@
 // Request schemas for phone calls; the request types are inferred from them.
 import { z } from 'zod';
-import { ALL_EVENTS, isEventName } from '../../contracts/events';
-import { parseStatusFilter } from '../../contracts/call-status';
-import { PROVIDERS } from '../../contracts/providers';
-import { webhookSecretProblem } from '../../webhooks/signing';
+import { ALL_EVENTS, isEventName } from '../contracts/events';
+import { parseStatusFilter } from '../contracts/call-status';
+import { PROVIDERS } from '../contracts/providers';
+import { webhookSecretProblem } from '../webhooks/signing';
 import { e164, httpUrl, isoDateTime, objectId, text, visibleText } from './common';
 
 const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 60 * 60 * 1000;

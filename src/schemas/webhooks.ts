@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ALL_EVENTS, isEventName } from '../../contracts/events';
+import { ALL_EVENTS, isEventName } from '../contracts/events';
 import { httpUrl, objectId } from './common';
 
 const subscribedEvents = z
