@@ -17,7 +17,10 @@ export function createCallRecordActivities({ calls, logger }: Pick<ActivityDeps,
         });
       }
       if (result.outcome === 'skipped') {
-        logger.warn({ callId: change.callId, from: result.currentStatus, to: change.status }, 'status change refused by the status machine');
+        logger.warn(
+          { callId: change.callId, from: result.currentStatus, to: change.status },
+          'status change refused by the status machine',
+        );
         return { applied: false, call: null };
       }
       return { applied: true, call: result.call };

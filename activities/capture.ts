@@ -25,7 +25,11 @@ export function createCaptureActivities({
     async captureCallOutputs(input: CaptureInput): Promise<{ transcriptEvent: Record<string, unknown> | null }> {
       const call = await calls.findById(input.callId);
       if (!call) {
-        throw ApplicationFailure.create({ type: FAILURES.callRecordMissing, message: `phone call ${input.callId} no longer exists`, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: FAILURES.callRecordMissing,
+          message: `phone call ${input.callId} no longer exists`,
+          nonRetryable: true,
+        });
       }
       const template = await templates.findById(call.callTemplateId);
       const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
@@ -44,7 +48,11 @@ export function createCaptureActivities({
       const stored = await conversations.replaceTranscript(
         call,
         // Strictly increasing times keep spoken order even when two utterances share an offset.
-        utterances.map((u, index) => ({ text: u.text, speaker: u.speaker, at: new Date(answeredMs + Math.round(u.offsetSeconds * 1000) + index) })),
+        utterances.map((u, index) => ({
+          text: u.text,
+          speaker: u.speaker,
+          at: new Date(answeredMs + Math.round(u.offsetSeconds * 1000) + index),
+        })),
       );
 
       const results = computeCallResults(

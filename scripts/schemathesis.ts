@@ -29,7 +29,11 @@ export interface Tenant {
 }
 
 /** Runs a command; its output goes to ours, or into `captured` when one is given. */
-function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; captured?: string[] } = {}): Promise<number> {
+function run(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; captured?: string[] } = {},
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const { captured } = options;
     const child = spawn(command, args, { env: options.env ?? process.env, stdio: captured ? 'pipe' : 'inherit' });
@@ -50,7 +54,9 @@ export async function ensureSchemathesis(): Promise<string> {
   process.stderr.write(`Installing schemathesis ${SCHEMATHESIS_VERSION} into ${venv} (once)...\n`);
   await rm(venv, { recursive: true, force: true });
   if ((await run('python3', ['-m', 'venv', venv])) !== 0) {
-    throw new Error('python3 -m venv failed: install Python 3 with venv support (Debian: apt-get install python3-venv)');
+    throw new Error(
+      'python3 -m venv failed: install Python 3 with venv support (Debian: apt-get install python3-venv)',
+    );
   }
   if ((await run(path.join(venv, 'bin', 'pip'), ['install', '-q', `schemathesis==${SCHEMATHESIS_VERSION}`])) !== 0) {
     throw new Error(`pip install schemathesis==${SCHEMATHESIS_VERSION} failed (see above)`);
@@ -74,7 +80,9 @@ async function api<T>(tenant: Tenant, method: string, route: string, body?: unkn
 function toml(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(toml).join(', ')}]`;
   if (value !== null && typeof value === 'object') {
-    return `{ ${Object.entries(value).map(([key, inner]) => `${JSON.stringify(key)} = ${toml(inner)}`).join(', ')} }`;
+    return `{ ${Object.entries(value)
+      .map(([key, inner]) => `${JSON.stringify(key)} = ${toml(inner)}`)
+      .join(', ')} }`;
   }
   return JSON.stringify(value);
 }
@@ -151,12 +159,18 @@ export async function runSchemathesis(
     const code = await run(
       st,
       [
-        '--config-file', config,
-        'run', `${tenant.url}/v1/openapi.json`,
-        '--checks', 'all',
-        '--max-examples', String(options.maxExamples),
-        '--workers', '2',
-        '--request-timeout', '30',
+        '--config-file',
+        config,
+        'run',
+        `${tenant.url}/v1/openapi.json`,
+        '--checks',
+        'all',
+        '--max-examples',
+        String(options.maxExamples),
+        '--workers',
+        '2',
+        '--request-timeout',
+        '30',
         '--no-color',
         ...(options.extraArgs ?? []),
       ],
@@ -172,10 +186,25 @@ export async function runSchemathesis(
 /** The demo team of a running `npm start`. */
 async function localTenant(): Promise<Omit<Tenant, 'promptVariableValues'>> {
   const stack = readStackSettings();
-  if (!stack) throw new Error('no local stack is running: start one with `npm start`, or pass --url, --key, --team, --template and --phone-number');
-  const demo = JSON.parse(await readFile(path.join(dataDir(), 'demo.json'), 'utf8')) as { key: string; teamId: string; callTemplateId: string; phoneNumberId?: string };
-  if (!demo.phoneNumberId) throw new Error('the demo team has no phone number id in .data/demo.json: restart npm start once');
-  return { url: stack.env.PUBLIC_BASE_URL ?? 'http://localhost:3000', key: demo.key, teamId: demo.teamId, callTemplateId: demo.callTemplateId, phoneNumberId: demo.phoneNumberId };
+  if (!stack)
+    throw new Error(
+      'no local stack is running: start one with `npm start`, or pass --url, --key, --team, --template and --phone-number',
+    );
+  const demo = JSON.parse(await readFile(path.join(dataDir(), 'demo.json'), 'utf8')) as {
+    key: string;
+    teamId: string;
+    callTemplateId: string;
+    phoneNumberId?: string;
+  };
+  if (!demo.phoneNumberId)
+    throw new Error('the demo team has no phone number id in .data/demo.json: restart npm start once');
+  return {
+    url: stack.env.PUBLIC_BASE_URL ?? 'http://localhost:3000',
+    key: demo.key,
+    teamId: demo.teamId,
+    callTemplateId: demo.callTemplateId,
+    phoneNumberId: demo.phoneNumberId,
+  };
 }
 
 if (require.main === module) {
@@ -192,12 +221,21 @@ if (require.main === module) {
   });
   (async () => {
     const base = values.url
-      ? { url: values.url, key: values.key!, teamId: values.team!, callTemplateId: values.template!, phoneNumberId: values['phone-number']! }
+      ? {
+          url: values.url,
+          key: values.key!,
+          teamId: values.team!,
+          callTemplateId: values.template!,
+          phoneNumberId: values['phone-number']!,
+        }
       : await localTenant();
-    const { code } = await runSchemathesis({ ...base, promptVariableValues: [{ key: 'firstName', value: 'Grace' }] }, {
-      maxExamples: Number(values['max-examples']),
-      extraArgs: positionals,
-    });
+    const { code } = await runSchemathesis(
+      { ...base, promptVariableValues: [{ key: 'firstName', value: 'Grace' }] },
+      {
+        maxExamples: Number(values['max-examples']),
+        extraArgs: positionals,
+      },
+    );
     process.exit(code);
   })().catch((err: unknown) => {
     process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);

@@ -31,7 +31,10 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ENCRYPTION_KEY: z
     .string()
-    .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded (openssl rand -base64 32)'),
+    .refine(
+      (value) => Buffer.from(value, 'base64').length === 32,
+      'must be 32 bytes, base64-encoded (openssl rand -base64 32)',
+    ),
   WEBHOOK_RETRY_DELAYS: z
     .string()
     .optional()
@@ -53,7 +56,10 @@ const schema = z.object({
   /** A dialled call not answered within this long is hung up and ends `noAnswer`, whatever the provider says. */
   RING_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).default(300),
-  REQUEST_BODY_LIMIT: z.string().regex(/^\d+(kb|mb)$/, 'must look like 512kb or 20mb').default('20mb'),
+  REQUEST_BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(kb|mb)$/, 'must look like 512kb or 20mb')
+    .default('20mb'),
 });
 
 export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };

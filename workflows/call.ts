@@ -124,7 +124,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     if (targets.length === 0) return;
     const payload = data ?? resolved.call;
     if (!payload) return; // the record is gone (deleted before this workflow ran): nothing to tell
-    const event = { eventId: `evt_${input.callId}_${type}`, type, timestamp: at, callId: input.callId, teamId: input.teamId, data: payload };
+    const event = {
+      eventId: `evt_${input.callId}_${type}`,
+      type,
+      timestamp: at,
+      callId: input.callId,
+      teamId: input.teamId,
+      data: payload,
+    };
     for (const target of targets) {
       const running = deliveries.get(target.endpointKey);
       try {
@@ -151,7 +158,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     }
   }
 
-  async function moveTo(status: CallStatus, statusCode: StatusCode, fields: Parameters<Activities['recordStatus']>[0]['fields'] = {}) {
+  async function moveTo(
+    status: CallStatus,
+    statusCode: StatusCode,
+    fields: Parameters<Activities['recordStatus']>[0]['fields'] = {},
+  ) {
     const at = new Date().toISOString();
     const result = await recordStatus({ callId: input.callId, status, statusCode, at, fields });
     state.status = status;
@@ -194,7 +205,10 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     }
     state.providerCallId = dialled.providerCallId;
     state.phase = 'ringing';
-    await moveTo('ringing', STATUS_CODES.dialling, { callTriggeredAt: triggeredAt, providerCallId: dialled.providerCallId });
+    await moveTo('ringing', STATUS_CODES.dialling, {
+      callTriggeredAt: triggeredAt,
+      providerCallId: dialled.providerCallId,
+    });
 
     // 3. Follow the provider's events until the call ends (or our timers end it).
     const outcome = await followCall();
@@ -228,7 +242,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     // An operator cancelled the workflow (e.g. from the Temporal UI): hang up if live, record it.
     await CancellationScope.nonCancellable(async () => {
       // `dialling` too: a dial cut short by the cancel may still have placed the call.
-      const live = state.phase === 'dialling' || state.phase === 'ringing' || state.phase === 'inProgress' || state.phase === 'capturing';
+      const live =
+        state.phase === 'dialling' ||
+        state.phase === 'ringing' ||
+        state.phase === 'inProgress' ||
+        state.phase === 'capturing';
       if (live && !isTerminal(state.status)) await hangUp();
       if (!isTerminal(state.status) && state.phase !== 'deleted') {
         state.phase = 'ended';
@@ -307,10 +325,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           return { status: 'completed', code: STATUS_CODES.completed };
         case 'busy':
           state.endedAt = at;
-          return state.answeredAt ? { status: 'completed', code: STATUS_CODES.completed } : { status: 'busy', code: STATUS_CODES.busy };
+          return state.answeredAt
+            ? { status: 'completed', code: STATUS_CODES.completed }
+            : { status: 'busy', code: STATUS_CODES.busy };
         case 'no-answer':
           state.endedAt = at;
-          return state.answeredAt ? { status: 'completed', code: STATUS_CODES.completed } : { status: 'noAnswer', code: STATUS_CODES.noAnswer };
+          return state.answeredAt
+            ? { status: 'completed', code: STATUS_CODES.completed }
+            : { status: 'noAnswer', code: STATUS_CODES.noAnswer };
         case 'failed':
           state.endedAt = at;
           return { status: 'failed', code: STATUS_CODES.providerError };
@@ -325,7 +347,8 @@ function latest(a: string, b: string): string {
 
 function rejectionCode(err: unknown): StatusCode {
   const cause = (err as { cause?: unknown }).cause;
-  if (cause instanceof ApplicationFailure && cause.type === FAILURES.providerNotConfigured) return STATUS_CODES.providerNotConfigured;
+  if (cause instanceof ApplicationFailure && cause.type === FAILURES.providerNotConfigured)
+    return STATUS_CODES.providerNotConfigured;
   if (cause instanceof ApplicationFailure && cause.type === FAILURES.providerRejected) {
     const code = cause.details?.[0];
     return code === STATUS_CODES.invalidNumber ? STATUS_CODES.invalidNumber : STATUS_CODES.providerError;

@@ -16,7 +16,9 @@ const { attemptWebhookDelivery } = proxyActivities<Activities>({
 /** A stream whose call never says it has ended stops waiting after this long. */
 const IDLE_LIMIT_MS = 24 * 60 * 60 * 1000;
 
-export async function deliverWebhookEventsWorkflow(input: DeliveryWorkflowInput): Promise<{ delivered: number; failed: number }> {
+export async function deliverWebhookEventsWorkflow(
+  input: DeliveryWorkflowInput,
+): Promise<{ delivered: number; failed: number }> {
   const queue: WebhookEvent[] = [input.firstEvent];
   let noMoreEvents = false;
   setHandler(enqueueEventSignal, (event) => {

@@ -17,7 +17,8 @@ export interface CallWorkflowInput {
   ringTimeoutSeconds?: number;
 }
 
-export type CallPhase = 'waiting' | 'deleting' | 'dialling' | 'ringing' | 'inProgress' | 'capturing' | 'ended' | 'deleted';
+export type CallPhase =
+  'waiting' | 'deleting' | 'dialling' | 'ringing' | 'inProgress' | 'capturing' | 'ended' | 'deleted';
 
 /** What the `callState` query answers: the call as the workflow sees it now. */
 export interface CallWorkflowState {

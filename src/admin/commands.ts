@@ -17,7 +17,8 @@ export class CommandError extends Error {
 }
 
 function teamObjectId(teamId: string): Types.ObjectId {
-  if (!isObjectIdHex(teamId.toLowerCase())) throw new CommandError(`--team must be a 24-character hex id, got "${teamId}"`);
+  if (!isObjectIdHex(teamId.toLowerCase()))
+    throw new CommandError(`--team must be a 24-character hex id, got "${teamId}"`);
   return new Types.ObjectId(teamId);
 }
 
@@ -28,7 +29,8 @@ async function requireTeam(teamId: string) {
 }
 
 function requireProvider(value: string | undefined): ProviderName {
-  if (!value || !(PROVIDERS as readonly string[]).includes(value)) throw new CommandError(`--provider must be one of ${PROVIDERS.join(', ')}`);
+  if (!value || !(PROVIDERS as readonly string[]).includes(value))
+    throw new CommandError(`--provider must be one of ${PROVIDERS.join(', ')}`);
   return value as ProviderName;
 }
 
@@ -48,7 +50,10 @@ export function parseExpiresIn(value: string): number {
 
 export async function createTeam(input: { name: string; provider?: string }) {
   if (!input.name?.trim()) throw new CommandError('--name is required');
-  const team = await Team.create({ name: input.name.trim(), defaultProvider: requireProvider(input.provider ?? 'twilio') });
+  const team = await Team.create({
+    name: input.name.trim(),
+    defaultProvider: requireProvider(input.provider ?? 'twilio'),
+  });
   return { teamId: team._id.toHexString() };
 }
 
@@ -59,7 +64,11 @@ export async function listTeams() {
       teamId: t._id.toHexString(),
       name: t.name,
       defaultProvider: t.defaultProvider,
-      providers: t.providerSettings.map((s) => ({ provider: s.provider, fromNumbers: s.fromNumbers, hasCredentials: Boolean(s.credentialsSealed) })),
+      providers: t.providerSettings.map((s) => ({
+        provider: s.provider,
+        fromNumbers: s.fromNumbers,
+        hasCredentials: Boolean(s.credentialsSealed),
+      })),
     })),
   };
 }
@@ -88,7 +97,11 @@ export async function setTeamProvider(
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const current = attempt === 0 ? team : await Team.findById(team._id).lean();
     if (!current) throw new CommandError(`no team with id ${input.team}`);
-    const settings = current.providerSettings.map((s) => ({ provider: s.provider, fromNumbers: [...s.fromNumbers], credentialsSealed: s.credentialsSealed }));
+    const settings = current.providerSettings.map((s) => ({
+      provider: s.provider,
+      fromNumbers: [...s.fromNumbers],
+      credentialsSealed: s.credentialsSealed,
+    }));
     let entry = settings.find((s) => s.provider === provider);
     if (!entry) {
       entry = { provider, fromNumbers: [], credentialsSealed: undefined };
@@ -109,9 +122,13 @@ export async function createKey(input: { team: string; scopes?: string; expiresI
   const team = await requireTeam(input.team);
   let scopes: Scope[] | undefined;
   if (input.scopes !== undefined) {
-    scopes = input.scopes.split(',').map((s) => s.trim()).filter(Boolean) as Scope[];
+    scopes = input.scopes
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean) as Scope[];
     const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
-    if (unknown.length || scopes.length === 0) throw new CommandError(`--scopes must be a comma-separated list of ${SCOPES.join(', ')}`);
+    if (unknown.length || scopes.length === 0)
+      throw new CommandError(`--scopes must be a comma-separated list of ${SCOPES.join(', ')}`);
   }
   const expiresAt = input.expiresIn ? new Date(Date.now() + parseExpiresIn(input.expiresIn)) : null;
   return issueApiKey({ teamId: team._id.toHexString(), scopes, expiresAt, name: input.name });
@@ -151,9 +168,13 @@ export async function createTemplate(input: {
   if (!input.name?.trim()) throw new CommandError('--name is required');
   if (!input.prompt?.trim()) throw new CommandError('--prompt is required');
   const variables = promptVariables(input.prompt);
-  const requiredVariables = (input.requiredVariables ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+  const requiredVariables = (input.requiredVariables ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
   const missing = requiredVariables.filter((v) => !variables.includes(v));
-  if (missing.length) throw new CommandError(`--required-variables names variables the prompt does not use: ${missing.join(', ')}`);
+  if (missing.length)
+    throw new CommandError(`--required-variables names variables the prompt does not use: ${missing.join(', ')}`);
   const tags = new Map<string, string[]>();
   for (const tag of input.tags ?? []) {
     const eq = tag.indexOf('=');
@@ -199,7 +220,10 @@ export async function listTemplates(input: { team: string }) {
 }
 
 /** Registers a number the team owns; it also becomes a from-number of that provider. */
-export async function createPhoneNumber(input: { team: string; number: string; provider: string }, secretBox: SecretBox) {
+export async function createPhoneNumber(
+  input: { team: string; number: string; provider: string },
+  secretBox: SecretBox,
+) {
   const team = await requireTeam(input.team);
   const provider = requireProvider(input.provider);
   const number = requireE164(input.number, '--number');
@@ -215,5 +239,7 @@ export async function createPhoneNumber(input: { team: string; number: string; p
 export async function listPhoneNumbers(input: { team: string }) {
   const team = await requireTeam(input.team);
   const numbers = await PhoneNumber.find({ teamId: team._id }).sort({ createdAt: 1 }).lean();
-  return { phoneNumbers: numbers.map((n) => ({ phoneNumberId: n._id.toHexString(), number: n.number, provider: n.provider })) };
+  return {
+    phoneNumbers: numbers.map((n) => ({ phoneNumberId: n._id.toHexString(), number: n.number, provider: n.provider })),
+  };
 }

@@ -16,17 +16,27 @@ export interface Provisioning {
 }
 
 function baseUrlOf(urls: BaseUrls, provider: ProviderName): string {
-  return { twilio: urls.TWILIO_API_BASE_URL, vonage: urls.VONAGE_API_BASE_URL, telnyx: urls.TELNYX_API_BASE_URL }[provider];
+  return { twilio: urls.TWILIO_API_BASE_URL, vonage: urls.VONAGE_API_BASE_URL, telnyx: urls.TELNYX_API_BASE_URL }[
+    provider
+  ];
 }
 
 async function fetchAccounts(baseUrl: string): Promise<EmulatorAccounts> {
-  const response = await fetch(`${baseUrl}${EMULATOR_ACCOUNTS_PATH}`, { method: 'POST', signal: AbortSignal.timeout(10_000) });
+  const response = await fetch(`${baseUrl}${EMULATOR_ACCOUNTS_PATH}`, {
+    method: 'POST',
+    signal: AbortSignal.timeout(10_000),
+  });
   const body = (await response.json().catch(() => null)) as EmulatorAccounts | null;
-  if (!response.ok || body?.kind !== EMULATOR_ACCOUNTS_KIND) throw new Error(`answered ${response.status}, not as the provider emulator`);
+  if (!response.ok || body?.kind !== EMULATOR_ACCOUNTS_KIND)
+    throw new Error(`answered ${response.status}, not as the provider emulator`);
   return body;
 }
 
-export async function provisionEmulatorAccounts(teamId: string, urls: BaseUrls, secretBox: SecretBox): Promise<Provisioning> {
+export async function provisionEmulatorAccounts(
+  teamId: string,
+  urls: BaseUrls,
+  secretBox: SecretBox,
+): Promise<Provisioning> {
   const result: Provisioning = { provisioned: [], unreachable: [] };
   // One request per emulator (all three providers usually share one).
   const answers = new Map<string, Promise<EmulatorAccounts>>();

@@ -22,7 +22,9 @@ export function errorHandler(): ApiMiddleware {
       } else if (ctx.status === 405 && typeof ctx.body !== 'object') {
         sendError(ctx, 405, [`${ctx.method} is not allowed on ${ctx.path}`]);
       } else if (ctx.status >= 400 && (ctx.body == null || typeof ctx.body === 'string')) {
-        sendError(ctx, ctx.status, [typeof ctx.body === 'string' && ctx.body ? ctx.body : (ctx.message || 'request failed')]);
+        sendError(ctx, ctx.status, [
+          typeof ctx.body === 'string' && ctx.body ? ctx.body : ctx.message || 'request failed',
+        ]);
       }
     } catch (err) {
       const log: Logger | undefined = ctx.state.log;

@@ -30,7 +30,11 @@ const ABANDONED_AFTER_MS = 5 * 60 * 1000;
 type Identity = { teamId: string; scope: string; key: string };
 
 /** Claims the key for this request, or finds the first request's answer to replay. */
-async function claimKey(identity: Identity, requestHash: string, now: Date): Promise<{ kind: 'claimed' } | { kind: 'replay'; response: StoredResponse }> {
+async function claimKey(
+  identity: Identity,
+  requestHash: string,
+  now: Date,
+): Promise<{ kind: 'claimed' } | { kind: 'replay'; response: StoredResponse }> {
   const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
   for (;;) {
     try {
@@ -52,10 +56,14 @@ async function claimKey(identity: Identity, requestHash: string, now: Date): Pro
       if (claimed) return { kind: 'claimed' };
       continue;
     }
-    if (existing.requestHash !== requestHash) throw badRequest('Idempotency-Key was already used with a different request body');
-    if (existing.state === 'done') return { kind: 'replay', response: { status: existing.responseStatus ?? 200, body: existing.responseBody } };
+    if (existing.requestHash !== requestHash)
+      throw badRequest('Idempotency-Key was already used with a different request body');
+    if (existing.state === 'done')
+      return { kind: 'replay', response: { status: existing.responseStatus ?? 200, body: existing.responseBody } };
     if (Date.now() > deadline) {
-      throw new HttpError(429, ['a request with this Idempotency-Key is still being processed; retry shortly'], { 'Retry-After': '2' });
+      throw new HttpError(429, ['a request with this Idempotency-Key is still being processed; retry shortly'], {
+        'Retry-After': '2',
+      });
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

@@ -13,14 +13,21 @@ import { API_KEY_HEADER } from './auth';
 import { errorBody } from './errors';
 import { CURSOR_PATTERN } from './pagination';
 import { DATE_TIME_PATTERN, e164, httpUrl, isoDateTime, objectId } from '../schemas/common';
-import { MAX_BATCH, phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema } from '../schemas/phone-calls';
+import {
+  MAX_BATCH,
+  phoneCallBatchSchema,
+  phoneCallCreateSchema,
+  phoneCallListQuerySchema,
+} from '../schemas/phone-calls';
 import { webhookCreateSchema, webhookUpdateSchema } from '../schemas/webhooks';
 
 export type JsonSchema = { [keyword: string]: unknown };
 export type OpenApiDocument = { openapi: '3.1.0'; [field: string]: unknown };
 
 const SECURITY_SCHEME = 'service-api-key';
-const ref = (kind: 'schemas' | 'responses' | 'parameters' | 'headers', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const ref = (kind: 'schemas' | 'responses' | 'parameters' | 'headers', name: string) => ({
+  $ref: `#/components/${kind}/${name}`,
+});
 const schemaRef = (name: string) => ref('schemas', name);
 
 // ---------------------------------------------------------------------------------------------
@@ -39,7 +46,10 @@ const CURSOR_SCHEMA: JsonSchema = {
 };
 
 const FIELD_VALIDATORS = new Map<unknown, JsonSchema>([
-  [objectId.in, { pattern: `^${OBJECT_ID_HEX_ANY_CASE}$`, description: 'A 24-character hex ObjectId (letter case is ignored).' }],
+  [
+    objectId.in,
+    { pattern: `^${OBJECT_ID_HEX_ANY_CASE}$`, description: 'A 24-character hex ObjectId (letter case is ignored).' },
+  ],
   [
     e164.in,
     {
@@ -54,7 +64,8 @@ const FIELD_VALIDATORS = new Map<unknown, JsonSchema>([
     isoDateTime.in,
     {
       pattern: DATE_TIME_PATTERN,
-      description: 'An ISO 8601 date-time with an explicit offset or `Z`, e.g. `2026-11-22T10:00:00Z`; the day must exist in its month.',
+      description:
+        'An ISO 8601 date-time with an explicit offset or `Z`, e.g. `2026-11-22T10:00:00Z`; the day must exist in its month.',
     },
   ],
 ]);
@@ -97,9 +108,15 @@ function phoneCallCreateRequest(): JsonSchema {
         'One call to place. Unknown fields are rejected with 400. `callTemplateId` and `phoneNumberId` must exist and belong to the team (else 400 naming the field).',
     },
     teamId: { description: 'ID of the team the call belongs to; must be the team of the API key (else 403).' },
-    callTemplateId: { description: 'ID of the call template used; it holds the prompt, the required prompt variables, the custom tags and the result columns.' },
+    callTemplateId: {
+      description:
+        'ID of the call template used; it holds the prompt, the required prompt variables, the custom tags and the result columns.',
+    },
     nameOfHuman: { description: 'Name of the person being called.' },
-    toPhoneNumber: { description: 'Number the call is made to. Normalised to E.164 (spaces, dashes and brackets are removed).', examples: ['+14155552671'] },
+    toPhoneNumber: {
+      description: 'Number the call is made to. Normalised to E.164 (spaces, dashes and brackets are removed).',
+      examples: ['+14155552671'],
+    },
     promptVariableValues: {
       uniqueItems: true,
       description:
@@ -107,24 +124,41 @@ function phoneCallCreateRequest(): JsonSchema {
     },
     'promptVariableValues[].key': { description: 'Name of a prompt variable of the template.' },
     'promptVariableValues[].value': { description: 'Its value for this call.' },
-    phoneNumberId: { description: "ID of one of the team's phone numbers; the call is made from it (and through its provider when `telephonyProvider` is left out)." },
-    fromPhoneNumber: { description: "Number to call from. Default: the number behind `phoneNumberId` when it belongs to the call's provider, else a number from the team's settings for that provider." },
+    phoneNumberId: {
+      description:
+        "ID of one of the team's phone numbers; the call is made from it (and through its provider when `telephonyProvider` is left out).",
+    },
+    fromPhoneNumber: {
+      description:
+        "Number to call from. Default: the number behind `phoneNumberId` when it belongs to the call's provider, else a number from the team's settings for that provider.",
+    },
     toEmailAddress: { description: 'E-mail address of the person called.' },
     status: { description: 'Only `queued` is accepted; it is the default.' },
-    telephonyProvider: { description: "Provider that carries the call. Default: the team's provider setting (not the provider of `phoneNumberId`)." },
-    record: { description: 'Whether the call is recorded. Default `false`. A recorded, answered call gets a `recordingUrl`.', default: false },
+    telephonyProvider: {
+      description:
+        "Provider that carries the call. Default: the team's provider setting (not the provider of `phoneNumberId`).",
+    },
+    record: {
+      description: 'Whether the call is recorded. Default `false`. A recorded, answered call gets a `recordingUrl`.',
+      default: false,
+    },
     callDelayedUntil: {
       description:
         'Places the call at this time (stored in UTC). A time in the past, or now, places the call at once; more than 365 days ahead is 400.',
       examples: ['2026-11-22T10:00:00.000Z'],
     },
     phoneCallWebhooks: {
-      description: "Addresses notified of this call's events, in addition to the team's webhooks. Each is delivered with POST and signed with its own `secret`.",
+      description:
+        "Addresses notified of this call's events, in addition to the team's webhooks. Each is delivered with POST and signed with its own `secret`.",
     },
     'phoneCallWebhooks[].url': {
-      description: 'Address to notify (absolute http or https URL). Loopback, private, link-local and metadata addresses are refused (400) unless the operator allows them.',
+      description:
+        'Address to notify (absolute http or https URL). Loopback, private, link-local and metadata addresses are refused (400) unless the operator allows them.',
     },
-    'phoneCallWebhooks[].subscribedEvent': { enum: EVENT_NAMES_OR_ALL, description: 'One event name, or `*` for every event of the call.' },
+    'phoneCallWebhooks[].subscribedEvent': {
+      enum: EVENT_NAMES_OR_ALL,
+      description: 'One event name, or `*` for every event of the call.',
+    },
     'phoneCallWebhooks[].secret': {
       description:
         'Signing secret of this entry. A `whsec_`-prefixed secret must continue with padded standard base64 and is decoded as Standard Webhooks says; any other string is used as its UTF-8 bytes. Never returned.',
@@ -137,7 +171,10 @@ function phoneCallBatchRequest(): JsonSchema {
     '': { description: 'Up to 10,000 calls, validated all together: if any element is invalid nothing is created.' },
     phoneCalls: { description: `1 to ${MAX_BATCH.toLocaleString('en-US')} calls, each as in \`POST /v1/phoneCalls\`.` },
     'phoneCalls[]': schemaRef('PhoneCallCreateRequest'),
-    fileId: { description: 'ID of the file the calls were triggered from; recorded on every call, whose `callOrigin` is then `file`.' },
+    fileId: {
+      description:
+        'ID of the file the calls were triggered from; recorded on every call, whose `callOrigin` is then `file`.',
+    },
     fileName: { description: 'Name of that file; recorded on every call, whose `callOrigin` is then `file`.' },
   });
 }
@@ -145,16 +182,28 @@ function phoneCallBatchRequest(): JsonSchema {
 function webhookCreateRequest(): JsonSchema {
   return annotate(fromZod(webhookCreateSchema), {
     teamId: { description: 'Team the webhook belongs to; must be the team of the API key (else 403).' },
-    url: { description: 'Address to notify. Addresses resolving to loopback, private, link-local or metadata ranges are refused (400) unless the operator allows them.' },
-    subscribedEvents: { description: 'Event names to be notified of (duplicates are dropped); `*` subscribes to every event.' },
+    url: {
+      description:
+        'Address to notify. Addresses resolving to loopback, private, link-local or metadata ranges are refused (400) unless the operator allows them.',
+    },
+    subscribedEvents: {
+      description: 'Event names to be notified of (duplicates are dropped); `*` subscribes to every event.',
+    },
     'subscribedEvents[]': { enum: EVENT_NAMES_OR_ALL },
-    method: { description: 'HTTP method of the notification. POST sends the event as a JSON body; GET sends its main fields as query parameters.' },
+    method: {
+      description:
+        'HTTP method of the notification. POST sends the event as a JSON body; GET sends its main fields as query parameters.',
+    },
   });
 }
 
 function webhookUpdateRequest(): JsonSchema {
   return annotate(fromZod(webhookUpdateSchema), {
-    '': { minProperties: 1, description: 'Any non-empty subset of `url`, `subscribedEvents`, `method`. An empty body or any other field is 400.' },
+    '': {
+      minProperties: 1,
+      description:
+        'Any non-empty subset of `url`, `subscribedEvents`, `method`. An empty body or any other field is 400.',
+    },
     url: { description: 'New address to notify (same rules as on create).' },
     subscribedEvents: { description: 'New list of event names (replaces the old one).' },
     'subscribedEvents[]': { enum: EVENT_NAMES_OR_ALL },
@@ -167,16 +216,25 @@ function phoneCallListParameters(): JsonSchema[] {
   const docs: Record<string, { description: string; schema?: JsonSchema }> = {
     callTemplateId: { description: 'Only calls made with this call template.' },
     phoneNumberId: { description: 'Only calls made from this phone number of the team.' },
-    createdAfter: { description: 'Only calls created strictly after this ISO 8601 date-time (offset or `Z` required).' },
-    createdBefore: { description: 'Only calls created strictly before this ISO 8601 date-time (offset or `Z` required).' },
-    toPhoneNumber: { description: 'Only calls made to this number, normalised like on create. Encode the leading `+` as `%2B`.' },
+    createdAfter: {
+      description: 'Only calls created strictly after this ISO 8601 date-time (offset or `Z` required).',
+    },
+    createdBefore: {
+      description: 'Only calls created strictly before this ISO 8601 date-time (offset or `Z` required).',
+    },
+    toPhoneNumber: {
+      description: 'Only calls made to this number, normalised like on create. Encode the leading `+` as `%2B`.',
+    },
     status: {
       description: 'Only calls in this status. `canceled` is accepted as another spelling of `cancelled`.',
       schema: { type: 'string', enum: [...CALL_STATUSES, 'canceled'] },
     },
     fileId: { description: 'Only calls of a batch triggered from this file.' },
     limit: { description: 'Page size, 1 to 1000.' },
-    cursor: { description: 'The `nextCursor` of the previous page; leave out for the first page.', schema: CURSOR_SCHEMA },
+    cursor: {
+      description: 'The `nextCursor` of the previous page; leave out for the first page.',
+      schema: CURSOR_SCHEMA,
+    },
   };
   const query = fromZod(phoneCallListQuerySchema);
   const properties = query.properties as Record<string, JsonSchema>;
@@ -187,7 +245,13 @@ function phoneCallListParameters(): JsonSchema[] {
   return Object.entries(properties).map(([name, schema]) => {
     const doc = docs[name];
     if (!doc) throw new Error(`OpenAPI: the list query parameter ${name} is not documented`);
-    return { name, in: 'query', required: required.has(name), description: doc.description, schema: doc.schema ?? schema };
+    return {
+      name,
+      in: 'query',
+      required: required.has(name),
+      description: doc.description,
+      schema: doc.schema ?? schema,
+    };
   });
 }
 
@@ -204,7 +268,11 @@ const exact = (properties: Record<string, JsonSchema>, required: string[], descr
 const text = (description: string): JsonSchema => ({ type: 'string', description });
 const hexId = (description: string): JsonSchema => ({ type: 'string', pattern: `^${OBJECT_ID_HEX}$`, description });
 const timestamp = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
-const e164Out = (description: string): JsonSchema => ({ type: 'string', pattern: '^\\+[1-9][0-9]{1,14}$', description });
+const e164Out = (description: string): JsonSchema => ({
+  type: 'string',
+  pattern: '^\\+[1-9][0-9]{1,14}$',
+  description,
+});
 
 const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
   [STATUS_CODES.queued]: '`queued`: waiting to be placed at once.',
@@ -214,9 +282,11 @@ const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
   [STATUS_CODES.completed]: '`completed`: the conversation ended.',
   [STATUS_CODES.busy]: '`busy`: the line was busy.',
   [STATUS_CODES.noAnswer]: '`noAnswer`: nobody answered.',
-  [STATUS_CODES.providerError]: '`failed`: the provider could not place the call, or the call dropped with a provider error.',
+  [STATUS_CODES.providerError]:
+    '`failed`: the provider could not place the call, or the call dropped with a provider error.',
   [STATUS_CODES.invalidNumber]: '`failed`: the provider refused the number.',
-  [STATUS_CODES.providerNotConfigured]: "`failed`: the team's credentials for the call's provider were removed before the dial.",
+  [STATUS_CODES.providerNotConfigured]:
+    "`failed`: the team's credentials for the call's provider were removed before the dial.",
   [STATUS_CODES.maxDuration]: "`failed`: the call ran past the template's maximum duration.",
   [STATUS_CODES.cancelledByOperator]: '`cancelled`: an operator cancelled the call (e.g. from the workflow UI).',
 };
@@ -239,7 +309,11 @@ function phoneCallSchemas(): Record<string, JsonSchema> {
     callTemplateId: hexId('Call template used.'),
     nameOfHuman: text('Name of the person called.'),
     toPhoneNumber: e164Out('Number called, in E.164.'),
-    promptVariableValues: { type: 'array', items: schemaRef('PromptVariableValue'), description: 'Prompt variable values given on create.' },
+    promptVariableValues: {
+      type: 'array',
+      items: schemaRef('PromptVariableValue'),
+      description: 'Prompt variable values given on create.',
+    },
     phoneNumberId: hexId('Phone number of the team the call is made from, when one was given.'),
     fromPhoneNumber: e164Out('Number the call is made from, in E.164.'),
     toEmailAddress: { type: 'string', format: 'email', description: 'E-mail address of the person called.' },
@@ -250,7 +324,10 @@ function phoneCallSchemas(): Record<string, JsonSchema> {
     phoneCallWebhooks: {
       type: 'array',
       description: "The call's own webhooks; their secrets are never returned.",
-      items: exact({ url: { type: 'string', format: 'uri' }, subscribedEvent: schemaRef('EventName') }, ['url', 'subscribedEvent']),
+      items: exact({ url: { type: 'string', format: 'uri' }, subscribedEvent: schemaRef('EventName') }, [
+        'url',
+        'subscribedEvent',
+      ]),
     },
     fileId: text('ID of the file the call was triggered from in bulk.'),
     fileName: text('Name of that file.'),
@@ -275,8 +352,12 @@ function phoneCallSchemas(): Record<string, JsonSchema> {
     ...common,
     resultValues: {
       type: 'array',
-      description: 'One entry per result column of the call template, filled by the time the status reads `completed` (`value` is empty when nothing was found).',
-      items: exact({ columnName: text('Result column of the template.'), value: text('What the conversation gave for it.') }, ['columnName', 'value']),
+      description:
+        'One entry per result column of the call template, filled by the time the status reads `completed` (`value` is empty when nothing was found).',
+      items: exact(
+        { columnName: text('Result column of the template.'), value: text('What the conversation gave for it.') },
+        ['columnName', 'value'],
+      ),
     },
     callTriggeredAt: timestamp('When the provider was asked to dial.'),
     callStartedAt: timestamp('When the call was answered.'),
@@ -299,23 +380,29 @@ function phoneCallSchemas(): Record<string, JsonSchema> {
     recordingUrl: {
       type: 'string',
       format: 'uri',
-      description: 'Set when `record` was true and the call was answered: an absolute URL with an unguessable token, fetchable without the API key, serving a WAV file.',
+      description:
+        'Set when `record` was true and the call was answered: an absolute URL with an unguessable token, fetchable without the API key, serving a WAV file.',
     },
     callDuration: { type: 'number', minimum: 0, description: 'Seconds from answer to hang-up (may be fractional).' },
     callOrigin: {
       type: 'string',
       enum: [...CALL_ORIGINS],
-      description: 'How the call was created: `api` (POST /v1/phoneCalls), `batch` (POST /v1/phoneCalls/batch), `file` (a batch given `fileId` or `fileName`).',
+      description:
+        'How the call was created: `api` (POST /v1/phoneCalls), `batch` (POST /v1/phoneCalls/batch), `file` (a batch given `fileId` or `fileName`).',
     },
     customTagsHitOnCall: {
       type: 'array',
       items: { type: 'string' },
-      description: "Custom tags of the template whose trigger phrase occurs in the transcript (whoever spoke it); filled by `completed`.",
+      description:
+        'Custom tags of the template whose trigger phrase occurs in the transcript (whoever spoke it); filled by `completed`.',
     },
   };
   return {
     PhoneCallCreated: exact(
-      { ...common, status: { ...schemaRef('CallStatus'), const: 'queued', description: 'Always `queued` right after creation.' } },
+      {
+        ...common,
+        status: { ...schemaRef('CallStatus'), const: 'queued', description: 'Always `queued` right after creation.' },
+      },
       alwaysThere,
       'A call as returned by create and batch create: the fields sent, normalised, with the defaults applied. Keys without a value are left out.',
     ),
@@ -332,7 +419,11 @@ function webhookSchemas(): Record<string, JsonSchema> {
     _id: hexId('Unique ID of the webhook.'),
     teamId: hexId('Team the webhook belongs to.'),
     url: { type: 'string', format: 'uri', description: 'Address notified.' },
-    subscribedEvents: { type: 'array', items: schemaRef('EventName'), description: 'Event names subscribed to; `*` means every event.' },
+    subscribedEvents: {
+      type: 'array',
+      items: schemaRef('EventName'),
+      description: 'Event names subscribed to; `*` means every event.',
+    },
     method: { type: 'string', enum: ['GET', 'POST'], description: 'HTTP method of the notification.' },
     createAt: timestamp('Creation time; the field is spelled `createAt` on webhooks.'),
     updatedAt: timestamp('Last change.'),
@@ -346,7 +437,8 @@ function webhookSchemas(): Record<string, JsonSchema> {
         secret: {
           type: 'string',
           pattern: '^whsec_(?:[A-Za-z0-9+/]{4}){8,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$',
-          description: 'Signing secret: `whsec_` and standard padded base64 of at least 24 random bytes. Shown only here; store it.',
+          description:
+            'Signing secret: `whsec_` and standard padded base64 of at least 24 random bytes. Shown only here; store it.',
         },
       },
       [...required, 'secret'],
@@ -361,7 +453,11 @@ const transcriptSchema = exact(
     teamId: hexId('Team of the call.'),
     phoneCallId: hexId('Call the utterance belongs to.'),
     text: text('What was said.'),
-    speaker: { type: 'string', enum: ['agent', 'human'], description: 'Who said it: the AI `agent` or the `human` called.' },
+    speaker: {
+      type: 'string',
+      enum: ['agent', 'human'],
+      description: 'Who said it: the AI `agent` or the `human` called.',
+    },
     createdAt: timestamp('When it was said; spoken order.'),
     updatedAt: timestamp('Last change.'),
   },
@@ -372,7 +468,11 @@ const transcriptSchema = exact(
 const voiceSchema = exact(
   {
     id: { type: 'integer', description: 'Unique ID of the voice.' },
-    voiceSampleUrl: { type: 'string', format: 'uri', description: 'Absolute URL of a WAV sample of the voice, fetchable without the API key.' },
+    voiceSampleUrl: {
+      type: 'string',
+      format: 'uri',
+      description: 'Absolute URL of a WAV sample of the voice, fetchable without the API key.',
+    },
     voiceName: text('Name of the voice.'),
     gender: text('Gender as given by the source; its letter case varies between records.'),
     isRecommended: { type: 'boolean', description: 'Whether the voice is recommended.' },
@@ -386,7 +486,10 @@ const page = (item: string) =>
   exact(
     {
       data: { type: 'array', items: schemaRef(item) },
-      nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; `null` on the last page.' },
+      nextCursor: {
+        type: ['string', 'null'],
+        description: 'Pass as `cursor` for the next page; `null` on the last page.',
+      },
     },
     ['data', 'nextCursor'],
   );
@@ -396,7 +499,11 @@ const errorSchema = exact(
     error: exact(
       {
         statusCode: { type: 'integer', description: 'The HTTP status again.' },
-        message: { type: 'array', items: { type: 'string' }, description: 'One entry per problem, each naming the field and why.' },
+        message: {
+          type: 'array',
+          items: { type: 'string' },
+          description: 'One entry per problem, each naming the field and why.',
+        },
         error: { type: 'string', description: 'The standard reason phrase of the status, e.g. `Bad Request`.' },
       },
       ['statusCode', 'message', 'error'],
@@ -426,7 +533,11 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; examp
       'Invalid input: a body or query field fails validation (each `message` entry names the field), an unknown field, malformed JSON, or a rule of the operation (see its description).',
     example: 'toPhoneNumber must be a valid E.164 phone number',
   },
-  401: { name: 'Unauthorized', description: 'The `service-api-key` header is missing, or the key is unknown, revoked or expired.', example: 'the service-api-key header is missing' },
+  401: {
+    name: 'Unauthorized',
+    description: 'The `service-api-key` header is missing, or the key is unknown, revoked or expired.',
+    example: 'the service-api-key header is missing',
+  },
   403: {
     name: 'Forbidden',
     description: 'The key lacks the scope of the operation, or a body `teamId` is not the team of the key.',
@@ -434,17 +545,31 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; examp
   },
   404: {
     name: 'NotFound',
-    description: 'No such resource for the team of the key (resources of other teams are not revealed), or a malformed id in the path.',
+    description:
+      'No such resource for the team of the key (resources of other teams are not revealed), or a malformed id in the path.',
     example: 'resource not found',
   },
-  413: { name: 'PayloadTooLarge', description: 'The request body is larger than the configured limit.', example: 'request body is too large' },
-  415: { name: 'UnsupportedMediaType', description: 'A request body that is not `application/json`.', example: 'content-type must be application/json' },
+  413: {
+    name: 'PayloadTooLarge',
+    description: 'The request body is larger than the configured limit.',
+    example: 'request body is too large',
+  },
+  415: {
+    name: 'UnsupportedMediaType',
+    description: 'A request body that is not `application/json`.',
+    example: 'content-type must be application/json',
+  },
   429: {
     name: 'TooManyRequests',
-    description: 'Retry after `Retry-After` seconds: a request with the same `Idempotency-Key` was still being processed after a 10 s wait.',
+    description:
+      'Retry after `Retry-After` seconds: a request with the same `Idempotency-Key` was still being processed after a 10 s wait.',
     example: 'a request with this Idempotency-Key is still being processed; retry shortly',
   },
-  500: { name: 'InternalServerError', description: 'Server failure; no details are exposed. Safe to retry with the same `Idempotency-Key`.', example: 'internal error' },
+  500: {
+    name: 'InternalServerError',
+    description: 'Server failure; no details are exposed. Safe to retry with the same `Idempotency-Key`.',
+    example: 'internal error',
+  },
 };
 
 function errorResponses(): Record<string, unknown> {
@@ -497,7 +622,9 @@ Lists are pages of \`limit\` items (1-1000, default 100). Pass the answer's \`ne
 ## Call statuses
 ${CALL_STATUSES.map((s) => `- \`${s}\`: ${STATUS_MEANINGS[s]}`).join('\n')}
 
-Transitions: queued → ringing → inProgress → completed; ringing → busy | noAnswer | failed; inProgress → failed; queued → failed; queued | ringing | inProgress → cancelled. A terminal status never changes. The service spells \`cancelled\`; the list filter also accepts \`canceled\`. \`statusExtraInfo.statusCode\` tells why a status was reached: ${Object.values(STATUS_CODES)
+Transitions: queued → ringing → inProgress → completed; ringing → busy | noAnswer | failed; inProgress → failed; queued → failed; queued | ringing | inProgress → cancelled. A terminal status never changes. The service spells \`cancelled\`; the list filter also accepts \`canceled\`. \`statusExtraInfo.statusCode\` tells why a status was reached: ${Object.values(
+  STATUS_CODES,
+)
   .map((c) => `\`${c}\``)
   .join(', ')}.
 
@@ -536,7 +663,11 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
       { name: 'Transcripts', description: 'What was said on calls, one record per utterance.' },
       { name: 'Media', description: 'Audio files linked from calls and voices; no API key, the URL is the secret.' },
       { name: 'Operations', description: 'Health checks and this document; no API key.' },
-      { name: 'Provider callbacks', description: 'For telephony providers only, not for API clients: status callbacks authenticated by the provider\'s own signature.' },
+      {
+        name: 'Provider callbacks',
+        description:
+          "For telephony providers only, not for API clients: status callbacks authenticated by the provider's own signature.",
+      },
     ],
     paths: {
       '/v1/phoneCalls': {
@@ -563,7 +694,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           tags: ['Phone calls'],
           operationId: 'listPhoneCalls',
           summary: 'List calls',
-          description: 'The calls of the key\'s team, newest first (`createdAt` descending, then `_id` descending), filtered by the query. Needs `calls:read`. Unknown parameters or bad values are 400.',
+          description:
+            "The calls of the key's team, newest first (`createdAt` descending, then `_id` descending), filtered by the query. Needs `calls:read`. Unknown parameters or bad values are 400.",
           security: securityFor('calls:read'),
           parameters: phoneCallListParameters(),
           responses: { '200': ok('PhoneCallList'), ...errorRefs(V1_ERRORS) },
@@ -580,8 +712,18 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           parameters: [idempotencyKey],
           requestBody: jsonBody('PhoneCallBatchRequest', {
             phoneCalls: [
-              { teamId: EXAMPLE_TEAM, callTemplateId: EXAMPLE_TEMPLATE, toPhoneNumber: '+14155552671', promptVariableValues: [{ key: 'firstName', value: 'Grace' }] },
-              { teamId: EXAMPLE_TEAM, callTemplateId: EXAMPLE_TEMPLATE, toPhoneNumber: '+14155552672', promptVariableValues: [{ key: 'firstName', value: 'Alan' }] },
+              {
+                teamId: EXAMPLE_TEAM,
+                callTemplateId: EXAMPLE_TEMPLATE,
+                toPhoneNumber: '+14155552671',
+                promptVariableValues: [{ key: 'firstName', value: 'Grace' }],
+              },
+              {
+                teamId: EXAMPLE_TEAM,
+                callTemplateId: EXAMPLE_TEMPLATE,
+                toPhoneNumber: '+14155552672',
+                promptVariableValues: [{ key: 'firstName', value: 'Alan' }],
+              },
             ],
             fileId: 'leads-2026-11',
             fileName: 'leads.csv',
@@ -614,7 +756,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           tags: ['Webhooks'],
           operationId: 'createWebhook',
           summary: 'Create a webhook',
-          description: 'Registers an address notified of the team\'s call events. The answer (200) is the only one that shows the signing `secret`. Needs `webhooks:write`.',
+          description:
+            "Registers an address notified of the team's call events. The answer (200) is the only one that shows the signing `secret`. Needs `webhooks:write`.",
           security: securityFor('webhooks:write'),
           requestBody: jsonBody('WebhookCreateRequest', {
             teamId: EXAMPLE_TEAM,
@@ -622,7 +765,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             subscribedEvents: ['phoneCall.completed'],
             method: 'POST',
           }),
-          responses: { '200': ok('WebhookCreatedResponse', 'Created; the only answer with the secret.'), ...errorRefs(V1_BODY_ERRORS) },
+          responses: {
+            '200': ok('WebhookCreatedResponse', 'Created; the only answer with the secret.'),
+            ...errorRefs(V1_BODY_ERRORS),
+          },
         },
       },
       '/v1/webhooks/{_id}': {
@@ -639,7 +785,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           tags: ['Webhooks'],
           operationId: 'updateWebhook',
           summary: 'Update a webhook',
-          description: 'Changes any of `url`, `subscribedEvents`, `method`; the secret stays and is not shown. Needs `webhooks:write`.',
+          description:
+            'Changes any of `url`, `subscribedEvents`, `method`; the secret stays and is not shown. Needs `webhooks:write`.',
           security: securityFor('webhooks:write'),
           requestBody: jsonBody('WebhookUpdateRequest', { subscribedEvents: ['*'], method: 'GET' }),
           responses: { '200': ok('WebhookResponse'), ...errorRefs(V1_BODY_ERRORS) },
@@ -661,7 +808,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'listTranscripts',
           summary: 'List transcripts',
           description:
-            'Utterances of the team\'s calls in spoken order (`createdAt` ascending, then `_id` ascending); usually filtered by `phoneCallId`. A call\'s transcript is stored when it ends. Needs `transcripts:read`.',
+            "Utterances of the team's calls in spoken order (`createdAt` ascending, then `_id` ascending); usually filtered by `phoneCallId`. A call's transcript is stored when it ends. Needs `transcripts:read`.",
           security: securityFor('transcripts:read'),
           parameters: [
             {
@@ -703,7 +850,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           tags: ['Operations'],
           operationId: 'getReadiness',
           summary: 'Readiness',
-          description: 'Answers 200 once MongoDB and Temporal are reachable, 503 naming the unreachable ones before. No API key.',
+          description:
+            'Answers 200 once MongoDB and Temporal are reachable, 503 naming the unreachable ones before. No API key.',
           responses: {
             '200': jsonResponse('Ready.', schemaRef('Readiness')),
             '503': jsonResponse('A dependency is unreachable.', schemaRef('Readiness')),
@@ -716,13 +864,13 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           tags: ['Media'],
           operationId: 'getRecording',
           summary: 'A call recording',
-          description: 'The URL given as a call\'s `recordingUrl`. No API key: the token in the name is the secret.',
+          description: "The URL given as a call's `recordingUrl`. No API key: the token in the name is the secret.",
           parameters: [
             {
               name: 'file',
               in: 'path',
               required: true,
-              description: 'The recording\'s token followed by `.wav`.',
+              description: "The recording's token followed by `.wav`.",
               schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{32}\\.wav$' },
             },
           ],
@@ -735,8 +883,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           tags: ['Media'],
           operationId: 'getVoiceSample',
           summary: 'A voice sample',
-          description: 'The URL given as a voice\'s `voiceSampleUrl`. No API key.',
-          parameters: [{ name: 'id', in: 'path', required: true, description: 'The voice\'s `id`.', schema: { type: 'integer' } }],
+          description: "The URL given as a voice's `voiceSampleUrl`. No API key.",
+          parameters: [
+            { name: 'id', in: 'path', required: true, description: "The voice's `id`.", schema: { type: 'integer' } },
+          ],
           responses: { '200': wavResponse('The sample.', 'public, max-age=86400'), ...errorRefs([404, 500]) },
         },
       },
@@ -747,7 +897,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'receiveProviderCallback',
           summary: 'Provider status callback (for providers only)',
           description:
-            'Where telephony providers report the progress of a call. Not for API clients. No API key: the request must carry the provider\'s own signature (Twilio `X-Twilio-Signature`, Vonage a signed `Authorization: Bearer` JWT, Telnyx `telnyx-signature-ed25519` with `telnyx-timestamp`), verified with the credentials of the team owning the call.',
+            "Where telephony providers report the progress of a call. Not for API clients. No API key: the request must carry the provider's own signature (Twilio `X-Twilio-Signature`, Vonage a signed `Authorization: Bearer` JWT, Telnyx `telnyx-signature-ed25519` with `telnyx-timestamp`), verified with the credentials of the team owning the call.",
           'x-audience': 'telephony-providers',
           parameters: [
             { name: 'provider', in: 'path', required: true, schema: { type: 'string', enum: [...PROVIDERS] } },
@@ -761,8 +911,12 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           ],
           requestBody: {
             required: true,
-            description: 'The provider\'s own callback format, at most 1 MiB: form fields for Twilio, JSON for Vonage and Telnyx.',
-            content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } }, [JSON_TYPE]: { schema: { type: 'object' } } },
+            description:
+              "The provider's own callback format, at most 1 MiB: form fields for Twilio, JSON for Vonage and Telnyx.",
+            content: {
+              'application/x-www-form-urlencoded': { schema: { type: 'object' } },
+              [JSON_TYPE]: { schema: { type: 'object' } },
+            },
           },
           responses: {
             '204': { description: 'Accepted.' },
@@ -782,7 +936,11 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           description:
             'Sent to a webhook whose `method` is POST, and to every `phoneCallWebhooks` entry of a call. `webhook-signature` signs the raw body. Answer with any 2xx within 15 s; 410 stops retries; anything else is retried.',
           security: [],
-          parameters: [ref('parameters', 'webhook-id'), ref('parameters', 'webhook-timestamp'), ref('parameters', 'webhook-signature')],
+          parameters: [
+            ref('parameters', 'webhook-id'),
+            ref('parameters', 'webhook-timestamp'),
+            ref('parameters', 'webhook-signature'),
+          ],
           requestBody: { required: true, content: { [JSON_TYPE]: { schema: schemaRef('WebhookEvent') } } },
           responses: {
             '2XX': { description: 'Delivered.' },
@@ -793,13 +951,31 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
         get: {
           summary: 'Event delivery to a GET webhook',
           description:
-            'Sent to a webhook whose `method` is GET: the event\'s main fields as query parameters, added to the webhook\'s URL. `webhook-signature` signs the query string exactly as sent, without the leading `?`.',
+            "Sent to a webhook whose `method` is GET: the event's main fields as query parameters, added to the webhook's URL. `webhook-signature` signs the query string exactly as sent, without the leading `?`.",
           security: [],
           parameters: [
             { name: 'type', in: 'query', required: true, description: 'Event name.', schema: schemaRef('EventName') },
-            { name: 'timestamp', in: 'query', required: true, description: 'When the event happened.', schema: { type: 'string', format: 'date-time' } },
-            { name: 'phoneCallId', in: 'query', required: true, description: 'The call the event is about.', schema: { type: 'string', pattern: `^${OBJECT_ID_HEX}$` } },
-            { name: 'status', in: 'query', required: false, description: 'The call\'s status (call events only).', schema: schemaRef('CallStatus') },
+            {
+              name: 'timestamp',
+              in: 'query',
+              required: true,
+              description: 'When the event happened.',
+              schema: { type: 'string', format: 'date-time' },
+            },
+            {
+              name: 'phoneCallId',
+              in: 'query',
+              required: true,
+              description: 'The call the event is about.',
+              schema: { type: 'string', pattern: `^${OBJECT_ID_HEX}$` },
+            },
+            {
+              name: 'status',
+              in: 'query',
+              required: false,
+              description: "The call's status (call events only).",
+              schema: schemaRef('CallStatus'),
+            },
             ref('parameters', 'webhook-id'),
             ref('parameters', 'webhook-timestamp'),
             ref('parameters', 'webhook-signature'),
@@ -828,14 +1004,26 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           enum: [...CALL_STATUSES],
           description: `Status of a call:\n${CALL_STATUSES.map((s) => `- \`${s}\`: ${STATUS_MEANINGS[s]}`).join('\n')}`,
         },
-        TelephonyProvider: { type: 'string', enum: [...PROVIDERS], description: 'Telephony provider that carries a call.' },
-        EventName: { type: 'string', enum: EVENT_NAMES_OR_ALL, description: 'A webhook event name, or `*` for every event.' },
+        TelephonyProvider: {
+          type: 'string',
+          enum: [...PROVIDERS],
+          description: 'Telephony provider that carries a call.',
+        },
+        EventName: {
+          type: 'string',
+          enum: EVENT_NAMES_OR_ALL,
+          description: 'A webhook event name, or `*` for every event.',
+        },
         PromptVariableValue: exact({ key: text('Prompt variable name.'), value: text('Its value.') }, ['key', 'value']),
         PhoneCallCreateRequest: phoneCallCreateRequest(),
         PhoneCallBatchRequest: phoneCallBatchRequest(),
         ...phoneCallSchemas(),
         PhoneCallCreatedResponse: envelope(schemaRef('PhoneCallCreated')),
-        PhoneCallBatchResponse: envelope({ type: 'array', items: schemaRef('PhoneCallCreated'), description: 'The calls, in request order.' }),
+        PhoneCallBatchResponse: envelope({
+          type: 'array',
+          items: schemaRef('PhoneCallCreated'),
+          description: 'The calls, in request order.',
+        }),
         PhoneCallResponse: envelope(schemaRef('PhoneCall')),
         PhoneCallList: page('PhoneCall'),
         WebhookCreateRequest: webhookCreateRequest(),
@@ -867,7 +1055,11 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
                   {
                     phoneCallId: hexId('The call.'),
                     teamId: hexId('Its team.'),
-                    transcripts: { type: 'array', items: schemaRef('Transcript'), description: 'Every utterance, in spoken order.' },
+                    transcripts: {
+                      type: 'array',
+                      items: schemaRef('Transcript'),
+                      description: 'Every utterance, in spoken order.',
+                    },
                   },
                   ['phoneCallId', 'teamId', 'transcripts'],
                 ),
@@ -896,14 +1088,14 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           name: 'id',
           in: 'path',
           required: true,
-          description: 'The call\'s `_id` (24 lowercase hex characters; anything else is 404).',
+          description: "The call's `_id` (24 lowercase hex characters; anything else is 404).",
           schema: { type: 'string' },
         },
         WebhookId: {
           name: '_id',
           in: 'path',
           required: true,
-          description: 'The webhook\'s `_id` (24 lowercase hex characters; anything else is 404).',
+          description: "The webhook's `_id` (24 lowercase hex characters; anything else is 404).",
           schema: { type: 'string' },
         },
         'Idempotency-Key': {
@@ -914,7 +1106,13 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'Makes the create safe to retry: the same key with the same body within 24 h answers the first response again and creates nothing; with a different body, 400; while the first is still running, the retry waits up to 10 s for its answer, then gets 429. Keys are per team and per endpoint.',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
-        Limit: { name: 'limit', in: 'query', required: false, description: 'Page size.', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+        Limit: {
+          name: 'limit',
+          in: 'query',
+          required: false,
+          description: 'Page size.',
+          schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+        },
         Cursor: {
           name: 'cursor',
           in: 'query',
@@ -922,8 +1120,20 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           description: 'The `nextCursor` of the previous page; leave out for the first page.',
           schema: CURSOR_SCHEMA,
         },
-        'webhook-id': { name: 'webhook-id', in: 'header', required: true, description: 'Unique per event, the same on every retry: deduplicate on it.', schema: { type: 'string' } },
-        'webhook-timestamp': { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix seconds of this attempt.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+        'webhook-id': {
+          name: 'webhook-id',
+          in: 'header',
+          required: true,
+          description: 'Unique per event, the same on every retry: deduplicate on it.',
+          schema: { type: 'string' },
+        },
+        'webhook-timestamp': {
+          name: 'webhook-timestamp',
+          in: 'header',
+          required: true,
+          description: 'Unix seconds of this attempt.',
+          schema: { type: 'string', pattern: '^[0-9]+$' },
+        },
         'webhook-signature': {
           name: 'webhook-signature',
           in: 'header',
@@ -933,9 +1143,12 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
         },
       },
       headers: {
-        'X-Request-Id': { description: 'ID of the request in the service\'s logs.', schema: { type: 'string' } },
+        'X-Request-Id': { description: "ID of the request in the service's logs.", schema: { type: 'string' } },
         'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
-        'Idempotent-Replayed': { description: '`true` when the answer is a replay of an earlier request with the same `Idempotency-Key`.', schema: { type: 'string', const: 'true' } },
+        'Idempotent-Replayed': {
+          description: '`true` when the answer is a replay of an earlier request with the same `Idempotency-Key`.',
+          schema: { type: 'string', const: 'true' },
+        },
       },
     },
   };

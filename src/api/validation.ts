@@ -25,7 +25,8 @@ export function formatIssues(issues: ReadonlyArray<z.core.$ZodIssue>, input: unk
       continue;
     }
     const field = fieldName(issue.path, prefix);
-    const missing = (issue.code === 'invalid_type' || issue.code === 'invalid_value') && valueAt(input, issue.path) === undefined;
+    const missing =
+      (issue.code === 'invalid_type' || issue.code === 'invalid_value') && valueAt(input, issue.path) === undefined;
     if (missing) {
       messages.push(`${field} is required`);
     } else if (issue.code === 'invalid_type') {

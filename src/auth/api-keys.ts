@@ -50,7 +50,10 @@ export async function revokeApiKey(keyId: string): Promise<boolean> {
 }
 
 /** The key's team and scopes, or null for a missing, malformed, unknown, revoked or expired key. */
-export async function authenticateApiKey(presented: string | undefined, now = new Date()): Promise<AuthenticatedKey | null> {
+export async function authenticateApiKey(
+  presented: string | undefined,
+  now = new Date(),
+): Promise<AuthenticatedKey | null> {
   const match = presented ? KEY_PATTERN.exec(presented) : null;
   const record = match ? await ApiKey.findById(match[1]).lean() : null;
   const expected = record ? Buffer.from(record.secretHash, 'hex') : DUMMY_HASH;

@@ -57,7 +57,9 @@ export function createDispatcher(deps: { client: Client; taskQueue: string; ring
             { key: SA_PROVIDER, value: input.provider },
             ...(call.callDelayedUntil ? [{ key: SA_SCHEDULED_FOR, value: call.callDelayedUntil }] : []),
           ],
-          memo: { summary: `queued · ${input.toPhoneNumber} via ${input.provider}${input.scheduledFor ? ` at ${input.scheduledFor}` : ''}` },
+          memo: {
+            summary: `queued · ${input.toPhoneNumber} via ${input.provider}${input.scheduledFor ? ` at ${input.scheduledFor}` : ''}`,
+          },
           staticSummary: `Call to ${input.toPhoneNumber} via ${input.provider}`,
         });
       } catch (err) {
@@ -77,9 +79,17 @@ export function createDispatcher(deps: { client: Client; taskQueue: string; ring
  * Starts the workflows of every call in batches still pending after `olderThanMs`, then closes
  * those batches. Returns how many workflows it asked for (already running ones included).
  */
-export async function reconcilePendingCalls(deps: { dispatcher: Dispatcher; logger: Logger; olderThanMs: number; now?: Date }): Promise<number> {
+export async function reconcilePendingCalls(deps: {
+  dispatcher: Dispatcher;
+  logger: Logger;
+  olderThanMs: number;
+  now?: Date;
+}): Promise<number> {
   const cutoff = new Date((deps.now ?? new Date()).getTime() - deps.olderThanMs);
-  const batches = await DispatchBatch.find({ state: 'pending', createdAt: { $lt: cutoff } }).sort({ createdAt: 1 }).limit(20).lean();
+  const batches = await DispatchBatch.find({ state: 'pending', createdAt: { $lt: cutoff } })
+    .sort({ createdAt: 1 })
+    .limit(20)
+    .lean();
   let started = 0;
   for (const batch of batches) {
     const calls = await PhoneCall.find({ dispatchBatchId: batch._id }).lean();
@@ -88,10 +98,15 @@ export async function reconcilePendingCalls(deps: { dispatcher: Dispatcher; logg
       const template = await CallTemplate.findById(id, { maxDurationSeconds: 1 }).lean();
       templates.set(id, template?.maxDurationSeconds ?? 900);
     }
-    await mapBounded(calls, 16, (call) => deps.dispatcher.start(call, templates.get(call.callTemplateId.toHexString())!));
+    await mapBounded(calls, 16, (call) =>
+      deps.dispatcher.start(call, templates.get(call.callTemplateId.toHexString())!),
+    );
     await deps.dispatcher.closeBatch(batch._id);
     started += calls.length;
-    deps.logger.warn({ batchId: batch._id.toHexString(), calls: calls.length }, 'reconciler started the workflows of a batch left pending');
+    deps.logger.warn(
+      { batchId: batch._id.toHexString(), calls: calls.length },
+      'reconciler started the workflows of a batch left pending',
+    );
   }
   return started;
 }

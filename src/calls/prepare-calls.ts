@@ -48,13 +48,16 @@ export async function prepareCalls(
     const template = templateById.get(input.callTemplateId);
     if (!template) found.push(`${field('callTemplateId')} does not name a call template of this team`);
     const number = input.phoneNumberId ? numberById.get(input.phoneNumberId) : undefined;
-    if (input.phoneNumberId && !number) found.push(`${field('phoneNumberId')} does not name a phone number of this team`);
+    if (input.phoneNumberId && !number)
+      found.push(`${field('phoneNumberId')} does not name a phone number of this team`);
     if (template) found.push(...checkVariables(template, input, field('promptVariableValues')));
     // decisions.md: the provider defaults to the team's setting; the number behind phoneNumberId is
     // the from-number when it belongs to that provider.
     const provider = (input.telephonyProvider ?? team.defaultProvider) as ProviderName;
     if (!team.providerSettings.some((s) => s.provider === provider && s.credentialsSealed)) {
-      found.push(`${field('telephonyProvider')} ${provider} has no credentials for this team (an operator sets them with team set-provider)`);
+      found.push(
+        `${field('telephonyProvider')} ${provider} has no credentials for this team (an operator sets them with team set-provider)`,
+      );
     }
     const from = input.fromPhoneNumber ?? defaultFromNumber(team, provider, number);
     if (!from) found.push(`${field('fromPhoneNumber')} is required: the team has no ${provider} number to call from`);
@@ -107,7 +110,11 @@ function checkVariables(template: CallTemplateDoc, input: PhoneCallCreateInput, 
   return problems;
 }
 
-function defaultFromNumber(team: TeamDoc, provider: ProviderName, number: PhoneNumberDoc | undefined): string | undefined {
+function defaultFromNumber(
+  team: TeamDoc,
+  provider: ProviderName,
+  number: PhoneNumberDoc | undefined,
+): string | undefined {
   if (number && number.provider === provider) return number.number;
   return team.providerSettings.find((s) => s.provider === provider)?.fromNumbers[0] ?? undefined;
 }

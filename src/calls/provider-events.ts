@@ -26,7 +26,10 @@ export function createProviderEventSink(deps: { temporal: Client; logger: Logger
         await deps.temporal.workflow.getHandle(callWorkflowId(event.callId)).signal(providerEventSignal, event);
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) {
-          deps.logger.info({ callId: event.callId, kind: event.kind }, 'provider event for a call whose workflow has ended');
+          deps.logger.info(
+            { callId: event.callId, kind: event.kind },
+            'provider event for a call whose workflow has ended',
+          );
           continue;
         }
         throw err;

@@ -1,5 +1,9 @@
 /** Runs `task` over `items` with at most `concurrency` in flight; results in input order. */
-export async function mapBounded<T, R>(items: readonly T[], concurrency: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapBounded<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   async function lane(): Promise<void> {

@@ -55,10 +55,7 @@ export function createSecretBox(keyBase64: string): SecretBox {
       decipher.setAAD(AAD);
       decipher.setAuthTag(tag);
       try {
-        const plain = Buffer.concat([
-          decipher.update(Buffer.from(ciphertextText, 'base64url')),
-          decipher.final(),
-        ]);
+        const plain = Buffer.concat([decipher.update(Buffer.from(ciphertextText, 'base64url')), decipher.final()]);
         return plain.toString('utf8');
       } catch {
         // GCM reports only "unable to authenticate"; say what that means for an operator.

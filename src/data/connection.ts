@@ -24,7 +24,11 @@ export async function ensureIndexes(onUnsupported: (message: string) => void = (
     });
     for (const [fields, options] of model.schema.indexes()) {
       try {
-        await model.collection.createIndex(fields as Record<string, 1 | -1>, options as mongoose.mongo.CreateIndexesOptions, {});
+        await model.collection.createIndex(
+          fields as Record<string, 1 | -1>,
+          options as mongoose.mongo.CreateIndexesOptions,
+          {},
+        );
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         if (!/not implemented/i.test(message)) throw err;

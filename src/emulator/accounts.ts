@@ -10,7 +10,11 @@ import { json, type Route } from './http';
 const generateRsaKeyPair = promisify(generateKeyPair);
 
 /** One from-number per provider; their last four digits pick no special scenario. */
-export const EMULATOR_FROM_NUMBERS = { twilio: '+14155550100', vonage: '+14155550101', telnyx: '+14155550102' } as const;
+export const EMULATOR_FROM_NUMBERS = {
+  twilio: '+14155550100',
+  vonage: '+14155550101',
+  telnyx: '+14155550102',
+} as const;
 
 export function createAccountsRoute(secrets: { vonageSignatureSecret: string; telnyxPublicKeyBase64: string }): Route {
   const pattern = new RegExp(`^${EMULATOR_ACCOUNTS_PATH.replace(/\//g, '\\/')}$`);
@@ -23,7 +27,10 @@ export function createAccountsRoute(secrets: { vonageSignatureSecret: string; te
         kind: EMULATOR_ACCOUNTS_KIND,
         providers: {
           twilio: {
-            credentials: { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: randomBytes(16).toString('hex') },
+            credentials: {
+              accountSid: `AC${randomBytes(16).toString('hex')}`,
+              authToken: randomBytes(16).toString('hex'),
+            },
             fromNumber: EMULATOR_FROM_NUMBERS.twilio,
           },
           vonage: {

@@ -11,7 +11,13 @@ import type { ProviderContext } from './context';
 import { CallbackQueue } from './delivery';
 import { json, matchRoute, type Route } from './http';
 import { digitsOf, type Outcome } from './scenarios';
-import { CallSimulator, type EmulatedCallState, type EmulatedCall, type EmulatorLogger, type SpokenUtterance } from './simulation';
+import {
+  CallSimulator,
+  type EmulatedCallState,
+  type EmulatedCall,
+  type EmulatorLogger,
+  type SpokenUtterance,
+} from './simulation';
 import { createTelnyxEmulator } from './telnyx';
 import { createTwilioEmulator } from './twilio';
 import { createVonageEmulator } from './vonage';
@@ -91,7 +97,8 @@ export function createEmulator(options: EmulatorOptions): Emulator {
   const logger = options.logger ?? silentLogger;
   const telnyxKey = signingKey(options.telnyxSigningKeyPem);
   const telnyxJwk = createPublicKey(telnyxKey).export({ format: 'jwk' });
-  if (telnyxJwk.crv !== 'Ed25519' || !telnyxJwk.x) throw new Error('telnyxSigningKeyPem must be an Ed25519 private key');
+  if (telnyxJwk.crv !== 'Ed25519' || !telnyxJwk.x)
+    throw new Error('telnyxSigningKeyPem must be an Ed25519 private key');
   const telnyxPublicKeyBase64 = Buffer.from(telnyxJwk.x, 'base64url').toString('base64');
 
   const simulator = new CallSimulator(speedFactor, logger);
@@ -131,7 +138,11 @@ export function createEmulator(options: EmulatorOptions): Emulator {
   };
 
   const routes: Route[] = [
-    { method: 'GET', pattern: /^\/healthz$/, handle: () => json(200, { status: 'ok', providers: ['twilio', 'vonage', 'telnyx'] }) },
+    {
+      method: 'GET',
+      pattern: /^\/healthz$/,
+      handle: () => json(200, { status: 'ok', providers: ['twilio', 'vonage', 'telnyx'] }),
+    },
     createAccountsRoute({ vonageSignatureSecret: options.vonageSignatureSecret, telnyxPublicKeyBase64 }),
     ...createTwilioEmulator(context).routes,
     ...createVonageEmulator(context, options.vonageSignatureSecret).routes,
@@ -153,7 +164,8 @@ export function createEmulator(options: EmulatorOptions): Emulator {
                 { method, path: url.pathname, query: url.searchParams, headers: req.headers, body },
                 matched.params,
               );
-      if (result.status >= 400) logger.info({ method, path: url.pathname, status: result.status }, 'emulated API refused a request');
+      if (result.status >= 400)
+        logger.info({ method, path: url.pathname, status: result.status }, 'emulated API refused a request');
       res.writeHead(result.status, result.headers);
       res.end(result.body);
     } catch (err) {

@@ -34,14 +34,20 @@ export const SCENARIOS: readonly Scenario[] = [
         'Hi, yes, speaking. What is this about?',
         "Thanks for picking up. I'd love to set up a short meeting to walk you through it. When would suit you?",
       ],
-      ['Tuesday at 3pm works for me.', "Perfect, I've put you down for Tuesday at 3pm. You'll get a confirmation shortly."],
+      [
+        'Tuesday at 3pm works for me.',
+        "Perfect, I've put you down for Tuesday at 3pm. You'll get a confirmation shortly.",
+      ],
       ['Great, thanks. Bye.', 'Thank you for your time. Goodbye!'],
     ],
   },
   {
     id: 'meeting-tomorrow',
     turns: [
-      ["Oh, hello. I'm a bit busy right now, but go on.", "I'll be quick. Could we schedule a short call to go over the details?"],
+      [
+        "Oh, hello. I'm a bit busy right now, but go on.",
+        "I'll be quick. Could we schedule a short call to go over the details?",
+      ],
       ['How about tomorrow at 10:30?', "Tomorrow at 10:30 works. I'll send you an invitation."],
       ['Sounds good.', 'Thanks so much. Have a great day, goodbye.'],
     ],
@@ -49,7 +55,10 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     id: 'meeting-next-monday',
     turns: [
-      ["Yes, I've actually been meaning to look into that.", 'Wonderful. Would you be open to a short meeting with one of our specialists?'],
+      [
+        "Yes, I've actually been meaning to look into that.",
+        'Wonderful. Would you be open to a short meeting with one of our specialists?',
+      ],
       ['Sure. Next Monday at 9am would be ideal.', "Great, next Monday at 9am it is. I'll send you the details."],
       ['Thank you.', 'Thank you, goodbye.'],
     ],
@@ -58,7 +67,10 @@ export const SCENARIOS: readonly Scenario[] = [
     id: 'not-interested',
     turns: [
       ["Sorry, I'm not interested.", 'I understand. Is there perhaps a better time to reach you in the future?'],
-      ["No, really, I'm not interested. Please don't call again.", "Of course. I'm sorry to have bothered you. Have a good day."],
+      [
+        "No, really, I'm not interested. Please don't call again.",
+        "Of course. I'm sorry to have bothered you. Have a good day.",
+      ],
     ],
   },
   {
@@ -136,7 +148,8 @@ export function speakingSeconds(text: string): number {
 export function planCall(input: { to: string; openingLine: string }): CallPlan {
   const outcome = outcomeFor(input.to);
   const hash = numberHash(input.to);
-  const jitter = (salt: number, spread: number): number => ((((hash >>> salt) ^ (hash * (salt + 1))) >>> 0) % 1000) / 1000 * spread;
+  const jitter = (salt: number, spread: number): number =>
+    (((((hash >>> salt) ^ (hash * (salt + 1))) >>> 0) % 1000) / 1000) * spread;
   const ringSeconds =
     outcome === 'no-answer' ? NO_ANSWER_RING_SECONDS : outcome === 'busy' ? 1.5 + jitter(3, 1) : 2 + jitter(5, 2);
   if (outcome === 'busy' || outcome === 'no-answer' || outcome === 'refused') {

@@ -4,7 +4,11 @@
 import { createHash, createHmac, randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
 
 /** X-Twilio-Signature for a form-encoded POST: HMAC-SHA1 of URL + sorted name/value pairs. */
-export function twilioRequestSignature(authToken: string, url: string, params: readonly (readonly [string, string])[]): string {
+export function twilioRequestSignature(
+  authToken: string,
+  url: string,
+  params: readonly (readonly [string, string])[],
+): string {
   const data = [...params]
     .sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1))
     .reduce((acc, [name, value]) => acc + name + value, url);

@@ -71,7 +71,13 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
   ): Route['handle'] => {
     return (req, params) => {
       const apiKey = bearerToken(req);
-      if (!apiKey) return errors(401, '10009', 'Authentication failed', 'The required authentication headers were missing or malformed.');
+      if (!apiKey)
+        return errors(
+          401,
+          '10009',
+          'Authentication failed',
+          'The required authentication headers were missing or malformed.',
+        );
       return handler(req, params, apiKey);
     };
   };
@@ -81,7 +87,8 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
     return entry?.apiKey === apiKey ? entry : undefined;
   };
 
-  const notFound = (what: string): ApiResponse => errors(404, '10005', 'Resource not found', `${what} could not be found.`);
+  const notFound = (what: string): ApiResponse =>
+    errors(404, '10005', 'Resource not found', `${what} could not be found.`);
 
   const callResource = (entry: TelnyxCall): Record<string, unknown> => ({
     record_type: 'call',
@@ -203,9 +210,16 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
     if (typeof connectionId !== 'string' || connectionId.length === 0) {
       return errors(422, '10015', 'Invalid value', 'connection_id is required.', '/connection_id');
     }
-    if (typeof from !== 'string' || !E164.test(from)) return errors(422, '10015', 'Invalid value', 'from must be an E.164 number.', '/from');
+    if (typeof from !== 'string' || !E164.test(from))
+      return errors(422, '10015', 'Invalid value', 'from must be an E.164 number.', '/from');
     if (typeof webhookUrl !== 'string' || !/^https?:\/\//.test(webhookUrl)) {
-      return errors(422, '10015', 'Invalid value', 'The emulator needs webhook_url (it has no connection-level webhook).', '/webhook_url');
+      return errors(
+        422,
+        '10015',
+        'Invalid value',
+        'The emulator needs webhook_url (it has no connection-level webhook).',
+        '/webhook_url',
+      );
     }
     if (clientState !== undefined && (typeof clientState !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(clientState))) {
       return errors(422, '10015', 'Invalid value', 'client_state must be Base64.', '/client_state');
@@ -216,9 +230,21 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
     const state = typeof clientState === 'string' ? clientState : null;
     const plan = planCall({ to: typeof to === 'string' ? to : '', openingLine: openingLineOf(state) });
     if (typeof to !== 'string' || !E164.test(to) || plan.outcome === 'refused') {
-      return errors(422, '10016', 'Invalid destination number', 'The destination number is not a valid, reachable phone number.', '/to');
+      return errors(
+        422,
+        '10016',
+        'Invalid destination number',
+        'The destination number is not a valid, reachable phone number.',
+        '/to',
+      );
     }
-    const call = newCall('telnyx', { id: `v3:${opaqueToken()}`, to, from, record: record === 'record-from-answer', plan });
+    const call = newCall('telnyx', {
+      id: `v3:${opaqueToken()}`,
+      to,
+      from,
+      record: record === 'record-from-answer',
+      plan,
+    });
     const entry: TelnyxCall = {
       call,
       apiKey,
@@ -244,7 +270,12 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
     const entry = owned(apiKey, params.id);
     if (!entry) return notFound(`Call ${params.id}`);
     if (!ctx.simulator.hangUp(entry.call)) {
-      return errors(422, '90018', 'Call has already ended', "This call is no longer active and can't receive commands.");
+      return errors(
+        422,
+        '90018',
+        'Call has already ended',
+        "This call is no longer active and can't receive commands.",
+      );
     }
     return json(200, { data: { result: 'ok' } });
   });
@@ -282,7 +313,12 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
     const number = Math.max(Number(req.query.get('page[number]') ?? 1) || 1, 1);
     return json(200, {
       data: items.slice((number - 1) * size, number * size),
-      meta: { page_number: number, page_size: size, total_pages: Math.max(1, Math.ceil(items.length / size)), total_results: items.length },
+      meta: {
+        page_number: number,
+        page_size: size,
+        total_pages: Math.max(1, Math.ceil(items.length / size)),
+        total_results: items.length,
+      },
     });
   };
 
@@ -309,7 +345,11 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
   const download: Route['handle'] = async (req, params) => {
     const entry = [...calls.values()].find((e) => e.recording?.id === params.id);
     if (!entry?.recording || !entry.call.recording || req.query.get('X-Amz-Signature') !== entry.recording.token) {
-      return { status: 403, headers: { 'Content-Type': 'application/xml' }, body: '<Error><Code>AccessDenied</Code></Error>' };
+      return {
+        status: 403,
+        headers: { 'Content-Type': 'application/xml' },
+        body: '<Error><Code>AccessDenied</Code></Error>',
+      };
     }
     return wav(await entry.call.recording.wav());
   };
@@ -337,7 +377,8 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
     for (const [key, value] of req.query) {
       const field = /^metadata->(.+)$/.exec(key)?.[1];
       if (!field) continue;
-      if (!value.startsWith('eq.')) return errors(400, '10015', 'Bad Request', `The emulator supports only eq. filters (${key}).`);
+      if (!value.startsWith('eq.'))
+        return errors(400, '10015', 'Bad Request', `The emulator supports only eq. filters (${key}).`);
       filters.push([field, value.slice(3)]);
     }
     const found = [...calls.values()]

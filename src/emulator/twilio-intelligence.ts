@@ -44,7 +44,15 @@ export function createTwilioIntelligenceRoutes(
     const pageSize = Math.min(Math.max(Number(req.query.get('PageSize') ?? 50) || 50, 1), 5000);
     return json(200, {
       [key]: items.slice(0, pageSize),
-      meta: { page: 0, page_size: pageSize, first_page_url: url, previous_page_url: null, url, next_page_url: null, key },
+      meta: {
+        page: 0,
+        page_size: pageSize,
+        first_page_url: url,
+        previous_page_url: null,
+        url,
+        next_page_url: null,
+        key,
+      },
     });
   };
 

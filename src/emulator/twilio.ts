@@ -78,7 +78,8 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
     return entry?.accountSid === accountSid ? entry : undefined;
   };
 
-  const callUri = (accountSid: string, sid: string): string => `/${API_VERSION}/Accounts/${accountSid}/Calls/${sid}.json`;
+  const callUri = (accountSid: string, sid: string): string =>
+    `/${API_VERSION}/Accounts/${accountSid}/Calls/${sid}.json`;
 
   const callResource = (entry: TwilioCall): Record<string, unknown> => {
     const { call, accountSid } = entry;
@@ -124,7 +125,12 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
   };
 
   /** Posts one status callback, if the call asked for this event. */
-  const statusCallback = (entry: TwilioCall, event: string, callStatus: string, extra: Record<string, string> = {}): void => {
+  const statusCallback = (
+    entry: TwilioCall,
+    event: string,
+    callStatus: string,
+    extra: Record<string, string> = {},
+  ): void => {
     const url = entry.statusCallback;
     if (!url || !entry.statusEvents.has(event)) return;
     const { call, accountSid, authToken } = entry;
@@ -207,7 +213,10 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
     if (!twiml && !form.get('Url') && !form.get('ApplicationSid')) {
       return twilioError(400, 21205, 'Url parameter is required.');
     }
-    const events = form.getAll('StatusCallbackEvent').flatMap((v) => v.split(/\s+/)).filter((v) => v.length > 0);
+    const events = form
+      .getAll('StatusCallbackEvent')
+      .flatMap((v) => v.split(/\s+/))
+      .filter((v) => v.length > 0);
     if (events.some((e) => !STATUS_EVENTS.has(e))) return twilioError(400, 21626, "Invalid 'StatusCallbackEvent'");
     const plan = planCall({ to, openingLine: twiml ? spokenByTwiml(twiml) : '' });
     if (!E164.test(to) || plan.outcome === 'refused') {
@@ -334,7 +343,9 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
 
   const listRecordings: Route['handle'] = authenticated((req, _params, accountSid) => {
     const callSid = req.query.get('CallSid');
-    const found = recorded(accountSid).filter((e) => !callSid || e.call.id === callSid).map(recordingResource);
+    const found = recorded(accountSid)
+      .filter((e) => !callSid || e.call.id === callSid)
+      .map(recordingResource);
     return page(req, 'recordings', found.reverse(), `/${API_VERSION}/Accounts/${accountSid}/Recordings.json`);
   });
 
@@ -352,7 +363,11 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
   const downloadMedia: Route['handle'] = async (req, params) => {
     const entry = [...calls.values()].find((e) => e.recordingSid === params.sid);
     if (!entry?.call.recording || req.query.get('Signature') !== entry.mediaToken) {
-      return { status: 403, headers: { 'Content-Type': 'application/xml' }, body: '<Error><Code>AccessDenied</Code></Error>' };
+      return {
+        status: 403,
+        headers: { 'Content-Type': 'application/xml' },
+        body: '<Error><Code>AccessDenied</Code></Error>',
+      };
     }
     return wav(await entry.call.recording.wav(), 'audio/x-wav');
   };
@@ -366,7 +381,11 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
       { method: 'POST', pattern: new RegExp(`^${account}/Calls/(?<sid>[^/.]+)\\.json$`), handle: updateCall },
       { method: 'GET', pattern: new RegExp(`^${account}/Calls/(?<sid>[^/.]+)/Events\\.json$`), handle: listEvents },
       { method: 'GET', pattern: new RegExp(`^${account}/Recordings\\.json$`), handle: listRecordings },
-      { method: 'GET', pattern: new RegExp(`^${account}/Recordings/(?<sid>[^/.]+)(?<ext>\\.json|\\.wav|\\.mp3)?$`), handle: fetchRecording },
+      {
+        method: 'GET',
+        pattern: new RegExp(`^${account}/Recordings/(?<sid>[^/.]+)(?<ext>\\.json|\\.wav|\\.mp3)?$`),
+        handle: fetchRecording,
+      },
       { method: 'GET', pattern: /^\/media\/twilio\/(?<sid>[^/.]+)\.wav$/, handle: downloadMedia },
       ...createTwilioIntelligenceRoutes(ctx, (accountSid) =>
         [...calls.values()].filter((e) => e.accountSid === accountSid && e.transcriptSid !== undefined),

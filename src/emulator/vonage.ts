@@ -5,7 +5,18 @@
 import { randomUUID } from 'node:crypto';
 import { newCall, type ProviderContext } from './context';
 import type { CallbackQueue } from './delivery';
-import { bearerToken, isoSeconds, isRecord, json, noContent, parseJsonBody, wav, type ApiRequest, type ApiResponse, type Route } from './http';
+import {
+  bearerToken,
+  isoSeconds,
+  isRecord,
+  json,
+  noContent,
+  parseJsonBody,
+  wav,
+  type ApiRequest,
+  type ApiResponse,
+  type Route,
+} from './http';
 import { planCall } from './scenarios';
 import { decodeJwt, vonageWebhookToken } from './signing';
 import type { CallEndOutcome, EmulatedCall, SpokenUtterance } from './simulation';
@@ -71,7 +82,11 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
   };
 
   const authenticated = (
-    handler: (req: ApiRequest, params: Record<string, string>, applicationId: string) => ApiResponse | Promise<ApiResponse>,
+    handler: (
+      req: ApiRequest,
+      params: Record<string, string>,
+      applicationId: string,
+    ) => ApiResponse | Promise<ApiResponse>,
   ): Route['handle'] => {
     return (req, params) => {
       const applicationId = application(req);
@@ -113,7 +128,13 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
 
   /** An entry in the conversation's event log (the Conversation API). */
   const logEvent = (entry: VonageCall, type: string, body: Record<string, unknown>): void => {
-    entry.events.push({ id: entry.events.length + 1, type, from: entry.memberId, body, timestamp: new Date().toISOString() });
+    entry.events.push({
+      id: entry.events.length + 1,
+      type,
+      from: entry.memberId,
+      body,
+      timestamp: new Date().toISOString(),
+    });
   };
 
   /** A webhook to event_url, signed as Vonage's signed webhooks are. */
@@ -158,7 +179,15 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
     },
     spoke: (_call: EmulatedCall, utterance: SpokenUtterance) => {
       if (utterance.speaker === 'agent') {
-        logEvent(entry, 'audio:say', { text: utterance.text, language: 'en-US', style: 0, level: 0, loop: 1, queue: true, ssml: false });
+        logEvent(entry, 'audio:say', {
+          text: utterance.text,
+          language: 'en-US',
+          style: 0,
+          level: 0,
+          loop: 1,
+          queue: true,
+          ssml: false,
+        });
       } else {
         logEvent(entry, 'audio:asr:done', { asr: { results: [{ text: utterance.text, confidence: 0.93 }] } });
       }
@@ -212,17 +241,24 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
     const to = Array.isArray(body.to) && isRecord(body.to[0]) ? body.to[0] : undefined;
     const from = isRecord(body.from) ? body.from : undefined;
     const invalid: { name: string; reason: string }[] = [];
-    if (!to || to.type !== 'phone' || typeof to.number !== 'string') invalid.push({ name: 'to', reason: 'must be a phone endpoint' });
+    if (!to || to.type !== 'phone' || typeof to.number !== 'string')
+      invalid.push({ name: 'to', reason: 'must be a phone endpoint' });
     if (!from || from.type !== 'phone' || typeof from.number !== 'string' || !NUMBER.test(from.number)) {
       invalid.push({ name: 'from', reason: 'must be a phone endpoint with an E.164 number (no +)' });
     }
-    if (!Array.isArray(body.ncco)) invalid.push({ name: 'ncco', reason: 'the emulator needs an inline NCCO (answer_url is not supported)' });
-    const eventUrl = Array.isArray(body.event_url) && typeof body.event_url[0] === 'string' ? body.event_url[0] : undefined;
-    if (body.event_url !== undefined && !eventUrl) invalid.push({ name: 'event_url', reason: 'must be an array of one URL' });
+    if (!Array.isArray(body.ncco))
+      invalid.push({ name: 'ncco', reason: 'the emulator needs an inline NCCO (answer_url is not supported)' });
+    const eventUrl =
+      Array.isArray(body.event_url) && typeof body.event_url[0] === 'string' ? body.event_url[0] : undefined;
+    if (body.event_url !== undefined && !eventUrl)
+      invalid.push({ name: 'event_url', reason: 'must be an array of one URL' });
     if (body.event_method !== undefined && body.event_method !== 'POST') {
       invalid.push({ name: 'event_method', reason: 'the emulator sends events with POST only' });
     }
-    if (invalid.length > 0) return problem(400, 'Bad Request', 'The request failed due to validation errors', { invalid_parameters: invalid });
+    if (invalid.length > 0)
+      return problem(400, 'Bad Request', 'The request failed due to validation errors', {
+        invalid_parameters: invalid,
+      });
 
     const number = String(to?.number);
     const ncco = (body.ncco as unknown[]).filter(isRecord);
@@ -256,7 +292,12 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
     conversations.set(entry.conversationUuid, entry);
     ctx.dialled(call);
     ctx.simulator.start(call, observer(entry));
-    return json(201, { uuid: call.id, status: 'started', direction: 'outbound', conversation_uuid: entry.conversationUuid });
+    return json(201, {
+      uuid: call.id,
+      status: 'started',
+      direction: 'outbound',
+      conversation_uuid: entry.conversationUuid,
+    });
   });
 
   const listCalls: Route['handle'] = authenticated((req, _params, applicationId) => {
@@ -305,7 +346,8 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
 
   const listEvents: Route['handle'] = authenticated((req, params, applicationId) => {
     const entry = conversations.get(params.conversation);
-    if (!entry || entry.applicationId !== applicationId) return problem(404, 'Not Found', `Conversation ${params.conversation} was not found.`);
+    if (!entry || entry.applicationId !== applicationId)
+      return problem(404, 'Not Found', `Conversation ${params.conversation} was not found.`);
     const pageSize = Math.min(Math.max(Number(req.query.get('page_size') ?? 10) || 10, 1), 100);
     const ordered = req.query.get('order') === 'desc' ? [...entry.events].reverse() : entry.events;
     const typed = req.query.get('event_type');
@@ -334,7 +376,8 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
 
   const downloadFile: Route['handle'] = authenticated(async (_req, params, applicationId) => {
     const entry = files.get(params.file);
-    if (!entry?.call.recording || entry.applicationId !== applicationId) return problem(404, 'Not Found', 'File not found.');
+    if (!entry?.call.recording || entry.applicationId !== applicationId)
+      return problem(404, 'Not Found', 'File not found.');
     return wav(await entry.call.recording.wav());
   });
 

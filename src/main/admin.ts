@@ -79,8 +79,10 @@ async function run(argv: string[]): Promise<object> {
         // stderr: with --json, stdout carries exactly the documented object.
         if (provisioned.length) note(`Provider emulator accounts and from-numbers set for ${provisioned.join(', ')}.`);
         for (const { provider, url, reason } of unreachable) {
-          note(`No ${provider} credentials set: ${url} is not a real provider's API and did not answer as the emulator (${reason}). ` +
-            'Use team set-provider.');
+          note(
+            `No ${provider} credentials set: ${url} is not a real provider's API and did not answer as the emulator (${reason}). ` +
+              'Use team set-provider.',
+          );
         }
         return created;
       }
@@ -98,7 +100,12 @@ async function run(argv: string[]): Promise<object> {
           secretBox,
         );
       case 'key create':
-        return await createKey({ team: need(values.team, '--team'), scopes: values.scopes, expiresIn: values['expires-in'], name: values.name });
+        return await createKey({
+          team: need(values.team, '--team'),
+          scopes: values.scopes,
+          expiresIn: values['expires-in'],
+          name: values.name,
+        });
       case 'key list':
         return await listKeys({ team: need(values.team, '--team') });
       case 'key revoke':
@@ -119,7 +126,11 @@ async function run(argv: string[]): Promise<object> {
         return await listTemplates({ team: need(values.team, '--team') });
       case 'phone-number create':
         return await createPhoneNumber(
-          { team: need(values.team, '--team'), number: need(values.number, '--number'), provider: need(values.provider, '--provider') },
+          {
+            team: need(values.team, '--team'),
+            number: need(values.number, '--number'),
+            provider: need(values.provider, '--provider'),
+          },
           secretBox,
         );
       case 'phone-number list':
@@ -142,12 +153,17 @@ run(argv).then(
     const message = err instanceof Error ? err.message : String(err);
     if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
     else process.stderr.write(`${message}\n`);
-    process.exitCode = err instanceof CommandError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+    process.exitCode =
+      err instanceof CommandError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
   },
 );
 
 function formatHuman(result: object): string {
   return Object.entries(result)
-    .map(([key, value]) => (Array.isArray(value) ? `${key}:\n${value.map((v) => `  ${JSON.stringify(v)}`).join('\n')}` : `${key}: ${String(value)}`))
+    .map(([key, value]) =>
+      Array.isArray(value)
+        ? `${key}:\n${value.map((v) => `  ${JSON.stringify(v)}`).join('\n')}`
+        : `${key}: ${String(value)}`,
+    )
     .join('\n');
 }

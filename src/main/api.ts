@@ -34,9 +34,17 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
   const secretBox = createSecretBox(config.ENCRYPTION_KEY);
   const providers = createTeamProviderResolver({
     secretBox,
-    baseUrls: { twilio: config.TWILIO_API_BASE_URL, vonage: config.VONAGE_API_BASE_URL, telnyx: config.TELNYX_API_BASE_URL },
+    baseUrls: {
+      twilio: config.TWILIO_API_BASE_URL,
+      vonage: config.VONAGE_API_BASE_URL,
+      telnyx: config.TELNYX_API_BASE_URL,
+    },
   });
-  const dispatcher = createDispatcher({ client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS });
+  const dispatcher = createDispatcher({
+    client: temporal,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
+  });
   return createApp({
     logger,
     bodyLimit: config.REQUEST_BODY_LIMIT,
@@ -83,7 +91,10 @@ export async function startApi(config: Config, logger: Logger): Promise<{ server
   await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE);
   await ensureIndexes();
   await syncVoiceCatalogue();
-  const temporal = await connectTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = await connectTemporalClient({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+  });
   const server = await listen(createApiApp({ config, logger, temporal }), config.PORT, config.HOST);
   return {
     server,

@@ -17,9 +17,16 @@ function numberFromEnv(name: string, fallback: number, valid: (n: number) => boo
 
 async function main(): Promise<void> {
   const logger = createLogger(process.env.LOG_LEVEL ?? 'info', 'emulator');
-  const generatedSecret = process.env.EMULATOR_VONAGE_SIGNATURE_SECRET ? undefined : randomBytes(24).toString('base64url');
+  const generatedSecret = process.env.EMULATOR_VONAGE_SIGNATURE_SECRET
+    ? undefined
+    : randomBytes(24).toString('base64url');
   const emulator = createEmulator({
-    port: numberFromEnv('EMULATOR_PORT', 4010, (n) => Number.isInteger(n) && n >= 0 && n < 65536, 'a port number (0: any free port)'),
+    port: numberFromEnv(
+      'EMULATOR_PORT',
+      4010,
+      (n) => Number.isInteger(n) && n >= 0 && n < 65536,
+      'a port number (0: any free port)',
+    ),
     host: process.env.EMULATOR_HOST || '127.0.0.1',
     speedFactor: numberFromEnv('EMULATOR_SPEED_FACTOR', 1, (n) => Number.isFinite(n) && n > 0, 'a positive number'),
     publicBaseUrl: process.env.EMULATOR_PUBLIC_BASE_URL || undefined,

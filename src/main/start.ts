@@ -73,7 +73,10 @@ async function waitForReady(url: string, children: ChildProcess[], timeoutMs = 1
   let last = '';
   while (Date.now() < deadline) {
     const dead = children.find((c) => c.exitCode !== null);
-    if (dead) throw new Error(`a service process exited (code ${dead.exitCode}) before the API was ready; see its output above`);
+    if (dead)
+      throw new Error(
+        `a service process exited (code ${dead.exitCode}) before the API was ready; see its output above`,
+      );
     try {
       const response = await fetch(url);
       if (response.ok) return;
@@ -88,7 +91,11 @@ async function waitForReady(url: string, children: ChildProcess[], timeoutMs = 1
 
 async function admin(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<string, string>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main/admin.ts'), ...args, '--json'], { cwd: ROOT, env });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'src/main/admin.ts'), ...args, '--json'],
+      { cwd: ROOT, env },
+    );
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk));
@@ -112,14 +119,43 @@ async function seedDemo(env: NodeJS.ProcessEnv, emulatorUrl: string): Promise<De
   // team create gives the team emulator credentials and a from-number for each provider.
   const { teamId } = await admin(env, ['team', 'create', '--name', 'Demo team', '--provider', 'twilio']);
   const { callTemplateId } = await admin(env, [
-    'template', 'create', '--team', teamId!, '--name', 'Dental check-up reminder',
-    '--prompt', 'Hello {{firstName}}, this is Ada calling from Acme Dental. You are due for a check-up; could we book a time that suits you?',
-    '--required-variables', 'firstName',
-    '--tag', 'interested=sounds good', '--tag', 'interested=works for me', '--tag', 'callback=call me back', '--tag', 'notInterested=not interested',
-    '--result-column', 'interested', '--result-column', 'meetingTime', '--result-column', 'summary',
-    '--time-zone', 'America/New_York',
+    'template',
+    'create',
+    '--team',
+    teamId!,
+    '--name',
+    'Dental check-up reminder',
+    '--prompt',
+    'Hello {{firstName}}, this is Ada calling from Acme Dental. You are due for a check-up; could we book a time that suits you?',
+    '--required-variables',
+    'firstName',
+    '--tag',
+    'interested=sounds good',
+    '--tag',
+    'interested=works for me',
+    '--tag',
+    'callback=call me back',
+    '--tag',
+    'notInterested=not interested',
+    '--result-column',
+    'interested',
+    '--result-column',
+    'meetingTime',
+    '--result-column',
+    'summary',
+    '--time-zone',
+    'America/New_York',
   ]);
-  const { phoneNumberId } = await admin(env, ['phone-number', 'create', '--team', teamId!, '--number', '+14155550100', '--provider', 'twilio']);
+  const { phoneNumberId } = await admin(env, [
+    'phone-number',
+    'create',
+    '--team',
+    teamId!,
+    '--number',
+    '+14155550100',
+    '--provider',
+    'twilio',
+  ]);
   const { key } = await admin(env, ['key', 'create', '--team', teamId!, '--name', 'demo']);
   const demo: Demo = { teamId: teamId!, key: key!, callTemplateId: callTemplateId!, phoneNumberId: phoneNumberId! };
   // Local development only (.data/ is git-ignored): keeps the printed curl working across restarts.
@@ -139,7 +175,8 @@ async function main(): Promise<void> {
     say('\nStopping: API, worker, emulator, then the servers...');
     // The worker gets time to finish the activities it is running (its shutdown grace is 20 s).
     for (const child of [...children].reverse()) await stopChild(child, 30_000);
-    for (const server of [...servers].reverse()) await server.stop().catch((err: unknown) => say(`${server.name}: ${String(err)}`));
+    for (const server of [...servers].reverse())
+      await server.stop().catch((err: unknown) => say(`${server.name}: ${String(err)}`));
     if (stackFileWritten) removeStackSettings({ OCO_DATA_DIR: DATA });
     say('Stopped. Data is kept in .data/ for the next npm start.');
     process.exit(code);
@@ -161,7 +198,12 @@ async function main(): Promise<void> {
       await assertPortFree(PORTS.postgres, 'PostgreSQL, set LOCAL_POSTGRES_PORT');
       await assertPortFree(PORTS.mongo, 'FerretDB, set LOCAL_MONGO_PORT');
       say('Starting PostgreSQL and FerretDB...');
-      const stack = await startMongoStack({ dataDir: path.join(DATA, 'mongo'), postgresPort: PORTS.postgres, mongoPort: PORTS.mongo, log: (l) => (l.startsWith('Building') || l.startsWith('  ...') || l.startsWith('Granted') ? say(l) : log(l)) });
+      const stack = await startMongoStack({
+        dataDir: path.join(DATA, 'mongo'),
+        postgresPort: PORTS.postgres,
+        mongoPort: PORTS.mongo,
+        log: (l) => (l.startsWith('Building') || l.startsWith('  ...') || l.startsWith('Granted') ? say(l) : log(l)),
+      });
       servers.push(...[...stack.servers].reverse());
       mongoUri = stack.uri;
     }
@@ -171,7 +213,12 @@ async function main(): Promise<void> {
       await assertPortFree(PORTS.temporal, 'Temporal, set LOCAL_TEMPORAL_PORT');
       await assertPortFree(PORTS.temporalUi, 'Temporal Web UI, set LOCAL_TEMPORAL_UI_PORT');
       say('Starting the Temporal dev server with its Web UI...');
-      const temporal = await startTemporal({ dataDir: path.join(DATA, 'temporal'), port: PORTS.temporal, uiPort: PORTS.temporalUi, log: (l) => (l.startsWith('Building') || l.startsWith('  ...') ? say(l) : log(l)) });
+      const temporal = await startTemporal({
+        dataDir: path.join(DATA, 'temporal'),
+        port: PORTS.temporal,
+        uiPort: PORTS.temporalUi,
+        log: (l) => (l.startsWith('Building') || l.startsWith('  ...') ? say(l) : log(l)),
+      });
       servers.push(temporal.server);
       temporalAddress = temporal.address;
       temporalUi = temporal.uiUrl;
@@ -214,13 +261,15 @@ async function main(): Promise<void> {
     });
     say('');
     say('Ready.');
-      say(`  API:               ${apiUrl}   (OpenAPI: ${apiUrl}/v1/openapi.json)`);
+    say(`  API:               ${apiUrl}   (OpenAPI: ${apiUrl}/v1/openapi.json)`);
     if (temporalUi) say(`  Temporal Web UI:  ${temporalUi}/namespaces/default/workflows`);
     say(`  Provider emulator: ${emulatorUrl}`);
     say(`  Demo team ${demo.teamId}, API key: ${demo.key}`);
     say('');
     say('Place a call (then follow it in the Temporal UI, or GET /v1/phoneCalls/<_id>):');
-    say(`  curl -sS -X POST ${apiUrl}/v1/phoneCalls -H 'content-type: application/json' -H 'service-api-key: ${demo.key}' -d '${body}'`);
+    say(
+      `  curl -sS -X POST ${apiUrl}/v1/phoneCalls -H 'content-type: application/json' -H 'service-api-key: ${demo.key}' -d '${body}'`,
+    );
     say('');
     say('Ctrl-C stops everything.');
     for (const child of children) {

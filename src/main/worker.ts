@@ -14,9 +14,16 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, 'worker');
   await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE);
   await ensureIndexes();
-  const client = await connectTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const client = await connectTemporalClient({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+  });
   const { worker, connection } = await createCallWorker({ config, logger });
-  const dispatcher = createDispatcher({ client, taskQueue: config.TEMPORAL_TASK_QUEUE, ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS });
+  const dispatcher = createDispatcher({
+    client,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
+  });
 
   const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
 
@@ -37,6 +44,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`worker failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -45,10 +45,7 @@ export interface MeetingTimeOptions {
 }
 
 /** ISO 8601 UTC (with milliseconds) of the meeting the human agreed to, or null. */
-export function findFixedMeetingTime(
-  utterances: readonly Utterance[],
-  opts: MeetingTimeOptions,
-): string | null {
+export function findFixedMeetingTime(utterances: readonly Utterance[], opts: MeetingTimeOptions): string | null {
   const call = callContext(opts);
   let agreed: Placed | null = null;
   let pending: Slot | null = null;
@@ -104,44 +101,184 @@ function callContext(opts: MeetingTimeOptions): CallContext {
 // Agreement and refusal
 
 const NEGATIONS = new PhraseSet([
-  'no', 'not', 'never', 'nope', 'nah', 'cannot', "can't", "couldn't", "won't", "don't", "doesn't",
-  "didn't", "isn't", "aren't", "wasn't", "wouldn't", "shouldn't", 'unable', 'unavailable', 'busy',
-  'impossible', 'booked', 'neither', 'nor', 'except', 'instead of', 'rather than', 'than',
-  'other than', 'apart from', 'conflict', 'away', 'out of town', 'out of the office', 'on vacation',
-  'on holiday', 'bad', 'tough', 'difficult', 'tricky',
+  'no',
+  'not',
+  'never',
+  'nope',
+  'nah',
+  'cannot',
+  "can't",
+  "couldn't",
+  "won't",
+  "don't",
+  "doesn't",
+  "didn't",
+  "isn't",
+  "aren't",
+  "wasn't",
+  "wouldn't",
+  "shouldn't",
+  'unable',
+  'unavailable',
+  'busy',
+  'impossible',
+  'booked',
+  'neither',
+  'nor',
+  'except',
+  'instead of',
+  'rather than',
+  'than',
+  'other than',
+  'apart from',
+  'conflict',
+  'away',
+  'out of town',
+  'out of the office',
+  'on vacation',
+  'on holiday',
+  'bad',
+  'tough',
+  'difficult',
+  'tricky',
 ]);
 
 // Negation words that point forward at the next mention ("Wednesday rather than Tuesday").
-const FORWARD_NEGATIONS = ['instead of', 'rather than', 'other than', 'apart from', 'but not', 'except', 'not', 'than']
-  .map(tokenize);
+const FORWARD_NEGATIONS = [
+  'instead of',
+  'rather than',
+  'other than',
+  'apart from',
+  'but not',
+  'except',
+  'not',
+  'than',
+].map(tokenize);
 
 // Phrases built from negation words that agree.
 const NOT_NEGATIONS = [
-  'no problem', 'no worries', 'not a problem', 'why not', 'not bad', "can't wait", 'cannot wait',
-  "don't mind", 'do not mind', "doesn't matter", 'no doubt', 'not at all', 'never mind', 'no rush',
+  'no problem',
+  'no worries',
+  'not a problem',
+  'why not',
+  'not bad',
+  "can't wait",
+  'cannot wait',
+  "don't mind",
+  'do not mind',
+  "doesn't matter",
+  'no doubt',
+  'not at all',
+  'never mind',
+  'no rush',
 ].map(tokenize);
 
 const AGREEMENTS = new PhraseSet([
-  'yes', 'yeah', 'yep', 'yup', 'sure', 'ok', 'okay', 'alright', 'all right', 'fine', 'good', 'great',
-  'perfect', 'excellent', 'lovely', 'works', 'work', 'suits', 'suit', 'sounds', 'agreed', 'agree',
-  'deal', 'absolutely', 'definitely', 'certainly', 'of course', "let's", 'lets', 'let us',
-  'how about', 'what about', 'can do', 'could do', 'can make', 'could make', "i'll be", 'i will be',
-  'free', 'available', 'book', 'schedule', 'put me down', 'see you', 'go with', 'go for', 'say',
-  'prefer', 'better', 'rather', 'happy', 'glad', 'confirm', 'confirmed', 'correct', 'count me in',
-  "i'm in", 'could we', 'can we', 'shall we', 'we could', 'we can', 'make it', 'maybe', 'perhaps',
-  'no problem', 'no worries', 'why not', "don't mind", 'not at all', 'no rush',
+  'yes',
+  'yeah',
+  'yep',
+  'yup',
+  'sure',
+  'ok',
+  'okay',
+  'alright',
+  'all right',
+  'fine',
+  'good',
+  'great',
+  'perfect',
+  'excellent',
+  'lovely',
+  'works',
+  'work',
+  'suits',
+  'suit',
+  'sounds',
+  'agreed',
+  'agree',
+  'deal',
+  'absolutely',
+  'definitely',
+  'certainly',
+  'of course',
+  "let's",
+  'lets',
+  'let us',
+  'how about',
+  'what about',
+  'can do',
+  'could do',
+  'can make',
+  'could make',
+  "i'll be",
+  'i will be',
+  'free',
+  'available',
+  'book',
+  'schedule',
+  'put me down',
+  'see you',
+  'go with',
+  'go for',
+  'say',
+  'prefer',
+  'better',
+  'rather',
+  'happy',
+  'glad',
+  'confirm',
+  'confirmed',
+  'correct',
+  'count me in',
+  "i'm in",
+  'could we',
+  'can we',
+  'shall we',
+  'we could',
+  'we can',
+  'make it',
+  'maybe',
+  'perhaps',
+  'no problem',
+  'no worries',
+  'why not',
+  "don't mind",
+  'not at all',
+  'no rush',
 ]);
 
 const FILLERS = new Set(
-  ('um umm uh uhh er erm hmm hm mm ah oh well so then on at in the a this that it its is be i guess ' +
-    'think suppose say please actually just like or and maybe perhaps probably around about instead again')
-    .split(' '),
+  (
+    'um umm uh uhh er erm hmm hm mm ah oh well so then on at in the a this that it its is be i guess ' +
+    'think suppose say please actually just like or and maybe perhaps probably around about instead again'
+  ).split(' '),
 );
 
 const PROPOSALS = new PhraseSet([
-  'would', 'could', 'can', 'does', 'do', 'how about', 'what about', 'shall', 'should', "let's",
-  'suit', 'suits', 'work', 'works', 'free', 'available', 'book', 'schedule', 'put you down',
-  'confirm', 'see you', 'pencil', 'set up', 'arrange',
+  'would',
+  'could',
+  'can',
+  'does',
+  'do',
+  'how about',
+  'what about',
+  'shall',
+  'should',
+  "let's",
+  'suit',
+  'suits',
+  'work',
+  'works',
+  'free',
+  'available',
+  'book',
+  'schedule',
+  'put you down',
+  'confirm',
+  'see you',
+  'pencil',
+  'set up',
+  'arrange',
 ]);
 
 const CLAUSE_BREAK =
@@ -216,9 +353,7 @@ function assess(text: string, mentions: Mention[]): Assessed[] {
     if (prev && /^\s*(?:or|and|nor|&|\/)?\s*$/i.test(before)) {
       negated = prev.negated; // "I can't do Tuesday or Wednesday"
     } else {
-      const afterNegates = next
-        ? NEGATIONS.matches(withoutTrailingForwardNegation(after))
-        : negates(after);
+      const afterNegates = next ? NEGATIONS.matches(withoutTrailingForwardNegation(after)) : negates(after);
       negated = negates(before) || afterNegates;
     }
     // What the clause says besides its mentions: nothing but fillers makes a bare answer.
@@ -272,8 +407,15 @@ function complete(slot: Slot, proposal: Slot | null, context: ContextDate | null
   return { ...slot, date, time, weekdayFlexible };
 }
 
-function instantOf(date: Temporal.PlainDate, time: Temporal.PlainTime, offsetMinutes: number | null, call: CallContext): number {
-  return offsetMinutes === null ? wallTimeToInstant(date, time, call.timeZone) : wallTimeAtOffset(date, time, offsetMinutes);
+function instantOf(
+  date: Temporal.PlainDate,
+  time: Temporal.PlainTime,
+  offsetMinutes: number | null,
+  call: CallContext,
+): number {
+  return offsetMinutes === null
+    ? wallTimeToInstant(date, time, call.timeZone)
+    : wallTimeAtOffset(date, time, offsetMinutes);
 }
 
 /** The instant of a slot with a time, if it is after the call. */
@@ -304,7 +446,9 @@ function place(slot: Slot, call: CallContext): Placed | null {
 /** Whether a refused mention names the agreed meeting's day or time (rule 8). */
 function refuses(slot: Slot, agreed: Placed): boolean {
   if (slot.date) {
-    const sameDay = slot.weekdayFlexible ? slot.date.dayOfWeek === agreed.date.dayOfWeek : slot.date.equals(agreed.date);
+    const sameDay = slot.weekdayFlexible
+      ? slot.date.dayOfWeek === agreed.date.dayOfWeek
+      : slot.date.equals(agreed.date);
     return sameDay && (!slot.time || slot.time.equals(agreed.time));
   }
   return slot.time !== null && slot.time.equals(agreed.time);

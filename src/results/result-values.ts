@@ -120,7 +120,21 @@ function humanTurns(utterances: readonly Utterance[]): Turn[] {
   return turns;
 }
 
-const YES = new PhraseSet(['yes', 'yeah', 'yep', 'yup', 'sure', 'ok', 'okay', 'absolutely', 'definitely', 'of course', 'please', 'certainly', 'why not']);
+const YES = new PhraseSet([
+  'yes',
+  'yeah',
+  'yep',
+  'yup',
+  'sure',
+  'ok',
+  'okay',
+  'absolutely',
+  'definitely',
+  'of course',
+  'please',
+  'certainly',
+  'why not',
+]);
 const NO = new PhraseSet(['no', 'nope', 'nah', 'not really', 'no thanks', 'no thank you']);
 
 /** 'yes' or 'no' when the turn opens with one (its first three words), else undefined. */
@@ -135,14 +149,39 @@ function yesOrNo(tokens: string[]): 'yes' | 'no' | undefined {
 // interested
 
 const NOT_INTERESTED = new PhraseSet([
-  'not interested', 'not really interested', 'not very interested', 'not that interested',
-  'no longer interested', 'never interested', 'not keen', 'not really keen', 'no thanks',
-  'no thank you', 'not for me', "don't call", 'do not call', 'stop calling', 'remove me',
-  'take me off', 'leave me alone', 'not looking',
+  'not interested',
+  'not really interested',
+  'not very interested',
+  'not that interested',
+  'no longer interested',
+  'never interested',
+  'not keen',
+  'not really keen',
+  'no thanks',
+  'no thank you',
+  'not for me',
+  "don't call",
+  'do not call',
+  'stop calling',
+  'remove me',
+  'take me off',
+  'leave me alone',
+  'not looking',
 ]);
 const INTERESTED = new PhraseSet([
-  'interested', 'tell me more', 'sign me up', 'count me in', "i'd like", 'i would like', 'i want',
-  'love to', "let's do it", 'sounds interesting', 'sounds good', 'sounds great', 'keen',
+  'interested',
+  'tell me more',
+  'sign me up',
+  'count me in',
+  "i'd like",
+  'i would like',
+  'i want',
+  'love to',
+  "let's do it",
+  'sounds interesting',
+  'sounds good',
+  'sounds great',
+  'keen',
 ]);
 const ASKS_INTEREST = new PhraseSet(['interest', 'interested', 'would you like', 'do you want', 'keen']);
 
@@ -160,16 +199,49 @@ function interest(ctx: ResultContext): string {
 // callbackRequested
 
 const NO_CALLBACK = new PhraseSet([
-  "don't call me back", 'do not call me back', "don't call back", "don't call", 'do not call',
-  'no need to call', "don't ring", 'stop calling', 'no callback', 'no call back',
+  "don't call me back",
+  'do not call me back',
+  "don't call back",
+  "don't call",
+  'do not call',
+  'no need to call',
+  "don't ring",
+  'stop calling',
+  'no callback',
+  'no call back',
 ]);
 const CALLBACK = new PhraseSet([
-  'call me back', 'call back', 'callback', 'ring me back', 'call me later', 'call me tomorrow',
-  'call me again', 'call again', 'call me next', 'call me another time', 'try me later',
-  'try me again', 'try again later', 'give me a call', 'give me a ring', 'phone me', 'get back to me',
-  'reach me later', 'call me in', 'call me on', 'call me at',
+  'call me back',
+  'call back',
+  'callback',
+  'ring me back',
+  'call me later',
+  'call me tomorrow',
+  'call me again',
+  'call again',
+  'call me next',
+  'call me another time',
+  'try me later',
+  'try me again',
+  'try again later',
+  'give me a call',
+  'give me a ring',
+  'phone me',
+  'get back to me',
+  'reach me later',
+  'call me in',
+  'call me on',
+  'call me at',
 ]);
-const OFFERS_CALLBACK = new PhraseSet(['call you back', 'callback', 'call back', 'call you later', 'call you again', 'ring you back', 'get back to you']);
+const OFFERS_CALLBACK = new PhraseSet([
+  'call you back',
+  'callback',
+  'call back',
+  'call you later',
+  'call you again',
+  'ring you back',
+  'get back to you',
+]);
 
 function callbackRequested(utterances: readonly Utterance[]): string {
   let requested = false;
@@ -227,14 +299,18 @@ function joinSpelledLetters(text: string): string {
 // sentiment
 
 const POSITIVE = new Set(
-  ('great good thanks thank love lovely perfect happy glad excellent wonderful awesome interested ' +
+  (
+    'great good thanks thank love lovely perfect happy glad excellent wonderful awesome interested ' +
     'nice helpful appreciate appreciated fantastic brilliant amazing pleased sure yes excited ' +
-    'fine definitely absolutely').split(' '),
+    'fine definitely absolutely'
+  ).split(' '),
 );
 const NEGATIVE = new Set(
-  ('bad terrible awful hate annoyed annoying angry spam waste useless horrible rude scam unhappy ' +
+  (
+    'bad terrible awful hate annoyed annoying angry spam waste useless horrible rude scam unhappy ' +
     'disappointed frustrated frustrating stop worst problem problems complaint ridiculous ' +
-    'upset harassment wrong').split(' '),
+    'upset harassment wrong'
+  ).split(' '),
 );
 const FLIPS = new Set('not no never dont doesnt didnt isnt wasnt arent cant cannot wont nothing hardly'.split(' '));
 

@@ -21,8 +21,11 @@ const WEEKDAYS: Readonly<Record<string, number>> = {
 
 const ORDINAL_WORDS: Readonly<Record<string, number>> = (() => {
   const units = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth'];
-  const teens = ['tenth', 'eleventh', 'twelfth', 'thirteenth', 'fourteenth', 'fifteenth', 'sixteenth']
-    .concat(['seventeenth', 'eighteenth', 'nineteenth']);
+  const teens = ['tenth', 'eleventh', 'twelfth', 'thirteenth', 'fourteenth', 'fifteenth', 'sixteenth'].concat([
+    'seventeenth',
+    'eighteenth',
+    'nineteenth',
+  ]);
   const words: Record<string, number> = { twentieth: 20, thirtieth: 30, 'thirty first': 31 };
   units.forEach((w, i) => {
     words[w] = i + 1;
@@ -53,7 +56,12 @@ const MINUTE_WORDS: Readonly<Record<string, number>> = (() => {
   words.fifty = 50;
   ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'].forEach((w, i) => {
     words[`oh ${w}`] = i + 1;
-    for (const [tens, value] of [['twenty', 20], ['thirty', 30], ['forty', 40], ['fifty', 50]] as const) {
+    for (const [tens, value] of [
+      ['twenty', 20],
+      ['thirty', 30],
+      ['forty', 40],
+      ['fifty', 50],
+    ] as const) {
       words[`${tens} ${w}`] = value + i + 1;
     }
   });
@@ -69,10 +77,14 @@ function alternation(phrases: Iterable<string>): string {
 }
 
 function wordKey(text: string): string {
-  return text.toLowerCase().replace(/['’]/g, '').replace(/[\s-]+/g, ' ');
+  return text
+    .toLowerCase()
+    .replace(/['’]/g, '')
+    .replace(/[\s-]+/g, ' ');
 }
 
-const NOT_A_DAY_AFTER = '(?:floor|time|times|place|grade|century|row|street|avenue|birthday|anniversary|edition|option|one|person|people|attempt|try)';
+const NOT_A_DAY_AFTER =
+  '(?:floor|time|times|place|grade|century|row|street|avenue|birthday|anniversary|edition|option|one|person|people|attempt|try)';
 
 const ORDINAL_DAY_PATTERN = new RegExp(
   `(?<![\\p{L}\\p{N}])(?:(?<weekday>${alternation(Object.keys(WEEKDAYS))})\\s*,?\\s+)?(?:on\\s+)?` +
@@ -113,8 +125,10 @@ const SPOKEN_TIME_PATTERN = new RegExp(
 // After "at three" with nothing else marking a time, only these words may follow: "at one point"
 // or "at two locations" are not times.
 const AFTER_BARE_SPOKEN_HOUR = new Set(
-  ('on this next tomorrow today tonight then works work is would could should suits suit sounds ' +
-    'please if or and for instead sharp ok okay good fine maybe perhaps').split(' '),
+  (
+    'on this next tomorrow today tonight then works work is would could should suits suit sounds ' +
+    'please if or and for instead sharp ok okay good fine maybe perhaps'
+  ).split(' '),
 );
 
 const spokenTimeParser: Parser = {
@@ -177,7 +191,10 @@ export interface Mention {
  * ones named as such ("last Tuesday") and "now" are left out.
  */
 export function parseMentions(text: string, callTime: Date, timeZone: string): Mention[] {
-  const reference: chrono.ParsingReference = { instant: callTime, timezone: zoneOffsetMinutes(callTime.getTime(), timeZone) };
+  const reference: chrono.ParsingReference = {
+    instant: callTime,
+    timezone: zoneOffsetMinutes(callTime.getTime(), timeZone),
+  };
   return parser
     .parse(text, reference, { forwardDate: true })
     .filter((r) => !/^(?:last|past|previous)\b/i.test(r.text) && !r.start.tags().has('casualReference/now'))

@@ -30,9 +30,8 @@ export function wallDateAt(instantMs: number, timeZone: string): Temporal.PlainD
 
 /** The instant (epoch milliseconds) a wall-clock time in the zone names (see the header for gaps and overlaps). */
 export function wallTimeToInstant(date: WallDate, time: WallTime, timeZone: string): number {
-  return Temporal.PlainDate.from(date)
-    .toPlainDateTime(time)
-    .toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds;
+  return Temporal.PlainDate.from(date).toPlainDateTime(time).toZonedDateTime(timeZone, { disambiguation: 'compatible' })
+    .epochMilliseconds;
 }
 
 /** The instant a wall-clock time names at a fixed offset from UTC, as "3pm EST" states one. */

@@ -36,14 +36,16 @@ export const e164 = z.string({ error: 'must be a string' }).transform((value, ct
   return parsed.number;
 });
 
-export const httpUrl = text().max(2048, 'must be at most 2048 characters').refine((value) => {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}, 'must be an absolute http or https URL');
+export const httpUrl = text()
+  .max(2048, 'must be at most 2048 characters')
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http or https URL');
 
 // Years 1000-9999, hours 00-23 (JavaScript would read "T24:00" as the next day), minutes and
 // seconds 00-59, offsets up to +-23:59. The day is checked against its month by the transform.
@@ -51,7 +53,8 @@ const DATE_TIME_SHAPE =
   /^[1-9]\d{3}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)$/;
 
 const TIME_OF_DAY = 'T(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d{1,9})?)?(?:Z|[+-](?:[01]\\d|2[0-3]):?[0-5]\\d)$';
-const DAY_IN_ANY_YEAR = '(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))';
+const DAY_IN_ANY_YEAR =
+  '(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))';
 const LEAP_YEAR = '(?:[1-9]\\d(?:0[48]|[2468][048]|[13579][26])|(?:[13579][26]|[2468][048])00)';
 
 /**

@@ -16,12 +16,15 @@ const promptVariableValue = z.strictObject({
 
 const phoneCallWebhook = z.strictObject({
   url: httpUrl,
-  subscribedEvent: z.string({ error: 'must be a string' }).refine((v) => v === ALL_EVENTS || isEventName(v), 'must be a known event name or *'),
+  subscribedEvent: z
+    .string({ error: 'must be a string' })
+    .refine((v) => v === ALL_EVENTS || isEventName(v), 'must be a known event name or *'),
   secret: text()
     .min(8, 'must be at least 8 characters')
     .max(500, 'must be at most 500 characters')
     .superRefine((secret, ctx) => {
-      if (webhookSecretProblem(secret)) ctx.addIssue({ code: 'custom', message: 'starting with whsec_ must continue with padded standard base64' });
+      if (webhookSecretProblem(secret))
+        ctx.addIssue({ code: 'custom', message: 'starting with whsec_ must continue with padded standard base64' });
     }),
 });
 
@@ -31,7 +34,10 @@ export const phoneCallCreateSchema = z
     callTemplateId: objectId,
     nameOfHuman: visibleText().max(200, 'must be at most 200 characters').optional(),
     toPhoneNumber: e164,
-    promptVariableValues: z.array(promptVariableValue, { error: 'must be an array' }).max(100, 'must have at most 100 entries').optional(),
+    promptVariableValues: z
+      .array(promptVariableValue, { error: 'must be an array' })
+      .max(100, 'must have at most 100 entries')
+      .optional(),
     phoneNumberId: objectId.optional(),
     fromPhoneNumber: e164.optional(),
     toEmailAddress: z.email({ error: 'must be a valid e-mail address' }).max(320).optional(),
@@ -41,7 +47,10 @@ export const phoneCallCreateSchema = z
     callDelayedUntil: isoDateTime
       .refine((date) => date.getTime() - Date.now() <= MAX_SCHEDULE_AHEAD_MS, 'must be at most 365 days ahead')
       .optional(),
-    phoneCallWebhooks: z.array(phoneCallWebhook, { error: 'must be an array' }).max(20, 'must have at most 20 entries').optional(),
+    phoneCallWebhooks: z
+      .array(phoneCallWebhook, { error: 'must be an array' })
+      .max(20, 'must have at most 20 entries')
+      .optional(),
   })
   .superRefine((value, ctx) => {
     const keys = (value.promptVariableValues ?? []).map((v) => v.key);
@@ -72,14 +81,23 @@ export const phoneCallListQuerySchema = z.strictObject({
     .transform((value, ctx) => {
       const status = parseStatusFilter(value);
       if (!status) {
-        ctx.addIssue({ code: 'custom', message: 'must be one of queued, ringing, inProgress, completed, busy, noAnswer, failed, cancelled (or canceled)' });
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'must be one of queued, ringing, inProgress, completed, busy, noAnswer, failed, cancelled (or canceled)',
+        });
         return z.NEVER;
       }
       return status;
     })
     .optional(),
   fileId: text().min(1, 'must not be empty').max(200).optional(),
-  limit: z.coerce.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be between 1 and 1000').max(1000, 'must be between 1 and 1000').default(100),
+  limit: z.coerce
+    .number({ error: 'must be a number' })
+    .int('must be an integer')
+    .min(1, 'must be between 1 and 1000')
+    .max(1000, 'must be between 1 and 1000')
+    .default(100),
   cursor: z.string().min(1, 'must not be empty').max(200).optional(),
 });
 export type PhoneCallListQuery = z.output<typeof phoneCallListQuerySchema>;

@@ -4,7 +4,9 @@ import { httpUrl, objectId } from './common';
 
 const subscribedEvents = z
   .array(
-    z.string({ error: 'must be a string' }).refine((v) => v === ALL_EVENTS || isEventName(v), 'must be a known event name or *'),
+    z
+      .string({ error: 'must be a string' })
+      .refine((v) => v === ALL_EVENTS || isEventName(v), 'must be a known event name or *'),
     { error: 'must be an array' },
   )
   .min(1, 'must not be empty')

@@ -32,7 +32,9 @@ export async function send(provider: ProviderName, url: string, init: RequestIni
     res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    throw new Error(`${provider} request ${init.method ?? 'GET'} ${new URL(url).pathname} failed: ${reason}`, { cause: err });
+    throw new Error(`${provider} request ${init.method ?? 'GET'} ${new URL(url).pathname} failed: ${reason}`, {
+      cause: err,
+    });
   }
   return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
 }

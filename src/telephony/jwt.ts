@@ -5,7 +5,11 @@ import { errors, jwtVerify, SignJWT } from 'jose';
 import { CallbackSignatureError } from './provider';
 
 /** A Vonage application JWT: RS256 over application_id, iat, jti, exp. */
-export async function signApplicationJwt(applicationId: string, privateKeyPem: string, ttlSeconds = 300): Promise<string> {
+export async function signApplicationJwt(
+  applicationId: string,
+  privateKeyPem: string,
+  ttlSeconds = 300,
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   // A KeyObject rather than importPKCS8: Node reads PKCS#1 PEMs as well, as it did before jose.
   return new SignJWT({ application_id: applicationId })

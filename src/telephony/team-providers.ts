@@ -10,9 +10,15 @@ export class ProviderNotConfiguredError extends Error {
   override readonly name = 'ProviderNotConfiguredError';
 }
 
-export type TeamProviderResolver = (teamId: string | Types.ObjectId, provider: ProviderName) => Promise<TelephonyProvider>;
+export type TeamProviderResolver = (
+  teamId: string | Types.ObjectId,
+  provider: ProviderName,
+) => Promise<TelephonyProvider>;
 
-export function createTeamProviderResolver(deps: { secretBox: SecretBox; baseUrls: ProviderBaseUrls }): TeamProviderResolver {
+export function createTeamProviderResolver(deps: {
+  secretBox: SecretBox;
+  baseUrls: ProviderBaseUrls;
+}): TeamProviderResolver {
   return async (teamId, provider) => {
     const team = await Team.findById(teamId).lean();
     const settings = team?.providerSettings.find((s) => s.provider === provider);

@@ -80,7 +80,8 @@ export function decodeClientState(value: unknown): Partial<TelnyxClientState> | 
 export function telnyxPublicKey(key: string): KeyObject {
   if (key.includes('-----BEGIN')) return createPublicKey(key);
   const raw = Buffer.from(key, 'base64');
-  if (raw.length === 32) return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+  if (raw.length === 32)
+    return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
   return createPublicKey({ key: raw, format: 'der', type: 'spki' });
 }
 
@@ -269,7 +270,8 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
       if (kind === null) return [];
       const callId = decodeClientState(payload.client_state)?.callId ?? callIdFromUrl(callback.url);
       const callControlId = payload.call_control_id;
-      if (!callId || typeof callControlId !== 'string') throw new Error('telnyx webhook lacks client_state callId or call_control_id');
+      if (!callId || typeof callControlId !== 'string')
+        throw new Error('telnyx webhook lacks client_state callId or call_control_id');
       const occurredAt = Date.parse(data?.occurred_at ?? '');
       return [
         {

@@ -113,7 +113,10 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
   const intelligenceUrl = (path: string): string => joinUrl(intelligenceBase(baseUrl), path);
 
   const request = (url: string, init: RequestInit = {}): Promise<ProviderResponse> =>
-    send('twilio', url, { ...init, headers: { ...init.headers, Authorization: authorization, Accept: 'application/json' } });
+    send('twilio', url, {
+      ...init,
+      headers: { ...init.headers, Authorization: authorization, Accept: 'application/json' },
+    });
 
   const getJson = async <T>(what: string, url: string): Promise<T> => {
     const res = await request(url);
@@ -123,7 +126,10 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
 
   const listRecordings = async (callSid: string): Promise<TwilioRecording[]> => {
     const query = new URLSearchParams({ CallSid: callSid, PageSize: '20' });
-    const page = await getJson<{ recordings: TwilioRecording[] }>('recording list', accountUrl(`/Recordings.json?${query}`));
+    const page = await getJson<{ recordings: TwilioRecording[] }>(
+      'recording list',
+      accountUrl(`/Recordings.json?${query}`),
+    );
     return page.recordings;
   };
 
@@ -244,7 +250,10 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
           `/v2/Transcripts/${encodeURIComponent(transcript.sid)}/Sentences?PageSize=1000`,
         );
         while (next) {
-          const page: { sentences: TwilioSentence[]; meta?: TwilioPageMeta } = await getJson('transcript sentences', next);
+          const page: { sentences: TwilioSentence[]; meta?: TwilioPageMeta } = await getJson(
+            'transcript sentences',
+            next,
+          );
           sentences.push(...page.sentences);
           next = page.meta?.next_page_url;
         }

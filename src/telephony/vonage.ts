@@ -132,7 +132,10 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
   const conversationEvents = async (conversationUuid: string): Promise<ConversationEvent[]> => {
     const events: ConversationEvent[] = [];
     const query = new URLSearchParams({ order: 'asc', page_size: String(PAGE_SIZE) });
-    let url: string | undefined = joinUrl(baseUrl, `/v1/conversations/${encodeURIComponent(conversationUuid)}/events?${query}`);
+    let url: string | undefined = joinUrl(
+      baseUrl,
+      `/v1/conversations/${encodeURIComponent(conversationUuid)}/events?${query}`,
+    );
     while (url) {
       const page: ConversationEventPage = await getJson('conversation events', url);
       events.push(...(page._embedded?.events ?? []));
@@ -201,7 +204,8 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
         const { _embedded } = await getJson<VonageCallPage>('call list', joinUrl(baseUrl, `/v1/calls?${query}`));
         const calls = _embedded?.calls ?? [];
         const match = calls.find(
-          (c) => c.direction !== 'inbound' && digits(c.to?.number ?? '') === to && digits(c.from?.number ?? '') === from,
+          (c) =>
+            c.direction !== 'inbound' && digits(c.to?.number ?? '') === to && digits(c.from?.number ?? '') === from,
         );
         if (match) return { providerCallId: match.uuid };
         if (calls.length < PAGE_SIZE) break;
@@ -243,8 +247,10 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
       const events = await conversationEvents(call.conversation_uuid);
       const spoken = events
         .map((e) => {
-          if (e.type === 'audio:say') return { speaker: 'agent' as const, text: stringField(e.body, 'text'), at: e.timestamp };
-          if (e.type === 'audio:asr:done') return { speaker: 'human' as const, text: recognisedText(e.body), at: e.timestamp };
+          if (e.type === 'audio:say')
+            return { speaker: 'agent' as const, text: stringField(e.body, 'text'), at: e.timestamp };
+          if (e.type === 'audio:asr:done')
+            return { speaker: 'human' as const, text: recognisedText(e.body), at: e.timestamp };
           return null;
         })
         .filter((u): u is { speaker: 'agent' | 'human'; text: string; at: string } => !!u && !!u.text?.trim());

@@ -24,12 +24,14 @@ export const voiceSchema = z
   .strictObject({
     id: z.number().int().positive(),
     voiceName: z.string().trim().min(1),
-    gender: z
-      .string()
-      .refine((g) => GENDERS.includes(g.toLowerCase()), { error: `gender must be one of ${GENDERS.join(', ')} (any case)` }),
+    gender: z.string().refine((g) => GENDERS.includes(g.toLowerCase()), {
+      error: `gender must be one of ${GENDERS.join(', ')} (any case)`,
+    }),
     isRecommended: z.boolean(),
     language: z.string().refine(isBcp47, { error: 'language must be a BCP 47 tag' }),
-    espeakVoice: z.string().regex(ESPEAK_VOICE, { error: "espeakVoice must be an espeak-ng voice and variant, e.g. 'en-us+f3'" }),
+    espeakVoice: z
+      .string()
+      .regex(ESPEAK_VOICE, { error: "espeakVoice must be an espeak-ng voice and variant, e.g. 'en-us+f3'" }),
     sampleText: z.string().trim().min(1),
   })
   .refine((v) => primaryLanguage(v.language) === primaryLanguage(v.espeakVoice), {

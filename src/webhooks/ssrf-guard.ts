@@ -7,11 +7,7 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 export type BlockedUrlReason =
-  | 'invalid-url'
-  | 'unsupported-protocol'
-  | 'blocked-hostname'
-  | 'blocked-address'
-  | 'unresolvable';
+  'invalid-url' | 'unsupported-protocol' | 'blocked-hostname' | 'blocked-address' | 'unresolvable';
 
 export class BlockedUrlError extends Error {
   override readonly name = 'BlockedUrlError';

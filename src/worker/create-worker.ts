@@ -1,5 +1,12 @@
 // Builds the Temporal worker with its activities. Used by src/main/worker.ts and by the tests.
-import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  bundleWorkflowCode,
+  type LogLevel,
+} from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { Config } from '../config';
 import { createSecretBox } from '../crypto/secret-box';
@@ -23,7 +30,8 @@ function installRuntimeLogger(logger: Logger): void {
   const level: LogLevel = logger.isLevelEnabled('info') ? 'INFO' : 'WARN';
   Runtime.install({
     logger: new DefaultLogger(level, ({ level: entryLevel, message, meta }) => {
-      const method = entryLevel === 'ERROR' ? 'error' : entryLevel === 'WARN' ? 'warn' : entryLevel === 'INFO' ? 'info' : 'debug';
+      const method =
+        entryLevel === 'ERROR' ? 'error' : entryLevel === 'WARN' ? 'warn' : entryLevel === 'INFO' ? 'info' : 'debug';
       logger[method]({ sdk: meta }, message);
     }),
   });
@@ -53,7 +61,11 @@ export async function createCallWorker(setup: WorkerSetup): Promise<{ worker: Wo
     ...createMongoStores(),
     providers: createTeamProviderResolver({
       secretBox,
-      baseUrls: { twilio: config.TWILIO_API_BASE_URL, vonage: config.VONAGE_API_BASE_URL, telnyx: config.TELNYX_API_BASE_URL },
+      baseUrls: {
+        twilio: config.TWILIO_API_BASE_URL,
+        vonage: config.VONAGE_API_BASE_URL,
+        telnyx: config.TELNYX_API_BASE_URL,
+      },
     }),
   });
   const workflowBundle = setup.workflowBundlePath

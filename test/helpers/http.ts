@@ -7,7 +7,11 @@ export interface ApiResponse<T = any> {
 }
 
 export function apiClient(baseUrl: string, key?: string) {
-  async function request<T = any>(method: string, path: string, options: { body?: unknown; key?: string | null; headers?: Record<string, string>; rawBody?: string } = {}): Promise<ApiResponse<T>> {
+  async function request<T = any>(
+    method: string,
+    path: string,
+    options: { body?: unknown; key?: string | null; headers?: Record<string, string>; rawBody?: string } = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     const apiKey = options.key === undefined ? key : options.key;
     if (apiKey) headers['service-api-key'] = apiKey;
@@ -29,14 +33,20 @@ export function apiClient(baseUrl: string, key?: string) {
   return {
     request,
     get: <T = any>(path: string, options?: Parameters<typeof request>[2]) => request<T>('GET', path, options),
-    post: <T = any>(path: string, body?: unknown, options?: Parameters<typeof request>[2]) => request<T>('POST', path, { ...options, body }),
-    patch: <T = any>(path: string, body?: unknown, options?: Parameters<typeof request>[2]) => request<T>('PATCH', path, { ...options, body }),
+    post: <T = any>(path: string, body?: unknown, options?: Parameters<typeof request>[2]) =>
+      request<T>('POST', path, { ...options, body }),
+    patch: <T = any>(path: string, body?: unknown, options?: Parameters<typeof request>[2]) =>
+      request<T>('PATCH', path, { ...options, body }),
     delete: <T = any>(path: string, options?: Parameters<typeof request>[2]) => request<T>('DELETE', path, options),
   };
 }
 
 /** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -55,9 +65,18 @@ export const ERROR_SHAPE_KEYS = ['error', 'payload'];
 
 /** Asserts the documented error shape and returns the messages. */
 export function errorMessages(response: ApiResponse, status: number): string[] {
-  const body = response.body as { error?: { statusCode?: number; message?: unknown; error?: unknown }; payload?: unknown };
-  if (response.status !== status) throw new Error(`expected ${status}, got ${response.status}: ${JSON.stringify(response.body)}`);
-  if (!body?.error || body.error.statusCode !== status || !Array.isArray(body.error.message) || typeof body.error.error !== 'string') {
+  const body = response.body as {
+    error?: { statusCode?: number; message?: unknown; error?: unknown };
+    payload?: unknown;
+  };
+  if (response.status !== status)
+    throw new Error(`expected ${status}, got ${response.status}: ${JSON.stringify(response.body)}`);
+  if (
+    !body?.error ||
+    body.error.statusCode !== status ||
+    !Array.isArray(body.error.message) ||
+    typeof body.error.error !== 'string'
+  ) {
     throw new Error(`not the documented error shape: ${JSON.stringify(body)}`);
   }
   if (JSON.stringify(body.payload) !== '{}') throw new Error(`payload must be {}: ${JSON.stringify(body)}`);
@@ -65,7 +84,12 @@ export function errorMessages(response: ApiResponse, status: number): string[] {
 }
 
 /** A request fetch() refuses to send (TRACE, CONNECT), over node:http. */
-export function rawRequest(url: string, method: string, headers: Record<string, string> = {}, body?: string): Promise<ApiResponse> {
+export function rawRequest(
+  url: string,
+  method: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<ApiResponse> {
   return new Promise((resolve, reject) => {
     const sized = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
     const req = httpRequest(url, { method, headers: sized, agent: false }, (res) => {
@@ -74,7 +98,8 @@ export function rawRequest(url: string, method: string, headers: Record<string, 
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         const responseHeaders = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') responseHeaders.set(name, value);
+        for (const [name, value] of Object.entries(res.headers))
+          if (typeof value === 'string') responseHeaders.set(name, value);
         let parsed: unknown = text;
         try {
           parsed = text ? JSON.parse(text) : undefined;

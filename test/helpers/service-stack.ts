@@ -81,13 +81,22 @@ export async function startServiceStack(
   });
   const logger = createLogger(config.LOG_LEVEL, 'test');
   const api = await startApi(config, logger);
-  const temporal = await connectTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = await connectTemporalClient({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+  });
   const secretBox = createSecretBox(config.ENCRYPTION_KEY);
-  const vonagePrivateKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const vonagePrivateKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
   const telnyxPublicKey = telnyxKeys.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64');
 
   // The worker process: the Temporal worker and the reconciler, as src/main/worker.ts runs them.
-  const dispatcher = createDispatcher({ client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS });
+  const dispatcher = createDispatcher({
+    client: temporal,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
+  });
   let running: { worker: Worker; done: Promise<void>; stopReconciler: () => void } | null = null;
   async function startWorker() {
     const { worker } = await createCallWorker({ config, logger, workflowBundlePath: servers.workflowBundlePath });
@@ -106,19 +115,49 @@ export async function startServiceStack(
     const { teamId } = await createTeam({ name, provider: 'twilio' });
     const twilio = { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: randomBytes(16).toString('hex') };
     await setTeamProvider({ team: teamId, provider: 'twilio', credentials: JSON.stringify(twilio) }, secretBox);
-    await setTeamProvider({ team: teamId, provider: 'vonage', credentials: JSON.stringify({ applicationId: crypto.randomUUID(), privateKey: vonagePrivateKey, signatureSecret: vonageSignatureSecret }) }, secretBox);
-    await setTeamProvider({ team: teamId, provider: 'telnyx', credentials: JSON.stringify({ apiKey: `KEY${randomBytes(16).toString('hex')}`, connectionId: '1494404757140276705', publicKey: telnyxPublicKey }) }, secretBox);
+    await setTeamProvider(
+      {
+        team: teamId,
+        provider: 'vonage',
+        credentials: JSON.stringify({
+          applicationId: crypto.randomUUID(),
+          privateKey: vonagePrivateKey,
+          signatureSecret: vonageSignatureSecret,
+        }),
+      },
+      secretBox,
+    );
+    await setTeamProvider(
+      {
+        team: teamId,
+        provider: 'telnyx',
+        credentials: JSON.stringify({
+          apiKey: `KEY${randomBytes(16).toString('hex')}`,
+          connectionId: '1494404757140276705',
+          publicKey: telnyxPublicKey,
+        }),
+      },
+      secretBox,
+    );
     const phoneNumberIds = {
-      twilio: (await createPhoneNumber({ team: teamId, number: '+14155550100', provider: 'twilio' }, secretBox)).phoneNumberId,
-      vonage: (await createPhoneNumber({ team: teamId, number: '+14155550101', provider: 'vonage' }, secretBox)).phoneNumberId,
-      telnyx: (await createPhoneNumber({ team: teamId, number: '+14155550102', provider: 'telnyx' }, secretBox)).phoneNumberId,
+      twilio: (await createPhoneNumber({ team: teamId, number: '+14155550100', provider: 'twilio' }, secretBox))
+        .phoneNumberId,
+      vonage: (await createPhoneNumber({ team: teamId, number: '+14155550101', provider: 'vonage' }, secretBox))
+        .phoneNumberId,
+      telnyx: (await createPhoneNumber({ team: teamId, number: '+14155550102', provider: 'telnyx' }, secretBox))
+        .phoneNumberId,
     };
     const { callTemplateId } = await createTemplate({
       team: teamId,
       name: 'Appointment setter',
       prompt: 'Hello {{firstName}}, this is Ada from Acme Dental. Could we book your check-up {{when}}?',
       requiredVariables: 'firstName',
-      tags: ['interested=sounds good', 'interested=works for me', 'callback=call me back', 'notInterested=not interested'],
+      tags: [
+        'interested=sounds good',
+        'interested=works for me',
+        'callback=call me back',
+        'notInterested=not interested',
+      ],
       resultColumns: ['interested', 'meetingTime', 'summary'],
       maxDurationSeconds: '120',
     });

@@ -4,10 +4,15 @@ import { startServiceStack, type TestStack } from './service-stack';
 
 export type { SeededTeam, TestStack } from './service-stack';
 
-export async function startTestStack(options: { env?: Record<string, string>; speedFactor?: number } = {}): Promise<TestStack> {
+export async function startTestStack(
+  options: { env?: Record<string, string>; speedFactor?: number } = {},
+): Promise<TestStack> {
   return startServiceStack(
-    { mongoUri: inject('mongoUri'), temporalAddress: inject('temporalAddress'), workflowBundlePath: inject('workflowBundlePath') },
+    {
+      mongoUri: inject('mongoUri'),
+      temporalAddress: inject('temporalAddress'),
+      workflowBundlePath: inject('workflowBundlePath'),
+    },
     options,
   );
 }
-

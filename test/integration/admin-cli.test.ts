@@ -17,9 +17,14 @@ const env = {
 
 function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', path.resolve('src/main/admin.ts'), ...args], { env }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', path.resolve('src/main/admin.ts'), ...args],
+      { env },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -45,27 +50,65 @@ describe('npm run admin', () => {
     const teamId = team.body.teamId as string;
     expect((await Team.findById(teamId).lean())?.defaultProvider).toBe('vonage');
 
-    const key = await json('key', 'create', '--team', teamId, '--scopes', 'calls:read,voices:read', '--expires-in', '90d');
+    const key = await json(
+      'key',
+      'create',
+      '--team',
+      teamId,
+      '--scopes',
+      'calls:read,voices:read',
+      '--expires-in',
+      '90d',
+    );
     expect(key.body).toEqual({ keyId: expect.stringMatching(/^[0-9a-f]{24}$/), key: expect.stringMatching(/^oco_/) });
     const auth = await authenticateApiKey(key.body.key);
     expect(auth?.teamId).toBe(teamId);
     expect([...auth!.scopes].sort()).toEqual(['calls:read', 'voices:read']);
 
     const template = await json(
-      'template', 'create', '--team', teamId, '--name', 'Renewal', '--prompt', 'Hi {{firstName}}, your {{product}} renews soon.',
-      '--required-variables', 'firstName', '--tag', 'yes=sounds good', '--tag', 'yes=go ahead', '--result-column', 'interested',
+      'template',
+      'create',
+      '--team',
+      teamId,
+      '--name',
+      'Renewal',
+      '--prompt',
+      'Hi {{firstName}}, your {{product}} renews soon.',
+      '--required-variables',
+      'firstName',
+      '--tag',
+      'yes=sounds good',
+      '--tag',
+      'yes=go ahead',
+      '--result-column',
+      'interested',
     );
     const stored = await CallTemplate.findById(template.body.callTemplateId).lean();
-    expect(stored).toMatchObject({ variables: ['firstName', 'product'], requiredVariables: ['firstName'], resultColumns: ['interested'] });
+    expect(stored).toMatchObject({
+      variables: ['firstName', 'product'],
+      requiredVariables: ['firstName'],
+      resultColumns: ['interested'],
+    });
     expect(stored?.customTags).toEqual([{ name: 'yes', triggerPhrases: ['sounds good', 'go ahead'] }]);
 
-    const number = await json('phone-number', 'create', '--team', teamId, '--number', '+1 415 555 0199', '--provider', 'telnyx');
+    const number = await json(
+      'phone-number',
+      'create',
+      '--team',
+      teamId,
+      '--number',
+      '+1 415 555 0199',
+      '--provider',
+      'telnyx',
+    );
     expect(number.body.phoneNumberId).toMatch(/^[0-9a-f]{24}$/);
     expect((await json('phone-number', 'list', '--team', teamId)).body.phoneNumbers).toEqual([
       { phoneNumberId: number.body.phoneNumberId, number: '+14155550199', provider: 'telnyx' },
     ]);
     const teams = (await json('team', 'list')).body.teams;
-    expect(teams.find((t: { teamId: string }) => t.teamId === teamId).providers).toEqual([{ provider: 'telnyx', fromNumbers: ['+14155550199'], hasCredentials: false }]);
+    expect(teams.find((t: { teamId: string }) => t.teamId === teamId).providers).toEqual([
+      { provider: 'telnyx', fromNumbers: ['+14155550199'], hasCredentials: false },
+    ]);
 
     const revoked = await json('key', 'revoke', '--key-id', key.body.keyId);
     expect(revoked.body).toEqual({ keyId: key.body.keyId, revoked: true });

@@ -43,15 +43,24 @@ describe('POST /v1/phoneCalls/batch', () => {
       'phoneCalls.3.extra is not allowed',
     ]);
     expect(await PhoneCall.countDocuments({})).toBe(before);
-    expect(errorMessages(await api.post('/v1/phoneCalls/batch', { phoneCalls: [] }), 400)).toEqual(['phoneCalls must have at least 1 element']);
-    expect(errorMessages(await api.post('/v1/phoneCalls/batch', { phoneCalls: Array.from({ length: 10_001 }, (_, i) => ({ i })) }), 400)).toEqual([
-      'phoneCalls must have at most 10000 elements',
+    expect(errorMessages(await api.post('/v1/phoneCalls/batch', { phoneCalls: [] }), 400)).toEqual([
+      'phoneCalls must have at least 1 element',
     ]);
+    expect(
+      errorMessages(
+        await api.post('/v1/phoneCalls/batch', { phoneCalls: Array.from({ length: 10_001 }, (_, i) => ({ i })) }),
+        400,
+      ),
+    ).toEqual(['phoneCalls must have at most 10000 elements']);
   });
 
   it('accepts 10,000 calls, answers in request order and starts every workflow', async () => {
     const phoneCalls = Array.from({ length: 10_000 }, (_, i) => element(i, { nameOfHuman: `n${i}` }));
-    const res = await api.post('/v1/phoneCalls/batch', { phoneCalls, fileId: 'file-10k', fileName: 'ten-thousand.csv' });
+    const res = await api.post('/v1/phoneCalls/batch', {
+      phoneCalls,
+      fileId: 'file-10k',
+      fileName: 'ten-thousand.csv',
+    });
     expect(res.status).toBe(201);
     expect(res.body.data).toHaveLength(10_000);
     res.body.data.forEach((call: { nameOfHuman: string; fileId: string }, i: number) => {
@@ -65,10 +74,16 @@ describe('POST /v1/phoneCalls/batch', () => {
     expect((await DispatchBatch.findById([...batchIds][0]).lean())?.state).toBe('started');
     const first = await api.get(`/v1/phoneCalls/${res.body.data[0]._id}`);
     expect(first.body.data).toMatchObject({ callOrigin: 'file', fileName: 'ten-thousand.csv' });
-    const count = await eventually(async () => {
-      const { count } = await stack.temporal.workflow.count(`CallTeamId = "${stack.team.teamId}" AND ExecutionStatus = "Running"`);
-      return count >= 10_000 ? count : undefined;
-    }, 120_000, 'every workflow to be visible');
+    const count = await eventually(
+      async () => {
+        const { count } = await stack.temporal.workflow.count(
+          `CallTeamId = "${stack.team.teamId}" AND ExecutionStatus = "Running"`,
+        );
+        return count >= 10_000 ? count : undefined;
+      },
+      120_000,
+      'every workflow to be visible',
+    );
     expect(count).toBeGreaterThanOrEqual(10_000);
   }, 600_000);
 });
@@ -97,7 +112,10 @@ describe('GET /v1/phoneCalls', () => {
     const batches = [0, 1, 2];
     const created: string[] = [];
     for (const b of batches) {
-      const res = await client.post('/v1/phoneCalls/batch', { phoneCalls: Array.from({ length: PER_BATCH }, (_, i) => mk(b * PER_BATCH + i)), fileId: `file-${b}` });
+      const res = await client.post('/v1/phoneCalls/batch', {
+        phoneCalls: Array.from({ length: PER_BATCH }, (_, i) => mk(b * PER_BATCH + i)),
+        fileId: `file-${b}`,
+      });
       expect(res.status).toBe(201);
       created.push(...res.body.data.map((c: { _id: string }) => c._id));
     }
@@ -114,11 +132,14 @@ describe('GET /v1/phoneCalls', () => {
     let cursor: string | null = null;
     let previous: { createdAt: string; _id: string } | null = null;
     do {
-      const page: { status: number; body: any } = await client.get(`/v1/phoneCalls?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: { status: number; body: any } = await client.get(
+        `/v1/phoneCalls?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       expect(page.status).toBe(200);
       for (const call of page.body.data) {
         if (previous) {
-          const ordered = call.createdAt < previous.createdAt || (call.createdAt === previous.createdAt && call._id < previous._id);
+          const ordered =
+            call.createdAt < previous.createdAt || (call.createdAt === previous.createdAt && call._id < previous._id);
           expect(ordered, 'newest first').toBe(true);
         }
         previous = call;
@@ -136,7 +157,9 @@ describe('GET /v1/phoneCalls', () => {
       let next: string | null = null;
       do {
         // Below the largest filtered count, so that filtered lists page too.
-        const res: { status: number; body: any } = await client.get(`/v1/phoneCalls?limit=250&${query}${next ? `&cursor=${next}` : ''}`);
+        const res: { status: number; body: any } = await client.get(
+          `/v1/phoneCalls?limit=250&${query}${next ? `&cursor=${next}` : ''}`,
+        );
         expect(res.status).toBe(200);
         total += res.body.data.length;
         next = res.body.nextCursor;
@@ -144,9 +167,15 @@ describe('GET /v1/phoneCalls', () => {
       return total;
     };
     expect(await countAll('fileId=file-1')).toBe(PER_BATCH);
-    expect(await countAll(`phoneNumberId=${team.phoneNumberIds.telnyx}`)).toBe(await PhoneCall.countDocuments({ teamId: team.teamId, phoneNumberId: team.phoneNumberIds.telnyx }));
-    expect(await countAll('toPhoneNumber=%2B1%20415%20555%207000')).toBe(await PhoneCall.countDocuments({ teamId: team.teamId, toPhoneNumber: '+14155557000' }));
-    expect(await countAll(`callTemplateId=${team.templateId}&status=queued`)).toBe(3 * PER_BATCH + LATE_BATCHES * PER_LATE_BATCH);
+    expect(await countAll(`phoneNumberId=${team.phoneNumberIds.telnyx}`)).toBe(
+      await PhoneCall.countDocuments({ teamId: team.teamId, phoneNumberId: team.phoneNumberIds.telnyx }),
+    );
+    expect(await countAll('toPhoneNumber=%2B1%20415%20555%207000')).toBe(
+      await PhoneCall.countDocuments({ teamId: team.teamId, toPhoneNumber: '+14155557000' }),
+    );
+    expect(await countAll(`callTemplateId=${team.templateId}&status=queued`)).toBe(
+      3 * PER_BATCH + LATE_BATCHES * PER_LATE_BATCH,
+    );
     expect(await countAll('status=canceled')).toBe(0);
     expect(await countAll(`createdBefore=${encodeURIComponent(middle)}`)).toBe(
       await PhoneCall.countDocuments({ teamId: team.teamId, createdAt: { $lt: new Date(middle) } }),
@@ -155,10 +184,16 @@ describe('GET /v1/phoneCalls', () => {
       await PhoneCall.countDocuments({ teamId: team.teamId, createdAt: { $gt: new Date(middle) } }),
     );
 
-    expect(errorMessages(await client.get('/v1/phoneCalls?status=ringingish'), 400)[0]).toMatch(/^status must be one of/);
-    expect(errorMessages(await client.get('/v1/phoneCalls?limit=0'), 400)).toEqual(['limit must be between 1 and 1000']);
+    expect(errorMessages(await client.get('/v1/phoneCalls?status=ringingish'), 400)[0]).toMatch(
+      /^status must be one of/,
+    );
+    expect(errorMessages(await client.get('/v1/phoneCalls?limit=0'), 400)).toEqual([
+      'limit must be between 1 and 1000',
+    ]);
     expect(errorMessages(await client.get('/v1/phoneCalls?sort=asc'), 400)).toEqual(['sort is not allowed']);
-    expect(errorMessages(await client.get('/v1/phoneCalls?cursor=garbage'), 400)).toEqual(['cursor is not a cursor this API returned']);
+    expect(errorMessages(await client.get('/v1/phoneCalls?cursor=garbage'), 400)).toEqual([
+      'cursor is not a cursor this API returned',
+    ]);
     expect(errorMessages(await client.get('/v1/phoneCalls?createdAfter=yesterday'), 400)).toEqual([
       'createdAfter must be an ISO 8601 date-time with Z or an offset',
     ]);
@@ -179,7 +214,10 @@ describe('GET /v1/phoneCalls', () => {
     const info = await PhoneCall.db.db!.admin().command({ buildInfo: 1 });
     for (const [field, filter] of filters) {
       expect(keys).toContain(`teamId,${field},createdAt,_id`);
-      const plan = (await PhoneCall.find({ teamId, ...filter }).sort({ createdAt: -1, _id: -1 }).limit(101).explain('queryPlanner')) as Record<string, any>;
+      const plan = (await PhoneCall.find({ teamId, ...filter })
+        .sort({ createdAt: -1, _id: -1 })
+        .limit(101)
+        .explain('queryPlanner')) as Record<string, any>;
       if (info.ferretdbVersion) {
         // FerretDB 1.x never uses indexes (README); it must at least hand the filter to PostgreSQL.
         expect(plan.filterPushdown, field).toBe(true);

@@ -91,14 +91,18 @@ function assertDocumented(method: string, template: string, res: ApiResponse): v
   const { operation, pointer } = operationPointer(method, template);
   const declared = operation.responses[String(res.status)] as Json | undefined;
   if (!declared) {
-    throw new Error(`${method} ${template} answered ${res.status}, which the document does not declare: ${JSON.stringify(res.body)}`);
+    throw new Error(
+      `${method} ${template} answered ${res.status}, which the document does not declare: ${JSON.stringify(res.body)}`,
+    );
   }
   const response = deref(declared, `${pointer}/responses/${res.status}`);
   const mediaType = res.headers.get('content-type')?.split(';')[0]?.trim();
   if (!response.value.content) {
     expect(res.body, `${method} ${template} ${res.status} declares no body`).toBeUndefined();
   } else {
-    expect(Object.keys(response.value.content), `${method} ${template} ${res.status} answered ${mediaType}`).toContain(mediaType);
+    expect(Object.keys(response.value.content), `${method} ${template} ${res.status} answered ${mediaType}`).toContain(
+      mediaType,
+    );
     if (mediaType === 'application/json') {
       const validate = validatorAt(`${response.pointer}/content/${escapePointer(mediaType)}/schema`);
       if (!validate(res.body)) {
@@ -115,7 +119,10 @@ function assertDocumented(method: string, template: string, res: ApiResponse): v
 function assertRequestValid(method: string, template: string, body: unknown): void {
   const { pointer } = operationPointer(method, template);
   const validate = validatorAt(`${pointer}/requestBody/content/application~1json/schema`);
-  if (!validate(body)) throw new Error(`the ${method} ${template} body the API accepted fails its documented schema: ${ajv.errorsText(validate.errors)}`);
+  if (!validate(body))
+    throw new Error(
+      `the ${method} ${template} body the API accepted fails its documented schema: ${ajv.errorsText(validate.errors)}`,
+    );
 }
 
 async function call(method: string, template: string, options: RequestOptions = {}): Promise<ApiResponse> {
@@ -125,7 +132,12 @@ async function call(method: string, template: string, options: RequestOptions = 
     return encodeURIComponent(value);
   });
   const query = options.query ? `?${new URLSearchParams(options.query).toString()}` : '';
-  const res = await api.request(method, path + query, { body: options.body, rawBody: options.rawBody, key: options.key, headers: options.headers });
+  const res = await api.request(method, path + query, {
+    body: options.body,
+    rawBody: options.rawBody,
+    key: options.key,
+    headers: options.headers,
+  });
   assertDocumented(method, template, res);
   return res;
 }
@@ -150,12 +162,18 @@ describe('the document', () => {
     expect(typeof doc.info?.title).toBe('string');
     expect(typeof doc.info?.version).toBe('string');
     expect(doc.servers?.[0]?.url).toBe(stack.config.PUBLIC_BASE_URL);
-    expect(doc.components.securitySchemes['service-api-key']).toMatchObject({ type: 'apiKey', in: 'header', name: 'service-api-key' });
+    expect(doc.components.securitySchemes['service-api-key']).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'service-api-key',
+    });
 
     const operationIds = new Set<string>();
     const pathItems: Array<[string, Json]> = [
       ...Object.entries(doc.paths as Json),
-      ...Object.entries((doc.webhooks ?? {}) as Json).map(([name, item]) => [`webhook:${name}`, item] as [string, Json]),
+      ...Object.entries((doc.webhooks ?? {}) as Json).map(
+        ([name, item]) => [`webhook:${name}`, item] as [string, Json],
+      ),
     ];
     for (const [template, item] of pathItems) {
       const operations = HTTP_METHODS.filter((m) => m in item);
@@ -200,7 +218,9 @@ describe('the document', () => {
       '/voices/{id}/sample.wav': ['get'],
       '/telephony/{provider}/events': ['post'],
     };
-    const actual = Object.fromEntries(Object.entries(doc.paths as Json).map(([path, item]) => [path, HTTP_METHODS.filter((m) => m in item).sort()]));
+    const actual = Object.fromEntries(
+      Object.entries(doc.paths as Json).map(([path, item]) => [path, HTTP_METHODS.filter((m) => m in item).sort()]),
+    );
     expect(actual).toEqual(expected);
   });
 
@@ -225,7 +245,12 @@ describe('the document', () => {
 
   it('holds valid JSON Schemas, with closed request bodies and the one Error shape', () => {
     for (const name of Object.keys(doc.components.schemas)) validatorAt(`/components/schemas/${escapePointer(name)}`);
-    for (const name of ['PhoneCallCreateRequest', 'PhoneCallBatchRequest', 'WebhookCreateRequest', 'WebhookUpdateRequest']) {
+    for (const name of [
+      'PhoneCallCreateRequest',
+      'PhoneCallBatchRequest',
+      'WebhookCreateRequest',
+      'WebhookUpdateRequest',
+    ]) {
       expect(doc.components.schemas[name].additionalProperties, name).toBe(false);
     }
     expect(doc.components.schemas.Error).toMatchObject({
@@ -240,12 +265,20 @@ describe('the document', () => {
     }
     for (const [template, item] of Object.entries(doc.paths as Json)) {
       for (const method of HTTP_METHODS.filter((m) => item[m]?.requestBody?.content?.['application/json']?.example)) {
-        assertRequestValid(method.toUpperCase(), template, item[method].requestBody.content['application/json'].example);
+        assertRequestValid(
+          method.toUpperCase(),
+          template,
+          item[method].requestBody.content['application/json'].example,
+        );
       }
     }
     const validateError = validatorAt('/components/schemas/Error');
-    expect(validateError({ error: { statusCode: 400, message: ['x is required'], error: 'Bad Request' }, payload: {} })).toBe(true);
-    expect(validateError({ error: { statusCode: 400, message: ['x'], error: 'Bad Request' }, payload: { x: 1 } })).toBe(false);
+    expect(
+      validateError({ error: { statusCode: 400, message: ['x is required'], error: 'Bad Request' }, payload: {} }),
+    ).toBe(true);
+    expect(validateError({ error: { statusCode: 400, message: ['x'], error: 'Bad Request' }, payload: { x: 1 } })).toBe(
+      false,
+    );
   });
 
   it('is served without an API key and answers as it declares', async () => {
@@ -258,7 +291,10 @@ describe('phone calls', () => {
   let scheduledId: string;
 
   it('POST /v1/phoneCalls: 201 create form, idempotent replay, and the errors', async () => {
-    const body = callBody({ toEmailAddress: 'grace@example.com', phoneCallWebhooks: [{ url: 'http://127.0.0.1:9/hook', subscribedEvent: '*', secret: 'a-long-secret' }] });
+    const body = callBody({
+      toEmailAddress: 'grace@example.com',
+      phoneCallWebhooks: [{ url: 'http://127.0.0.1:9/hook', subscribedEvent: '*', secret: 'a-long-secret' }],
+    });
     assertRequestValid('POST', '/v1/phoneCalls', body);
     const created = await call('POST', '/v1/phoneCalls', { body });
     expect(created.status).toBe(201);
@@ -272,19 +308,31 @@ describe('phone calls', () => {
     expect(replay.status).toBe(201);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toEqual(first.body);
-    expect((await call('POST', '/v1/phoneCalls', { body: callBody({ nameOfHuman: 'Other' }), headers })).status).toBe(400);
+    expect((await call('POST', '/v1/phoneCalls', { body: callBody({ nameOfHuman: 'Other' }), headers })).status).toBe(
+      400,
+    );
 
-    expect((await call('POST', '/v1/phoneCalls', { body: callBody({ toPhoneNumber: 'not a number', extra: true }) })).status).toBe(400);
+    expect(
+      (await call('POST', '/v1/phoneCalls', { body: callBody({ toPhoneNumber: 'not a number', extra: true }) })).status,
+    ).toBe(400);
     expect((await call('POST', '/v1/phoneCalls', { body: callBody(), key: null })).status).toBe(401);
     expect((await call('POST', '/v1/phoneCalls', { body: callBody(), key: 'not-a-key' })).status).toBe(401);
     expect((await call('POST', '/v1/phoneCalls', { body: callBody({ teamId: 'a'.repeat(24) }) })).status).toBe(403);
-    expect((await call('POST', '/v1/phoneCalls', { rawBody: 'teamId=x', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
-    expect((await call('POST', '/v1/phoneCalls', { rawBody: '{"teamId":', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+    expect(
+      (await call('POST', '/v1/phoneCalls', { rawBody: 'teamId=x', headers: { 'content-type': 'text/plain' } })).status,
+    ).toBe(415);
+    expect(
+      (await call('POST', '/v1/phoneCalls', { rawBody: '{"teamId":', headers: { 'content-type': 'application/json' } }))
+        .status,
+    ).toBe(400);
   });
 
   it('POST /v1/phoneCalls/batch: 201 in request order, 400, 413', async () => {
     const body = {
-      phoneCalls: [callBody({ toPhoneNumber: '+14155550001' }), callBody({ toPhoneNumber: '+14155550002', record: true, telephonyProvider: 'telnyx' })],
+      phoneCalls: [
+        callBody({ toPhoneNumber: '+14155550001' }),
+        callBody({ toPhoneNumber: '+14155550002', record: true, telephonyProvider: 'telnyx' }),
+      ],
       fileId: 'file-openapi',
       fileName: 'openapi.csv',
     };
@@ -293,8 +341,13 @@ describe('phone calls', () => {
     expect(created.status).toBe(201);
     expect(created.body.data.map((c: Json) => c.toPhoneNumber)).toEqual(['+14155550001', '+14155550002']);
 
-    expect((await call('POST', '/v1/phoneCalls/batch', { body: { phoneCalls: [callBody({ toPhoneNumber: 'x' })] } })).status).toBe(400);
-    const tooLarge = { phoneCalls: [callBody({ nameOfHuman: 'x'.repeat(200) })], fileName: 'y'.repeat(BODY_LIMIT_BYTES) };
+    expect(
+      (await call('POST', '/v1/phoneCalls/batch', { body: { phoneCalls: [callBody({ toPhoneNumber: 'x' })] } })).status,
+    ).toBe(400);
+    const tooLarge = {
+      phoneCalls: [callBody({ nameOfHuman: 'x'.repeat(200) })],
+      fileName: 'y'.repeat(BODY_LIMIT_BYTES),
+    };
     expect((await call('POST', '/v1/phoneCalls/batch', { body: tooLarge })).status).toBe(413);
   });
 
@@ -303,9 +356,13 @@ describe('phone calls', () => {
     expect(firstPage.status).toBe(200);
     expect(firstPage.body.data).toHaveLength(2);
     expect(typeof firstPage.body.nextCursor).toBe('string');
-    const secondPage = await call('GET', '/v1/phoneCalls', { query: { limit: '2', cursor: firstPage.body.nextCursor } });
+    const secondPage = await call('GET', '/v1/phoneCalls', {
+      query: { limit: '2', cursor: firstPage.body.nextCursor },
+    });
     expect(secondPage.status).toBe(200);
-    const filtered = await call('GET', '/v1/phoneCalls', { query: { fileId: 'file-openapi', status: 'queued', toPhoneNumber: '+14155550002' } });
+    const filtered = await call('GET', '/v1/phoneCalls', {
+      query: { fileId: 'file-openapi', status: 'queued', toPhoneNumber: '+14155550002' },
+    });
     expect(filtered.body.data).toHaveLength(1);
     expect(filtered.body.nextCursor).toBeNull();
     expect((await call('GET', '/v1/phoneCalls', { query: { status: 'canceled' } })).body.data).toEqual([]);
@@ -330,20 +387,32 @@ describe('phone calls', () => {
   });
 
   it('calls that ran: read forms of every outcome, a 400 delete, transcripts and the recording', async () => {
-    const outcomes: Record<string, string> = { '+14155552671': 'completed', '+14155551486': 'busy', '+14155551404': 'failed' };
+    const outcomes: Record<string, string> = {
+      '+14155552671': 'completed',
+      '+14155551486': 'busy',
+      '+14155551404': 'failed',
+    };
     const ids = new Map<string, string>();
     for (const to of Object.keys(outcomes)) {
-      const created = await call('POST', '/v1/phoneCalls', { body: callBody({ toPhoneNumber: to, callDelayedUntil: undefined, record: true }) });
+      const created = await call('POST', '/v1/phoneCalls', {
+        body: callBody({ toPhoneNumber: to, callDelayedUntil: undefined, record: true }),
+      });
       expect(created.status).toBe(201);
       ids.set(to, created.body.data._id);
     }
     const ended = new Map<string, Json>();
     for (const [to, id] of ids) {
       // Every answer on the way (queued, ringing, inProgress, ...) is checked against the schema too.
-      const final = await eventually(async () => {
-        const res = await call('GET', '/v1/phoneCalls/{id}', { path: { id } });
-        return res.body.data.status === outcomes[to] && res.body.data.callEndedAt ? (res.body.data as Json) : undefined;
-      }, 60_000, `${to} to reach ${outcomes[to]}`);
+      const final = await eventually(
+        async () => {
+          const res = await call('GET', '/v1/phoneCalls/{id}', { path: { id } });
+          return res.body.data.status === outcomes[to] && res.body.data.callEndedAt
+            ? (res.body.data as Json)
+            : undefined;
+        },
+        60_000,
+        `${to} to reach ${outcomes[to]}`,
+      );
       ended.set(to, final);
     }
     const completed = ended.get('+14155552671')!;
@@ -365,10 +434,14 @@ describe('phone calls', () => {
     });
     expect(unsigned.status).toBe(401);
 
-    const transcripts = await eventually(async () => {
-      const res = await call('GET', '/v1/transcripts', { query: { phoneCallId: completed._id } });
-      return res.body.data.length > 0 ? res : undefined;
-    }, 30_000, 'the transcript');
+    const transcripts = await eventually(
+      async () => {
+        const res = await call('GET', '/v1/transcripts', { query: { phoneCallId: completed._id } });
+        return res.body.data.length > 0 ? res : undefined;
+      },
+      30_000,
+      'the transcript',
+    );
     expect(transcripts.body.data.every((t: Json) => t.phoneCallId === completed._id)).toBe(true);
     const onePerPage = await call('GET', '/v1/transcripts', { query: { phoneCallId: completed._id, limit: '1' } });
     expect(onePerPage.body.nextCursor === null || typeof onePerPage.body.nextCursor === 'string').toBe(true);
@@ -379,13 +452,20 @@ describe('phone calls', () => {
     expect(recordingUrl.origin).toBe(stack.config.PUBLIC_BASE_URL);
     const file = recordingUrl.pathname.replace(/^\/recordings\//, '');
     expect((await call('GET', '/recordings/{file}', { path: { file }, key: null })).status).toBe(200);
-    expect((await call('GET', '/recordings/{file}', { path: { file: `${'A'.repeat(32)}.wav` }, key: null })).status).toBe(404);
+    expect(
+      (await call('GET', '/recordings/{file}', { path: { file: `${'A'.repeat(32)}.wav` }, key: null })).status,
+    ).toBe(404);
   });
 });
 
 describe('webhooks', () => {
   it('create (200, with the secret), get and patch (200, without), and their errors', async () => {
-    const body = { teamId: stack.team.teamId, url: 'http://127.0.0.1:9/hook', subscribedEvents: ['phoneCall.completed', 'transcript.created'], method: 'POST' };
+    const body = {
+      teamId: stack.team.teamId,
+      url: 'http://127.0.0.1:9/hook',
+      subscribedEvents: ['phoneCall.completed', 'transcript.created'],
+      method: 'POST',
+    };
     assertRequestValid('POST', '/v1/webhooks', body);
     const created = await call('POST', '/v1/webhooks', { body });
     expect(created.status).toBe(200);
@@ -402,12 +482,24 @@ describe('webhooks', () => {
     expect(patched.status).toBe(200);
     expect(patched.body.data).toMatchObject({ subscribedEvents: ['*'], method: 'GET' });
 
-    expect((await call('POST', '/v1/webhooks', { body: { ...body, subscribedEvents: ['phoneCall.exploded'] } })).status).toBe(400);
+    expect(
+      (await call('POST', '/v1/webhooks', { body: { ...body, subscribedEvents: ['phoneCall.exploded'] } })).status,
+    ).toBe(400);
     expect((await call('POST', '/v1/webhooks', { body: { ...body, teamId: 'b'.repeat(24) } })).status).toBe(403);
     expect((await call('PATCH', '/v1/webhooks/{_id}', { path: { _id: id }, body: {} })).status).toBe(400);
-    expect((await call('PATCH', '/v1/webhooks/{_id}', { path: { _id: id }, rawBody: 'url', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+    expect(
+      (
+        await call('PATCH', '/v1/webhooks/{_id}', {
+          path: { _id: id },
+          rawBody: 'url',
+          headers: { 'content-type': 'text/plain' },
+        })
+      ).status,
+    ).toBe(415);
     expect((await call('GET', '/v1/webhooks/{_id}', { path: { _id: 'c'.repeat(24) } })).status).toBe(404);
-    expect((await call('PATCH', '/v1/webhooks/{_id}', { path: { _id: 'c'.repeat(24) }, body: changes })).status).toBe(404);
+    expect((await call('PATCH', '/v1/webhooks/{_id}', { path: { _id: 'c'.repeat(24) }, body: changes })).status).toBe(
+      404,
+    );
     expect((await call('GET', '/v1/webhooks/{_id}', { path: { _id: id }, key: null })).status).toBe(401);
   });
 });
@@ -434,9 +526,19 @@ describe('voices, scopes and the routes outside /v1', () => {
     expect((await call('POST', '/v1/phoneCalls/batch', { key, body: { phoneCalls: [callBody()] } })).status).toBe(403);
     expect((await call('GET', '/v1/phoneCalls/{id}', { key, path: { id: 'f'.repeat(24) } })).status).toBe(403);
     expect((await call('DELETE', '/v1/phoneCalls/{id}', { key, path: { id: 'f'.repeat(24) } })).status).toBe(403);
-    expect((await call('POST', '/v1/webhooks', { key, body: { teamId: stack.team.teamId, url: 'http://127.0.0.1:9/x', subscribedEvents: ['*'], method: 'GET' } })).status).toBe(403);
+    expect(
+      (
+        await call('POST', '/v1/webhooks', {
+          key,
+          body: { teamId: stack.team.teamId, url: 'http://127.0.0.1:9/x', subscribedEvents: ['*'], method: 'GET' },
+        })
+      ).status,
+    ).toBe(403);
     expect((await call('GET', '/v1/webhooks/{_id}', { key, path: { _id: 'f'.repeat(24) } })).status).toBe(403);
-    expect((await call('PATCH', '/v1/webhooks/{_id}', { key, path: { _id: 'f'.repeat(24) }, body: { method: 'GET' } })).status).toBe(403);
+    expect(
+      (await call('PATCH', '/v1/webhooks/{_id}', { key, path: { _id: 'f'.repeat(24) }, body: { method: 'GET' } }))
+        .status,
+    ).toBe(403);
     expect((await call('GET', '/v1/transcripts', { key })).status).toBe(403);
 
     const { key: transcriptsOnly } = await createKey({ team: stack.team.teamId, scopes: 'transcripts:read' });
@@ -469,9 +571,16 @@ describe('methods the document does not declare', () => {
       for (const method of ['TRACE', 'PUT', 'PATCH', 'DELETE', 'POST'].filter((m) => !expected.has(m))) {
         // A TRACE request may not carry a body (Node's server refuses one before any route runs).
         const body = method === 'TRACE' ? undefined : '{}';
-        const res = await rawRequest(`${stack.baseUrl}${path}`, method, { 'service-api-key': stack.team.key, 'content-type': 'application/json' }, body);
+        const res = await rawRequest(
+          `${stack.baseUrl}${path}`,
+          method,
+          { 'service-api-key': stack.team.key, 'content-type': 'application/json' },
+          body,
+        );
         expect(res.status, `${method} ${template}: ${JSON.stringify(res.body)}`).toBe(405);
-        expect(errorMessages(res, 405), `${method} ${template}`).toEqual([expect.stringContaining(`${method} is not allowed on`)]);
+        expect(errorMessages(res, 405), `${method} ${template}`).toEqual([
+          expect.stringContaining(`${method} is not allowed on`),
+        ]);
         expect(new Set(res.headers.get('allow')?.split(', ')), `${method} ${template}`).toEqual(expected);
       }
       const options = await api.request('OPTIONS', path);
@@ -486,9 +595,17 @@ describe('coverage', () => {
     for (const [template, item] of Object.entries(doc.paths as Json)) {
       if (!template.startsWith('/v1/') || template === '/v1/openapi.json') continue;
       for (const method of HTTP_METHODS.filter((m) => m in item)) {
-        const seen = [...covered].filter((c) => c.startsWith(`${method.toUpperCase()} ${template} `)).map((c) => Number(c.split(' ').pop()));
-        expect(seen.some((s) => s >= 200 && s < 300), `${method} ${template}: no success checked`).toBe(true);
-        expect(seen.some((s) => s >= 400), `${method} ${template}: no error checked`).toBe(true);
+        const seen = [...covered]
+          .filter((c) => c.startsWith(`${method.toUpperCase()} ${template} `))
+          .map((c) => Number(c.split(' ').pop()));
+        expect(
+          seen.some((s) => s >= 200 && s < 300),
+          `${method} ${template}: no success checked`,
+        ).toBe(true);
+        expect(
+          seen.some((s) => s >= 400),
+          `${method} ${template}: no error checked`,
+        ).toBe(true);
       }
     }
   });

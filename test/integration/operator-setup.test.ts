@@ -26,9 +26,14 @@ afterAll(async () => {
 /** The operator command line as a person runs it: a child process, this environment only. */
 function admin(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', path.resolve('src/main/admin.ts'), ...args], { env }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', path.resolve('src/main/admin.ts'), ...args],
+      { env },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -74,8 +79,23 @@ describe('the operator command line against a running local stack', () => {
     expect(team.stderr).toContain('local-stack.json');
     expect(team.stderr).toMatch(/emulator accounts and from-numbers set for twilio, vonage, telnyx/);
     const { teamId } = team.body;
-    const template = await json(env, 'template', 'create', '--team', teamId!, '--name', 'Hello', '--prompt', 'Hello {{firstName}}',
-      '--required-variables', 'firstName', '--tag', 'interested=sounds good', '--result-column', 'interested');
+    const template = await json(
+      env,
+      'template',
+      'create',
+      '--team',
+      teamId!,
+      '--name',
+      'Hello',
+      '--prompt',
+      'Hello {{firstName}}',
+      '--required-variables',
+      'firstName',
+      '--tag',
+      'interested=sounds good',
+      '--result-column',
+      'interested',
+    );
     const { key } = (await json(env, 'key', 'create', '--team', teamId!)).body;
 
     const api = apiClient(stack.baseUrl, key);
@@ -92,17 +112,26 @@ describe('the operator command line against a running local stack', () => {
       ids.push(created.body.data._id as string);
     }
     for (const id of ids) {
-      const call = await eventually(async () => {
-        const body = (await api.get(`/v1/phoneCalls/${id}`)).body.data;
-        return ['completed', 'failed', 'busy', 'noAnswer'].includes(body.status) ? body : undefined;
-      }, 60_000, `call ${id} to end`);
+      const call = await eventually(
+        async () => {
+          const body = (await api.get(`/v1/phoneCalls/${id}`)).body.data;
+          return ['completed', 'failed', 'busy', 'noAnswer'].includes(body.status) ? body : undefined;
+        },
+        60_000,
+        `call ${id} to end`,
+      );
       expect(call).toMatchObject({ status: 'completed', statusExtraInfo: { statusCode: 'completed' } });
     }
   });
 
   it('explicit variables win over the stack file', async () => {
     await writeStackFile(process.pid);
-    const result = await admin(cleanEnv({ OCO_DATA_DIR: dataDir, MONGODB_URI: 'mongodb://127.0.0.1:1/nothing' }), 'team', 'list', '--json');
+    const result = await admin(
+      cleanEnv({ OCO_DATA_DIR: dataDir, MONGODB_URI: 'mongodb://127.0.0.1:1/nothing' }),
+      'team',
+      'list',
+      '--json',
+    );
     expect(result.stderr).not.toContain('local-stack.json');
     expect(JSON.parse(result.stdout).error).toMatch(/ENCRYPTION_KEY is required/);
   });
@@ -130,7 +159,9 @@ describe('a provider without credentials', () => {
     api = apiClient(stack.baseUrl, team.key);
     // An operator removes the team's Vonage credentials.
     const doc = await Team.findById(teamId).lean();
-    const settings = doc!.providerSettings.map((s) => (s.provider === 'vonage' ? { provider: s.provider, fromNumbers: s.fromNumbers } : s));
+    const settings = doc!.providerSettings.map((s) =>
+      s.provider === 'vonage' ? { provider: s.provider, fromNumbers: s.fromNumbers } : s,
+    );
     await Team.updateOne({ _id: teamId }, { $set: { providerSettings: settings } });
   });
   const body = (extra: Record<string, unknown> = {}) => ({
@@ -143,24 +174,43 @@ describe('a provider without credentials', () => {
 
   it('is refused at create, naming telephonyProvider, and nothing is stored', async () => {
     const single = await api.post('/v1/phoneCalls', body({ telephonyProvider: 'vonage' }));
-    expect(errorMessages(single, 400)).toEqual([expect.stringMatching(/^telephonyProvider vonage has no credentials for this team/)]);
-    const batch = await api.post('/v1/phoneCalls/batch', { phoneCalls: [body(), body({ telephonyProvider: 'vonage' })] });
-    expect(errorMessages(batch, 400)).toEqual([expect.stringMatching(/^phoneCalls\.1\.telephonyProvider vonage has no credentials/)]);
+    expect(errorMessages(single, 400)).toEqual([
+      expect.stringMatching(/^telephonyProvider vonage has no credentials for this team/),
+    ]);
+    const batch = await api.post('/v1/phoneCalls/batch', {
+      phoneCalls: [body(), body({ telephonyProvider: 'vonage' })],
+    });
+    expect(errorMessages(batch, 400)).toEqual([
+      expect.stringMatching(/^phoneCalls\.1\.telephonyProvider vonage has no credentials/),
+    ]);
     expect(await PhoneCall.countDocuments({ teamId })).toBe(0);
   });
 
   it('ends a call at once when its credentials disappear between create and dial', async () => {
     const to = '+14155550008';
-    const created = await api.post('/v1/phoneCalls', body({ telephonyProvider: 'telnyx', toPhoneNumber: to, callDelayedUntil: new Date(Date.now() + 2_000).toISOString() }));
+    const created = await api.post(
+      '/v1/phoneCalls',
+      body({
+        telephonyProvider: 'telnyx',
+        toPhoneNumber: to,
+        callDelayedUntil: new Date(Date.now() + 2_000).toISOString(),
+      }),
+    );
     expect(created.status).toBe(201);
     const doc = await Team.findById(teamId).lean();
-    const settings = doc!.providerSettings.map((s) => (s.provider === 'telnyx' ? { provider: s.provider, fromNumbers: s.fromNumbers } : s));
+    const settings = doc!.providerSettings.map((s) =>
+      s.provider === 'telnyx' ? { provider: s.provider, fromNumbers: s.fromNumbers } : s,
+    );
     await Team.updateOne({ _id: teamId }, { $set: { providerSettings: settings } });
     const started = Date.now();
-    const call = await eventually(async () => {
-      const current = (await api.get(`/v1/phoneCalls/${created.body.data._id}`)).body.data;
-      return current.status === 'queued' ? undefined : current;
-    }, 30_000, 'the call to end');
+    const call = await eventually(
+      async () => {
+        const current = (await api.get(`/v1/phoneCalls/${created.body.data._id}`)).body.data;
+        return current.status === 'queued' ? undefined : current;
+      },
+      30_000,
+      'the call to end',
+    );
     expect(call).toMatchObject({ status: 'failed', statusExtraInfo: { statusCode: 'provider-not-configured' } });
     // No retries for minutes: the dial gives up on its first attempt.
     expect(Date.now() - started).toBeLessThan(10_000);

@@ -56,7 +56,13 @@ describe('POST /v1/phoneCalls', () => {
 
     const got = await api.get(`/v1/phoneCalls/${call._id}`);
     expect(got.status).toBe(200);
-    expect(got.body.data).toMatchObject({ _id: call._id, status: 'queued', callOrigin: 'api', resultValues: [], customTagsHitOnCall: [] });
+    expect(got.body.data).toMatchObject({
+      _id: call._id,
+      status: 'queued',
+      callOrigin: 'api',
+      resultValues: [],
+      customTagsHitOnCall: [],
+    });
     expect(got.body.data.statusExtraInfo.statusCode).toBe('scheduled');
 
     const described = await stack.temporal.workflow.getHandle(`phoneCall-${call._id}`).describe();
@@ -67,7 +73,13 @@ describe('POST /v1/phoneCalls', () => {
     expect(described.typedSearchAttributes.get(SA_PROVIDER)).toBe('twilio');
     expect(described.memo?.summary).toMatch(/^queued · \+14155552671 via twilio at /);
     const state = await stack.temporal.workflow.getHandle(`phoneCall-${call._id}`).query(callStateQuery);
-    expect(state).toMatchObject({ callId: call._id, status: 'queued', phase: 'waiting', statusCode: 'scheduled', providerCallId: null });
+    expect(state).toMatchObject({
+      callId: call._id,
+      status: 'queued',
+      phase: 'waiting',
+      statusCode: 'scheduled',
+      providerCallId: null,
+    });
   });
 
   it('uses the phone number and provider given, and never returns webhook secrets', async () => {
@@ -77,12 +89,21 @@ describe('POST /v1/phoneCalls', () => {
         phoneNumberId: stack.team.phoneNumberIds.vonage,
         telephonyProvider: 'vonage',
         record: true,
-        phoneCallWebhooks: [{ url: 'http://127.0.0.1:9/hook', subscribedEvent: 'phoneCall.completed', secret: 'a-long-secret' }],
+        phoneCallWebhooks: [
+          { url: 'http://127.0.0.1:9/hook', subscribedEvent: 'phoneCall.completed', secret: 'a-long-secret' },
+        ],
       }),
     );
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ telephonyProvider: 'vonage', fromPhoneNumber: '+14155550101', record: true, phoneNumberId: stack.team.phoneNumberIds.vonage });
-    expect(res.body.data.phoneCallWebhooks).toEqual([{ url: 'http://127.0.0.1:9/hook', subscribedEvent: 'phoneCall.completed' }]);
+    expect(res.body.data).toMatchObject({
+      telephonyProvider: 'vonage',
+      fromPhoneNumber: '+14155550101',
+      record: true,
+      phoneNumberId: stack.team.phoneNumberIds.vonage,
+    });
+    expect(res.body.data.phoneCallWebhooks).toEqual([
+      { url: 'http://127.0.0.1:9/hook', subscribedEvent: 'phoneCall.completed' },
+    ]);
     const got = await api.get(`/v1/phoneCalls/${res.body.data._id}`);
     expect(JSON.stringify(got.body)).not.toContain('a-long-secret');
   });
@@ -126,33 +147,64 @@ describe('POST /v1/phoneCalls', () => {
       }),
     );
     expect(errorMessages(res, 400)).toEqual(
-      expect.arrayContaining(['callTemplateId does not name a call template of this team', 'phoneNumberId does not name a phone number of this team']),
+      expect.arrayContaining([
+        'callTemplateId does not name a call template of this team',
+        'phoneNumberId does not name a phone number of this team',
+      ]),
     );
-    const vars = await api.post('/v1/phoneCalls', callBody({ promptVariableValues: [{ key: 'when', value: 'soon' }, { key: 'shoeSize', value: '9' }] }));
+    const vars = await api.post(
+      '/v1/phoneCalls',
+      callBody({
+        promptVariableValues: [
+          { key: 'when', value: 'soon' },
+          { key: 'shoeSize', value: '9' },
+        ],
+      }),
+    );
     expect(errorMessages(vars, 400)).toEqual([
       'promptVariableValues must include firstName (required by the call template)',
       'promptVariableValues has unknown key shoeSize (the call template has no such variable)',
     ]);
-    const duplicates = await api.post('/v1/phoneCalls', callBody({ promptVariableValues: [{ key: 'firstName', value: 'A' }, { key: 'firstName', value: 'B' }] }));
+    const duplicates = await api.post(
+      '/v1/phoneCalls',
+      callBody({
+        promptVariableValues: [
+          { key: 'firstName', value: 'A' },
+          { key: 'firstName', value: 'B' },
+        ],
+      }),
+    );
     expect(errorMessages(duplicates, 400)).toEqual(['promptVariableValues has a duplicate key firstName']);
   });
 
   it('refuses a schedule more than 365 days ahead, and dates that do not exist', async () => {
-    const res = await api.post('/v1/phoneCalls', callBody({ callDelayedUntil: new Date(Date.now() + 366 * 86_400_000).toISOString() }));
+    const res = await api.post(
+      '/v1/phoneCalls',
+      callBody({ callDelayedUntil: new Date(Date.now() + 366 * 86_400_000).toISOString() }),
+    );
     expect(errorMessages(res, 400)).toContain('callDelayedUntil must be at most 365 days ahead');
     const year = new Date().getUTCFullYear() + 1;
-    expect(errorMessages(await api.post('/v1/phoneCalls', callBody({ callDelayedUntil: `${year}-02-30T10:00:00Z` })), 400)).toEqual([
-      'callDelayedUntil must be a real date-time',
-    ]);
+    expect(
+      errorMessages(await api.post('/v1/phoneCalls', callBody({ callDelayedUntil: `${year}-02-30T10:00:00Z` })), 400),
+    ).toEqual(['callDelayedUntil must be a real date-time']);
   });
 
   it('answers malformed JSON, wrong content type and unknown routes in the error shape', async () => {
-    expect(errorMessages(await api.request('POST', '/v1/phoneCalls', { rawBody: '{"teamId": ', headers: { 'content-type': 'application/json' } }), 400)).toEqual([
-      'request body is not valid JSON',
-    ]);
-    expect(errorMessages(await api.request('POST', '/v1/phoneCalls', { rawBody: 'teamId=1', headers: { 'content-type': 'text/plain' } }), 415)).toEqual([
-      'content-type must be application/json',
-    ]);
+    expect(
+      errorMessages(
+        await api.request('POST', '/v1/phoneCalls', {
+          rawBody: '{"teamId": ',
+          headers: { 'content-type': 'application/json' },
+        }),
+        400,
+      ),
+    ).toEqual(['request body is not valid JSON']);
+    expect(
+      errorMessages(
+        await api.request('POST', '/v1/phoneCalls', { rawBody: 'teamId=1', headers: { 'content-type': 'text/plain' } }),
+        415,
+      ),
+    ).toEqual(['content-type must be application/json']);
     errorMessages(await api.get('/v1/nothing-here'), 404);
     errorMessages(await api.get('/v1/phoneCalls/not-an-id'), 404);
     errorMessages(await api.get('/v1/phoneCalls/0123456789abcdef01234567'), 404);
@@ -171,9 +223,9 @@ describe('POST /v1/phoneCalls', () => {
     expect(list.body.data.filter((c: { _id: string }) => c._id === first.body.data._id)).toHaveLength(1);
     const different = await api.post('/v1/phoneCalls', { ...body, nameOfHuman: 'Ada' }, { headers });
     expect(errorMessages(different, 400)).toEqual(['Idempotency-Key was already used with a different request body']);
-    expect(errorMessages(await api.post('/v1/phoneCalls', body, { headers: { 'Idempotency-Key': 'x'.repeat(256) } }), 400)).toEqual([
-      'Idempotency-Key must be 1 to 255 characters',
-    ]);
+    expect(
+      errorMessages(await api.post('/v1/phoneCalls', body, { headers: { 'Idempotency-Key': 'x'.repeat(256) } }), 400),
+    ).toEqual(['Idempotency-Key must be 1 to 255 characters']);
     // Sent empty is a mistake, not "no key".
     expect(errorMessages(await api.post('/v1/phoneCalls', body, { headers: { 'Idempotency-Key': '' } }), 400)).toEqual([
       'Idempotency-Key must be 1 to 255 characters',
@@ -182,14 +234,19 @@ describe('POST /v1/phoneCalls', () => {
 
   it('refuses U+0000 in any string, body or query, naming the field, and stores nothing', async () => {
     const before = (await api.get('/v1/phoneCalls?limit=1000')).body.data.length;
-    const single = await api.post('/v1/phoneCalls', callBody({ nameOfHuman: 'Gr\u0000ace', promptVariableValues: [{ key: 'firstName', value: 'a\u0000' }] }));
+    const single = await api.post(
+      '/v1/phoneCalls',
+      callBody({ nameOfHuman: 'Gr\u0000ace', promptVariableValues: [{ key: 'firstName', value: 'a\u0000' }] }),
+    );
     expect(errorMessages(single, 400)).toEqual([
       'nameOfHuman must contain a visible character and no NUL character (U+0000)',
       'promptVariableValues.0.value must not contain the NUL character (U+0000)',
     ]);
     const batch = await api.post('/v1/phoneCalls/batch', { phoneCalls: [callBody()], fileName: 'x\u0000.csv' });
     expect(errorMessages(batch, 400)).toEqual(['fileName must not contain the NUL character (U+0000)']);
-    expect(errorMessages(await api.get('/v1/phoneCalls?fileId=%00'), 400)).toEqual(['fileId must not contain the NUL character (U+0000)']);
+    expect(errorMessages(await api.get('/v1/phoneCalls?fileId=%00'), 400)).toEqual([
+      'fileId must not contain the NUL character (U+0000)',
+    ]);
     expect((await api.get('/v1/phoneCalls?limit=1000')).body.data.length).toBe(before);
   });
 
@@ -208,7 +265,10 @@ describe('authentication and tenancy', () => {
     const path = `/v1/phoneCalls`;
     expect(errorMessages(await api.get(path, { key: null }), 401)).toEqual(['the service-api-key header is missing']);
     // Credentials come first: without them, nothing else about the request is judged.
-    errorMessages(await api.request('POST', path, { key: null, rawBody: 'x', headers: { 'content-type': 'text/plain' } }), 401);
+    errorMessages(
+      await api.request('POST', path, { key: null, rawBody: 'x', headers: { 'content-type': 'text/plain' } }),
+      401,
+    );
     expect(errorMessages(await api.get(path, { key: 'oco_nope' }), 401)[0]).toContain('invalid');
     const forged = stack.team.key.slice(0, -4) + 'AAAA';
     errorMessages(await api.get(path, { key: forged }), 401);
@@ -224,15 +284,19 @@ describe('authentication and tenancy', () => {
     errorMessages(await api.get(path, { key: revoked.key }), 401);
   });
 
-  it('403 for a missing scope and for another team in the body; 404 for another team\'s call', async () => {
+  it("403 for a missing scope and for another team in the body; 404 for another team's call", async () => {
     const readOnly = await createKey({ team: stack.team.teamId, scopes: 'calls:read' });
-    expect(errorMessages(await api.post('/v1/phoneCalls', callBody(), { key: readOnly.key }), 403)).toEqual(['the API key lacks the calls:write scope']);
+    expect(errorMessages(await api.post('/v1/phoneCalls', callBody(), { key: readOnly.key }), 403)).toEqual([
+      'the API key lacks the calls:write scope',
+    ]);
     expect((await api.get('/v1/phoneCalls', { key: readOnly.key })).status).toBe(200);
     const noCalls = await createKey({ team: stack.team.teamId, scopes: 'webhooks:read' });
     errorMessages(await api.get('/v1/phoneCalls', { key: noCalls.key }), 403);
 
     const other = await stack.seedTeam('Tenant B');
-    expect(errorMessages(await api.post('/v1/phoneCalls', callBody({ teamId: other.teamId })), 403)).toEqual(['teamId is not the team of this API key']);
+    expect(errorMessages(await api.post('/v1/phoneCalls', callBody({ teamId: other.teamId })), 403)).toEqual([
+      'teamId is not the team of this API key',
+    ]);
 
     const theirs = await apiClient(stack.baseUrl, other.key).post('/v1/phoneCalls', {
       teamId: other.teamId,
@@ -258,39 +322,56 @@ describe('scheduling and deletion', () => {
     await new Promise((r) => setTimeout(r, 2_500));
     expect(stack.emulator.callsTo(to)).toBe(0);
     expect((await api.get(`/v1/phoneCalls/${res.body.data._id}`)).body.data.status).toBe('queued');
-    const completed = await eventually(async () => {
-      const call = (await api.get(`/v1/phoneCalls/${res.body.data._id}`)).body.data;
-      return call.status === 'completed' ? call : undefined;
-    }, 60_000, 'the call to complete');
+    const completed = await eventually(
+      async () => {
+        const call = (await api.get(`/v1/phoneCalls/${res.body.data._id}`)).body.data;
+        return call.status === 'completed' ? call : undefined;
+      },
+      60_000,
+      'the call to complete',
+    );
     expect(Date.parse(completed.callTriggeredAt)).toBeGreaterThanOrEqual(at.getTime());
     expect(stack.emulator.callsTo(to)).toBe(1);
   });
 
   it('places a call scheduled in the past at once', async () => {
     const to = '+14155553002';
-    const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: new Date(Date.now() - 60_000).toISOString() }));
+    const res = await api.post(
+      '/v1/phoneCalls',
+      callBody({ toPhoneNumber: to, callDelayedUntil: new Date(Date.now() - 60_000).toISOString() }),
+    );
     expect(res.status).toBe(201);
     await eventually(async () => (stack.emulator.callsTo(to) === 1 ? true : undefined), 20_000, 'the dial');
   });
 
   it('keeps a scheduled call across a worker restart', async () => {
     const to = '+14155553003';
-    const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: new Date(Date.now() + 3_000).toISOString() }));
+    const res = await api.post(
+      '/v1/phoneCalls',
+      callBody({ toPhoneNumber: to, callDelayedUntil: new Date(Date.now() + 3_000).toISOString() }),
+    );
     expect(res.status).toBe(201);
     await stack.stopWorker();
     await new Promise((r) => setTimeout(r, 4_000));
     expect(stack.emulator.callsTo(to)).toBe(0);
     await stack.startWorker();
-    await eventually(async () => {
-      const call = (await api.get(`/v1/phoneCalls/${res.body.data._id}`)).body.data;
-      return call.status === 'completed' ? call : undefined;
-    }, 60_000, 'the call to complete after the restart');
+    await eventually(
+      async () => {
+        const call = (await api.get(`/v1/phoneCalls/${res.body.data._id}`)).body.data;
+        return call.status === 'completed' ? call : undefined;
+      },
+      60_000,
+      'the call to complete after the restart',
+    );
     expect(stack.emulator.callsTo(to)).toBe(1);
   });
 
   it('deletes a queued call: 200 with the call as it was, then 404, and it never rings', async () => {
     const to = '+14155553004';
-    const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: new Date(Date.now() + 3_000).toISOString() }));
+    const res = await api.post(
+      '/v1/phoneCalls',
+      callBody({ toPhoneNumber: to, callDelayedUntil: new Date(Date.now() + 3_000).toISOString() }),
+    );
     const id = res.body.data._id;
     const deleted = await api.delete(`/v1/phoneCalls/${id}`);
     expect(deleted.status).toBe(200);
@@ -307,8 +388,13 @@ describe('scheduling and deletion', () => {
     const to = '+14155553005';
     const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: undefined }));
     const id = res.body.data._id;
-    await eventually(async () => ((await api.get(`/v1/phoneCalls/${id}`)).body.data.status === 'completed' ? true : undefined), 60_000);
-    expect(errorMessages(await api.delete(`/v1/phoneCalls/${id}`), 400)).toEqual(['only queued calls can be deleted; status is completed']);
+    await eventually(
+      async () => ((await api.get(`/v1/phoneCalls/${id}`)).body.data.status === 'completed' ? true : undefined),
+      60_000,
+    );
+    expect(errorMessages(await api.delete(`/v1/phoneCalls/${id}`), 400)).toEqual([
+      'only queued calls can be deleted; status is completed',
+    ]);
   });
 
   it('never both deletes and rings a call when the delete races the dial', async () => {
@@ -317,7 +403,10 @@ describe('scheduling and deletion', () => {
       Array.from({ length: runs }, async (_, i) => {
         const to = `+1415555${String(4000 + i).padStart(4, '0')}`;
         const dialAt = Date.now() + 1_500;
-        const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: new Date(dialAt).toISOString() }));
+        const res = await api.post(
+          '/v1/phoneCalls',
+          callBody({ toPhoneNumber: to, callDelayedUntil: new Date(dialAt).toISOString() }),
+        );
         const id = res.body.data._id;
         // Aim the delete at the moment the timer fires, spread a little either side.
         await new Promise((r) => setTimeout(r, Math.max(0, dialAt - Date.now() + (i % 8) * 40 - 160)));

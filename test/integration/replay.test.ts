@@ -15,7 +15,11 @@ it('replays every saved history, of calls and of webhook delivery streams, witho
   for (const file of files) {
     const history = JSON.parse(await readFile(path.join(dir, file), 'utf8'));
     types.add(history.events[0].workflowExecutionStartedEventAttributes.workflowType.name);
-    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, path.basename(file, '.json'));
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: inject('workflowBundlePath') } },
+      history,
+      path.basename(file, '.json'),
+    );
   }
   expect([...types].sort()).toEqual(['deliverWebhookEventsWorkflow', 'phoneCallWorkflow']);
 });

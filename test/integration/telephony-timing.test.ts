@@ -29,40 +29,65 @@ async function place(to: string, callTemplateId = stack.team.templateId) {
 
 const read = async (id: string) => (await api.get(`/v1/phoneCalls/${id}`)).body.data;
 
-it('hangs up an answered call that outlives the template\'s maximum duration', async () => {
-  const { callTemplateId } = await createTemplate({ team: stack.team.teamId, name: 'Short', prompt: 'Hi {{firstName}}, a very quick question.', maxDurationSeconds: '2' });
+it("hangs up an answered call that outlives the template's maximum duration", async () => {
+  const { callTemplateId } = await createTemplate({
+    team: stack.team.teamId,
+    name: 'Short',
+    prompt: 'Hi {{firstName}}, a very quick question.',
+    maxDurationSeconds: '2',
+  });
   const to = '+14155559201';
   const id = await place(to, callTemplateId);
-  const call = await eventually(async () => {
-    const current = await read(id);
-    return current.status === 'failed' || current.status === 'completed' ? current : undefined;
-  }, 60_000, 'the call to end');
+  const call = await eventually(
+    async () => {
+      const current = await read(id);
+      return current.status === 'failed' || current.status === 'completed' ? current : undefined;
+    },
+    60_000,
+    'the call to end',
+  );
   expect(call).toMatchObject({ status: 'failed', statusExtraInfo: { statusCode: 'max-duration' } });
   const lasted = (Date.parse(call.callEndedAt) - Date.parse(call.callStartedAt)) / 1000;
   expect(lasted).toBeGreaterThanOrEqual(2);
   expect(lasted).toBeLessThan(6);
-  await eventually(async () => {
-    const emulated = stack.emulator.calls().find((c) => c.to === to);
-    return emulated?.state === 'ended' ? emulated : undefined;
-  }, 20_000, 'the provider to end the call');
+  await eventually(
+    async () => {
+      const emulated = stack.emulator.calls().find((c) => c.to === to);
+      return emulated?.state === 'ended' ? emulated : undefined;
+    },
+    20_000,
+    'the provider to end the call',
+  );
   expect(stack.emulator.calls().find((c) => c.to === to)?.end?.hungUpBy).toBe('caller');
 });
 
 it('an operator cancelling a live call hangs up and ends it as cancelled', async () => {
   const to = '+14155559202';
   const id = await place(to);
-  await eventually(async () => ((await read(id)).status === 'inProgress' ? true : undefined), 30_000, 'the call to be answered');
+  await eventually(
+    async () => ((await read(id)).status === 'inProgress' ? true : undefined),
+    30_000,
+    'the call to be answered',
+  );
   await stack.temporal.workflow.getHandle(`phoneCall-${id}`).cancel();
-  const call = await eventually(async () => {
-    const current = await read(id);
-    return current.status === 'cancelled' ? current : undefined;
-  }, 30_000, 'the call to be cancelled');
+  const call = await eventually(
+    async () => {
+      const current = await read(id);
+      return current.status === 'cancelled' ? current : undefined;
+    },
+    30_000,
+    'the call to be cancelled',
+  );
   expect(call.statusExtraInfo.statusCode).toBe('cancelled-by-operator');
   expect(call.callEndedAt).toBeTypeOf('string');
-  const emulated = await eventually(async () => {
-    const found = stack.emulator.calls().find((c) => c.to === to);
-    return found?.state === 'ended' ? found : undefined;
-  }, 20_000, 'the provider to end the call');
+  const emulated = await eventually(
+    async () => {
+      const found = stack.emulator.calls().find((c) => c.to === to);
+      return found?.state === 'ended' ? found : undefined;
+    },
+    20_000,
+    'the provider to end the call',
+  );
   expect(emulated.end?.hungUpBy).toBe('caller');
   // A terminal status never changes: the provider's later "completed" callback is ignored.
   await new Promise((r) => setTimeout(r, 2_000));
@@ -72,16 +97,24 @@ it('an operator cancelling a live call hangs up and ends it as cancelled', async
 it('hangs up a call nobody answers within the ring timeout', async () => {
   const to = '+14155551408';
   const id = await place(to);
-  const call = await eventually(async () => {
-    const current = await read(id);
-    return current.status === 'noAnswer' ? current : undefined;
-  }, 30_000, 'the call to end unanswered');
+  const call = await eventually(
+    async () => {
+      const current = await read(id);
+      return current.status === 'noAnswer' ? current : undefined;
+    },
+    30_000,
+    'the call to end unanswered',
+  );
   expect(call.statusExtraInfo.statusCode).toBe('no-answer');
   expect(Date.parse(call.callEndedAt) - Date.parse(call.callTriggeredAt)).toBeLessThan(10_000);
-  const emulated = await eventually(async () => {
-    const found = stack.emulator.calls().find((c) => c.to === to);
-    return found?.state === 'ended' ? found : undefined;
-  }, 20_000, 'the provider to end the call');
+  const emulated = await eventually(
+    async () => {
+      const found = stack.emulator.calls().find((c) => c.to === to);
+      return found?.state === 'ended' ? found : undefined;
+    },
+    20_000,
+    'the provider to end the call',
+  );
   expect(emulated.end?.hungUpBy).toBe('caller');
 });
 
@@ -90,9 +123,13 @@ it('ends a ringing call even when the provider can no longer be reached', async 
   const id = await place('+14155561408');
   await eventually(async () => ((await read(id)).status === 'ringing' ? true : undefined), 20_000, 'the call to ring');
   await stack.emulator.stop();
-  const call = await eventually(async () => {
-    const current = await read(id);
-    return current.status === 'noAnswer' ? current : undefined;
-  }, 60_000, 'the call to end although the provider is gone');
+  const call = await eventually(
+    async () => {
+      const current = await read(id);
+      return current.status === 'noAnswer' ? current : undefined;
+    },
+    60_000,
+    'the call to end although the provider is gone',
+  );
   expect(call.statusExtraInfo.statusCode).toBe('no-answer');
 }, 90_000);

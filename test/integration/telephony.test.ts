@@ -33,7 +33,10 @@ async function place(to: string, extra: Record<string, unknown> = {}) {
     callTemplateId: stack.team.templateId,
     toPhoneNumber: to,
     nameOfHuman: 'Grace',
-    promptVariableValues: [{ key: 'firstName', value: 'Grace' }, { key: 'when', value: 'next week' }],
+    promptVariableValues: [
+      { key: 'firstName', value: 'Grace' },
+      { key: 'when', value: 'next week' },
+    ],
     ...extra,
   });
   expect(res.status).toBe(201);
@@ -41,19 +44,33 @@ async function place(to: string, extra: Record<string, unknown> = {}) {
 }
 
 async function untilEnded(id: string) {
-  return eventually(async () => {
-    const call = (await api.get(`/v1/phoneCalls/${id}`)).body.data;
-    return TERMINAL.has(call.status) ? call : undefined;
-  }, 60_000, `call ${id} to end`);
+  return eventually(
+    async () => {
+      const call = (await api.get(`/v1/phoneCalls/${id}`)).body.data;
+      return TERMINAL.has(call.status) ? call : undefined;
+    },
+    60_000,
+    `call ${id} to end`,
+  );
 }
 
 describe.each(['twilio', 'vonage', 'telnyx'] as const)('a completed, recorded call through %s', (provider) => {
   it('has its status, timings, playable recording, ordered transcript and results', async () => {
     const to = numberForScenario('meeting-tuesday', '+1415555');
-    const id = await place(to, { phoneNumberId: stack.team.phoneNumberIds[provider], telephonyProvider: provider, record: true });
+    const id = await place(to, {
+      phoneNumberId: stack.team.phoneNumberIds[provider],
+      telephonyProvider: provider,
+      record: true,
+    });
     const call = await untilEnded(id);
-    expect(call).toMatchObject({ status: 'completed', telephonyProvider: provider, statusExtraInfo: { statusCode: 'completed' } });
-    const [triggered, started, ended] = [call.callTriggeredAt, call.callStartedAt, call.callEndedAt].map((t: string) => Date.parse(t));
+    expect(call).toMatchObject({
+      status: 'completed',
+      telephonyProvider: provider,
+      statusExtraInfo: { statusCode: 'completed' },
+    });
+    const [triggered, started, ended] = [call.callTriggeredAt, call.callStartedAt, call.callEndedAt].map((t: string) =>
+      Date.parse(t),
+    );
     expect(triggered).toBeLessThanOrEqual(started!);
     // Twilio stamps whole seconds, and at 50x speed a conversation can fit inside one of them.
     expect(started).toBeLessThanOrEqual(ended!);
@@ -78,10 +95,16 @@ describe.each(['twilio', 'vonage', 'telnyx'] as const)('a completed, recorded ca
     const times = transcripts.map((t: { createdAt: string }) => t.createdAt);
     expect([...times].sort()).toEqual(times);
 
-    expect(call.resultValues.map((r: { columnName: string }) => r.columnName)).toEqual(['interested', 'meetingTime', 'summary']);
+    expect(call.resultValues.map((r: { columnName: string }) => r.columnName)).toEqual([
+      'interested',
+      'meetingTime',
+      'summary',
+    ]);
     expect(call.fixedMeetingTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(new Date(call.fixedMeetingTime).getUTCDay()).toBe(2);
-    expect(call.resultValues.find((r: { columnName: string }) => r.columnName === 'meetingTime').value).toBe(call.fixedMeetingTime);
+    expect(call.resultValues.find((r: { columnName: string }) => r.columnName === 'meetingTime').value).toBe(
+      call.fixedMeetingTime,
+    );
   });
 });
 
@@ -98,7 +121,11 @@ describe.each([
     ['1200', 'completed', 'completed', true],
   ])('a number ending %s ends %s (%s)', async (digits, status, code, answered) => {
     const to = `${prefix}${digits}`;
-    const id = await place(to, { record: true, phoneNumberId: stack.team.phoneNumberIds[provider], telephonyProvider: provider });
+    const id = await place(to, {
+      record: true,
+      phoneNumberId: stack.team.phoneNumberIds[provider],
+      telephonyProvider: provider,
+    });
     const call = await untilEnded(id);
     expect(call.status).toBe(status);
     expect(call.statusExtraInfo.statusCode).toBe(code);
@@ -121,14 +148,28 @@ describe('provider callbacks', () => {
     const callSid = (await PhoneCall.findById(id).lean())!.providerCallId!;
     const url = `${stack.baseUrl}/telephony/twilio/events?callId=${id}`;
     const post = (params: URLSearchParams, signature: string) =>
-      fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, body: params.toString() });
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
+        body: params.toString(),
+      });
 
-    const ringing = new URLSearchParams({ AccountSid: stack.team.twilio.accountSid, CallSid: callSid, CallStatus: 'ringing', Timestamp: new Date().toUTCString() });
+    const ringing = new URLSearchParams({
+      AccountSid: stack.team.twilio.accountSid,
+      CallSid: callSid,
+      CallStatus: 'ringing',
+      Timestamp: new Date().toUTCString(),
+    });
     const forged = await post(ringing, 'bm90IGEgc2lnbmF0dXJl');
     expect([401, 403]).toContain(forged.status);
 
     // Correctly signed, but a duplicate "completed" and a late "ringing": the call stays as it was.
-    const completed = new URLSearchParams({ AccountSid: stack.team.twilio.accountSid, CallSid: callSid, CallStatus: 'completed', Timestamp: new Date().toUTCString() });
+    const completed = new URLSearchParams({
+      AccountSid: stack.team.twilio.accountSid,
+      CallSid: callSid,
+      CallStatus: 'completed',
+      Timestamp: new Date().toUTCString(),
+    });
     for (const params of [completed, ringing]) {
       const res = await post(params, twilioSignature(stack.team.twilio.authToken, url, params));
       expect(res.status).toBeLessThan(300);
@@ -153,14 +194,22 @@ it('a dial retried after the provider accepted the call rings once', async () =>
     ...createMongoStores(),
     providers: createTeamProviderResolver({
       secretBox,
-      baseUrls: { twilio: stack.config.TWILIO_API_BASE_URL, vonage: stack.config.VONAGE_API_BASE_URL, telnyx: stack.config.TELNYX_API_BASE_URL },
+      baseUrls: {
+        twilio: stack.config.TWILIO_API_BASE_URL,
+        vonage: stack.config.VONAGE_API_BASE_URL,
+        telnyx: stack.config.TELNYX_API_BASE_URL,
+      },
     }),
   });
-  const first = (await new MockActivityEnvironment({ attempt: 1 }).run(activities.dialCall, { callId: id })) as { providerCallId: string };
+  const first = (await new MockActivityEnvironment({ attempt: 1 }).run(activities.dialCall, { callId: id })) as {
+    providerCallId: string;
+  };
   expect(stack.emulator.callsTo(to)).toBe(1);
   // The first attempt's answer was lost before it was recorded: the retry must find the call.
   await PhoneCall.updateOne({ _id: id }, { $unset: { providerCallId: 1 } });
-  const retried = (await new MockActivityEnvironment({ attempt: 2 }).run(activities.dialCall, { callId: id })) as { providerCallId: string };
+  const retried = (await new MockActivityEnvironment({ attempt: 2 }).run(activities.dialCall, { callId: id })) as {
+    providerCallId: string;
+  };
   expect(retried.providerCallId).toBe(first.providerCallId);
   expect(stack.emulator.callsTo(to)).toBe(1);
   await api.delete(`/v1/phoneCalls/${id}`);
@@ -181,7 +230,8 @@ describe('voices and transcripts endpoints', () => {
     const res = await api.get('/v1/voices');
     expect(res.status).toBe(200);
     expect(res.body.data.length).toBeGreaterThanOrEqual(12);
-    for (const voice of res.body.data) expect(Object.keys(voice).sort()).toEqual(['gender', 'id', 'isRecommended', 'voiceName', 'voiceSampleUrl']);
+    for (const voice of res.body.data)
+      expect(Object.keys(voice).sort()).toEqual(['gender', 'id', 'isRecommended', 'voiceName', 'voiceSampleUrl']);
     const genders = new Set(res.body.data.map((v: { gender: string }) => v.gender));
     expect([...genders].some((g) => g !== String(g).toLowerCase())).toBe(true);
     const sample = await fetch(res.body.data[0].voiceSampleUrl);
@@ -201,8 +251,12 @@ describe('voices and transcripts endpoints', () => {
     const other = await stack.seedTeam('Transcript tenant');
     const theirs = await apiClient(stack.baseUrl, other.key).get(`/v1/transcripts?phoneCallId=${id}`);
     expect(theirs.body.data).toEqual([]);
-    expect(errorMessages(await api.get('/v1/transcripts?phoneCallId=nope'), 400)).toEqual(['phoneCallId must be a 24-character hex id']);
-    const noScope = await (await import('../../src/admin/commands')).createKey({ team: stack.team.teamId, scopes: 'calls:read' });
+    expect(errorMessages(await api.get('/v1/transcripts?phoneCallId=nope'), 400)).toEqual([
+      'phoneCallId must be a 24-character hex id',
+    ]);
+    const noScope = await (
+      await import('../../src/admin/commands')
+    ).createKey({ team: stack.team.teamId, scopes: 'calls:read' });
     errorMessages(await api.get('/v1/transcripts', { key: noScope.key }), 403);
   });
 });

@@ -26,15 +26,33 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const STATUS_ORDER = ['phoneCall.queued', 'phoneCall.ringing', 'phoneCall.inProgress', 'transcript.created', 'phoneCall.completed'];
+const STATUS_ORDER = [
+  'phoneCall.queued',
+  'phoneCall.ringing',
+  'phoneCall.inProgress',
+  'transcript.created',
+  'phoneCall.completed',
+];
 
-async function createWebhook(path: string, subscribedEvents: string[], method: 'GET' | 'POST' = 'POST', client = api, teamId = stack.team.teamId) {
+async function createWebhook(
+  path: string,
+  subscribedEvents: string[],
+  method: 'GET' | 'POST' = 'POST',
+  client = api,
+  teamId = stack.team.teamId,
+) {
   const res = await client.post('/v1/webhooks', { teamId, url: `${receiver.url}${path}`, subscribedEvents, method });
   expect(res.status).toBe(200);
   return res.body.data as { _id: string; secret: string };
 }
 
-async function placeCall(client: ReturnType<typeof apiClient>, teamId: string, templateId: string, to: string, extra: Record<string, unknown> = {}) {
+async function placeCall(
+  client: ReturnType<typeof apiClient>,
+  teamId: string,
+  templateId: string,
+  to: string,
+  extra: Record<string, unknown> = {},
+) {
   const res = await client.post('/v1/phoneCalls', {
     teamId,
     callTemplateId: templateId,
@@ -47,31 +65,63 @@ async function placeCall(client: ReturnType<typeof apiClient>, teamId: string, t
 }
 
 function verifyPost(secret: string, request: { headers: Record<string, unknown>; body: string }) {
-  return new StandardWebhook(secret).verify(request.body, request.headers as Record<string, string>) as { type: string; timestamp: string; data: Record<string, unknown> };
+  return new StandardWebhook(secret).verify(request.body, request.headers as Record<string, string>) as {
+    type: string;
+    timestamp: string;
+    data: Record<string, unknown>;
+  };
 }
 
 describe('webhook endpoints', () => {
   it('creates with a generated secret shown once, reads and updates without it', async () => {
-    const created = await api.post('/v1/webhooks', { teamId: stack.team.teamId, url: 'https://hooks.example.com/calls', subscribedEvents: ['phoneCall.completed'], method: 'POST' });
+    const created = await api.post('/v1/webhooks', {
+      teamId: stack.team.teamId,
+      url: 'https://hooks.example.com/calls',
+      subscribedEvents: ['phoneCall.completed'],
+      method: 'POST',
+    });
     expect(created.status).toBe(200);
     const hook = created.body.data;
-    expect(Object.keys(hook).sort()).toEqual(['_id', 'createAt', 'method', 'secret', 'subscribedEvents', 'teamId', 'updatedAt', 'url']);
+    expect(Object.keys(hook).sort()).toEqual([
+      '_id',
+      'createAt',
+      'method',
+      'secret',
+      'subscribedEvents',
+      'teamId',
+      'updatedAt',
+      'url',
+    ]);
     expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]+={0,2}$/);
     expect(Buffer.from(hook.secret.slice(6), 'base64').length).toBeGreaterThanOrEqual(24);
 
     const got = await api.get(`/v1/webhooks/${hook._id}`);
     expect(got.status).toBe(200);
     expect(got.body.data.secret).toBeUndefined();
-    expect(got.body.data).toMatchObject({ _id: hook._id, url: 'https://hooks.example.com/calls', createAt: hook.createAt });
+    expect(got.body.data).toMatchObject({
+      _id: hook._id,
+      url: 'https://hooks.example.com/calls',
+      createAt: hook.createAt,
+    });
 
     const patched = await api.patch(`/v1/webhooks/${hook._id}`, { subscribedEvents: ['*'], method: 'GET' });
     expect(patched.status).toBe(200);
-    expect(patched.body.data).toMatchObject({ subscribedEvents: ['*'], method: 'GET', url: 'https://hooks.example.com/calls' });
+    expect(patched.body.data).toMatchObject({
+      subscribedEvents: ['*'],
+      method: 'GET',
+      url: 'https://hooks.example.com/calls',
+    });
     expect(patched.body.data.secret).toBeUndefined();
   });
 
   it('validates every field and names it', async () => {
-    const res = await api.post('/v1/webhooks', { teamId: stack.team.teamId, url: 'ftp://x', subscribedEvents: ['phoneCall.exploded'], method: 'PUT', extra: true });
+    const res = await api.post('/v1/webhooks', {
+      teamId: stack.team.teamId,
+      url: 'ftp://x',
+      subscribedEvents: ['phoneCall.exploded'],
+      method: 'PUT',
+      extra: true,
+    });
     expect(errorMessages(res, 400)).toEqual(
       expect.arrayContaining([
         'url must be an absolute http or https URL',
@@ -80,14 +130,29 @@ describe('webhook endpoints', () => {
         'extra is not allowed',
       ]),
     );
-    expect(errorMessages(await api.post('/v1/webhooks', { teamId: stack.team.teamId, url: 'https://a.example', subscribedEvents: [], method: 'POST' }), 400)).toEqual([
-      'subscribedEvents must not be empty',
-    ]);
+    expect(
+      errorMessages(
+        await api.post('/v1/webhooks', {
+          teamId: stack.team.teamId,
+          url: 'https://a.example',
+          subscribedEvents: [],
+          method: 'POST',
+        }),
+        400,
+      ),
+    ).toEqual(['subscribedEvents must not be empty']);
     expect(errorMessages(await api.post('/v1/webhooks', {}), 400)).toEqual(
-      expect.arrayContaining(['teamId is required', 'url is required', 'subscribedEvents is required', 'method is required']),
+      expect.arrayContaining([
+        'teamId is required',
+        'url is required',
+        'subscribedEvents is required',
+        'method is required',
+      ]),
     );
     const hook = await createWebhook('/validation', ['phoneCall.completed']);
-    expect(errorMessages(await api.patch(`/v1/webhooks/${hook._id}`, {}), 400)).toEqual(['body must contain at least one of url, subscribedEvents, method']);
+    expect(errorMessages(await api.patch(`/v1/webhooks/${hook._id}`, {}), 400)).toEqual([
+      'body must contain at least one of url, subscribedEvents, method',
+    ]);
     expect(errorMessages(await api.patch(`/v1/webhooks/${hook._id}`, { secret: 'mine' }), 400)).toEqual([
       'secret is not allowed',
       'body must contain at least one of url, subscribedEvents, method',
@@ -99,22 +164,54 @@ describe('webhook endpoints', () => {
     const theirs = await createWebhook('/theirs', ['*'], 'POST', apiClient(stack.baseUrl, other.key), other.teamId);
     errorMessages(await api.get(`/v1/webhooks/${theirs._id}`), 404);
     errorMessages(await api.patch(`/v1/webhooks/${theirs._id}`, { method: 'GET' }), 404);
-    errorMessages(await api.post('/v1/webhooks', { teamId: other.teamId, url: 'https://a.example', subscribedEvents: ['*'], method: 'POST' }), 403);
+    errorMessages(
+      await api.post('/v1/webhooks', {
+        teamId: other.teamId,
+        url: 'https://a.example',
+        subscribedEvents: ['*'],
+        method: 'POST',
+      }),
+      403,
+    );
     const readOnly = await createKey({ team: stack.team.teamId, scopes: 'webhooks:read' });
-    errorMessages(await api.post('/v1/webhooks', { teamId: stack.team.teamId, url: 'https://a.example', subscribedEvents: ['*'], method: 'POST' }, { key: readOnly.key }), 403);
+    errorMessages(
+      await api.post(
+        '/v1/webhooks',
+        { teamId: stack.team.teamId, url: 'https://a.example', subscribedEvents: ['*'], method: 'POST' },
+        { key: readOnly.key },
+      ),
+      403,
+    );
     errorMessages(await api.get('/v1/webhooks/not-an-id'), 404);
   });
 
   it('refuses loopback, private, link-local and metadata addresses unless allowed', async () => {
     const strict = await listen(
-      createApiApp({ config: { ...stack.config, ALLOW_PRIVATE_WEBHOOK_URLS: false }, logger: createLogger('silent', 'test'), temporal: stack.temporal }),
+      createApiApp({
+        config: { ...stack.config, ALLOW_PRIVATE_WEBHOOK_URLS: false },
+        logger: createLogger('silent', 'test'),
+        temporal: stack.temporal,
+      }),
       0,
       '127.0.0.1',
     );
     try {
       const client = apiClient(`http://127.0.0.1:${(strict.address() as AddressInfo).port}`, stack.team.key);
-      for (const url of ['http://127.0.0.1/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://10.0.0.8/x', 'http://192.168.1.1/x', 'http://172.16.5.4/x', 'http://localhost:8080/x']) {
-        const res = await client.post('/v1/webhooks', { teamId: stack.team.teamId, url, subscribedEvents: ['*'], method: 'POST' });
+      for (const url of [
+        'http://127.0.0.1/x',
+        'http://169.254.169.254/latest/meta-data',
+        'http://[::1]/x',
+        'http://10.0.0.8/x',
+        'http://192.168.1.1/x',
+        'http://172.16.5.4/x',
+        'http://localhost:8080/x',
+      ]) {
+        const res = await client.post('/v1/webhooks', {
+          teamId: stack.team.teamId,
+          url,
+          subscribedEvents: ['*'],
+          method: 'POST',
+        });
         expect(errorMessages(res, 400)[0], url).toMatch(/^url /);
       }
       const hook = await createWebhook('/ok-but-private', ['*']);
@@ -125,7 +222,9 @@ describe('webhook endpoints', () => {
         callTemplateId: stack.team.templateId,
         toPhoneNumber: '+14155558009',
         promptVariableValues: [{ key: 'firstName', value: 'X' }],
-        phoneCallWebhooks: [{ url: 'http://169.254.169.254/latest', subscribedEvent: '*', secret: 'long-enough-secret' }],
+        phoneCallWebhooks: [
+          { url: 'http://169.254.169.254/latest', subscribedEvent: '*', secret: 'long-enough-secret' },
+        ],
       });
       expect(errorMessages(call, 400)[0]).toMatch(/^phoneCallWebhooks\.0\.url /);
     } finally {
@@ -135,34 +234,56 @@ describe('webhook endpoints', () => {
 });
 
 describe('delivery', () => {
-  it('delivers every event of a call, in order, signed, by POST and by GET, and to the call\'s own webhooks', async () => {
+  it("delivers every event of a call, in order, signed, by POST and by GET, and to the call's own webhooks", async () => {
     const team = await stack.seedTeam('Delivery team');
     const client = apiClient(stack.baseUrl, team.key);
     const post = await createWebhook('/all', ['*'], 'POST', client, team.teamId);
-    const get = await createWebhook('/completed-get', ['phoneCall.completed', 'phoneCall.deleted'], 'GET', client, team.teamId);
+    const get = await createWebhook(
+      '/completed-get',
+      ['phoneCall.completed', 'phoneCall.deleted'],
+      'GET',
+      client,
+      team.teamId,
+    );
     const callSecret = 'per-call-secret-42';
     const callId = await placeCall(client, team.teamId, team.templateId, '+14155558001', {
-      phoneCallWebhooks: [{ url: `${receiver.url}/per-call`, subscribedEvent: 'phoneCall.completed', secret: callSecret }],
+      phoneCallWebhooks: [
+        { url: `${receiver.url}/per-call`, subscribedEvent: 'phoneCall.completed', secret: callSecret },
+      ],
     });
 
-    const events = await eventually(async () => {
-      const mine = receiver.at('/all').filter((r) => r.body.includes(callId));
-      return mine.length >= STATUS_ORDER.length ? mine : undefined;
-    }, 60_000, 'all events at /all');
+    const events = await eventually(
+      async () => {
+        const mine = receiver.at('/all').filter((r) => r.body.includes(callId));
+        return mine.length >= STATUS_ORDER.length ? mine : undefined;
+      },
+      60_000,
+      'all events at /all',
+    );
     const payloads = events.map((r) => verifyPost(post.secret, r));
     expect(payloads.map((p) => p.type)).toEqual(STATUS_ORDER);
     expect(new Set(events.map((r) => r.headers['webhook-id'])).size).toBe(STATUS_ORDER.length);
     const completed = payloads.at(-1)!;
     expect(completed.data).toMatchObject({ _id: callId, status: 'completed' });
-    expect(completed.data.phoneCallWebhooks).toEqual([{ url: `${receiver.url}/per-call`, subscribedEvent: 'phoneCall.completed' }]);
+    expect(completed.data.phoneCallWebhooks).toEqual([
+      { url: `${receiver.url}/per-call`, subscribedEvent: 'phoneCall.completed' },
+    ]);
     const transcript = payloads.find((p) => p.type === 'transcript.created')!;
     expect((transcript.data as { phoneCallId: string; transcripts: unknown[] }).phoneCallId).toBe(callId);
     expect((transcript.data as { transcripts: unknown[] }).transcripts.length).toBeGreaterThan(1);
 
-    const getRequest = await eventually(async () => receiver.at('/completed-get').find((r) => r.query.includes(callId)), 30_000, 'the GET delivery');
+    const getRequest = await eventually(
+      async () => receiver.at('/completed-get').find((r) => r.query.includes(callId)),
+      30_000,
+      'the GET delivery',
+    );
     expect(getRequest.method).toBe('GET');
     const params = new URLSearchParams(getRequest.query);
-    expect(Object.fromEntries(params)).toMatchObject({ type: 'phoneCall.completed', phoneCallId: callId, status: 'completed' });
+    expect(Object.fromEntries(params)).toMatchObject({
+      type: 'phoneCall.completed',
+      phoneCallId: callId,
+      status: 'completed',
+    });
     // The library's verify() also JSON-parses the content, so recompute the signature over the query.
     const expected = new StandardWebhook(get.secret).sign(
       String(getRequest.headers['webhook-id']),
@@ -171,14 +292,23 @@ describe('delivery', () => {
     );
     expect(String(getRequest.headers['webhook-signature']).split(' ')).toContain(expected);
 
-    const perCall = await eventually(async () => receiver.at('/per-call').find((r) => r.body.includes(callId)), 30_000, 'the per-call delivery');
+    const perCall = await eventually(
+      async () => receiver.at('/per-call').find((r) => r.body.includes(callId)),
+      30_000,
+      'the per-call delivery',
+    );
     expect(perCall.method).toBe('POST');
-    const verified = new StandardWebhook(Buffer.from(callSecret).toString('base64')).verify(perCall.body, perCall.headers as Record<string, string>) as { type: string };
+    const verified = new StandardWebhook(Buffer.from(callSecret).toString('base64')).verify(
+      perCall.body,
+      perCall.headers as Record<string, string>,
+    ) as { type: string };
     expect(verified.type).toBe('phoneCall.completed');
 
     const history = await WebhookDelivery.find({ phoneCallId: callId }).lean();
     expect(history.length).toBe(STATUS_ORDER.length + 2);
-    expect(history.every((d) => d.state === 'delivered' && d.attempts.length === 1 && d.attempts[0]!.statusCode === 200)).toBe(true);
+    expect(
+      history.every((d) => d.state === 'delivered' && d.attempts.length === 1 && d.attempts[0]!.statusCode === 200),
+    ).toBe(true);
   });
 
   it('delivers the busy, noAnswer, failed and cancelled events, signed', async () => {
@@ -186,19 +316,29 @@ describe('delivery', () => {
     const client = apiClient(stack.baseUrl, team.key);
     const hook = await createWebhook('/outcomes', ['*'], 'POST', client, team.teamId);
     const expected: Record<string, string> = {};
-    for (const [digits, type] of [['1486', 'phoneCall.busy'], ['1408', 'phoneCall.noAnswer'], ['1404', 'phoneCall.failed']] as const) {
+    for (const [digits, type] of [
+      ['1486', 'phoneCall.busy'],
+      ['1408', 'phoneCall.noAnswer'],
+      ['1404', 'phoneCall.failed'],
+    ] as const) {
       expected[await placeCall(client, team.teamId, team.templateId, `+1415555${digits}`)] = type;
     }
-    const queued = await placeCall(client, team.teamId, team.templateId, '+14155558005', { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
+    const queued = await placeCall(client, team.teamId, team.templateId, '+14155558005', {
+      callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString(),
+    });
     expected[queued] = 'phoneCall.cancelled';
     await stack.temporal.workflow.getHandle(`phoneCall-${queued}`).cancel();
     for (const [callId, type] of Object.entries(expected)) {
       const delivery = await eventually(
-        async () => receiver.at('/outcomes').find((r) => r.body.includes(callId) && r.body.includes(`"type":"${type}"`)),
+        async () =>
+          receiver.at('/outcomes').find((r) => r.body.includes(callId) && r.body.includes(`"type":"${type}"`)),
         60_000,
         `${type} for ${callId}`,
       );
-      expect(verifyPost(hook.secret, delivery)).toMatchObject({ type, data: { _id: callId, status: type.split('.')[1] } });
+      expect(verifyPost(hook.secret, delivery)).toMatchObject({
+        type,
+        data: { _id: callId, status: type.split('.')[1] },
+      });
     }
   });
 
@@ -210,25 +350,46 @@ describe('delivery', () => {
       promptVariableValues: [{ key: 'firstName', value: 'X' }],
       phoneCallWebhooks: [{ url: `${receiver.url}/x`, subscribedEvent: '*', secret: 'whsec_not base64!' }],
     });
-    expect(errorMessages(res, 400)).toEqual(['phoneCallWebhooks.0.secret starting with whsec_ must continue with padded standard base64']);
+    expect(errorMessages(res, 400)).toEqual([
+      'phoneCallWebhooks.0.secret starting with whsec_ must continue with padded standard base64',
+    ]);
   });
 
   it('a delivery stream that ended early is replaced, and the call is not affected', async () => {
     const team = await stack.seedTeam('Stream team');
     const client = apiClient(stack.baseUrl, team.key);
     const hook = await createWebhook('/stream', ['*'], 'POST', client, team.teamId);
-    const callId = await placeCall(client, team.teamId, team.templateId, '+14155558011', { callDelayedUntil: new Date(Date.now() + 3_000).toISOString() });
-    await eventually(async () => receiver.at('/stream').find((r) => r.body.includes(callId)), 30_000, 'the queued event');
-    await stack.temporal.workflow.getHandle(`webhookDelivery-${callId}-wh-${hook._id}`).terminate('test: the stream ends early');
-    const call = await eventually(async () => {
-      const current = (await client.get(`/v1/phoneCalls/${callId}`)).body.data;
-      return current.status === 'completed' ? current : undefined;
-    }, 60_000, 'the call to complete');
+    const callId = await placeCall(client, team.teamId, team.templateId, '+14155558011', {
+      callDelayedUntil: new Date(Date.now() + 3_000).toISOString(),
+    });
+    await eventually(
+      async () => receiver.at('/stream').find((r) => r.body.includes(callId)),
+      30_000,
+      'the queued event',
+    );
+    await stack.temporal.workflow
+      .getHandle(`webhookDelivery-${callId}-wh-${hook._id}`)
+      .terminate('test: the stream ends early');
+    const call = await eventually(
+      async () => {
+        const current = (await client.get(`/v1/phoneCalls/${callId}`)).body.data;
+        return current.status === 'completed' ? current : undefined;
+      },
+      60_000,
+      'the call to complete',
+    );
     expect(call.status).toBe('completed');
-    const types = await eventually(async () => {
-      const seen = receiver.at('/stream').filter((r) => r.body.includes(callId)).map((r) => verifyPost(hook.secret, r).type);
-      return seen.includes('phoneCall.completed') ? seen : undefined;
-    }, 30_000, 'the completed event');
+    const types = await eventually(
+      async () => {
+        const seen = receiver
+          .at('/stream')
+          .filter((r) => r.body.includes(callId))
+          .map((r) => verifyPost(hook.secret, r).type);
+        return seen.includes('phoneCall.completed') ? seen : undefined;
+      },
+      30_000,
+      'the completed event',
+    );
     expect([...new Set(types)]).toEqual(STATUS_ORDER);
   });
 
@@ -236,10 +397,19 @@ describe('delivery', () => {
     const team = await stack.seedTeam('Deleted team');
     const client = apiClient(stack.baseUrl, team.key);
     const hook = await createWebhook('/deleted', ['phoneCall.deleted'], 'POST', client, team.teamId);
-    const callId = await placeCall(client, team.teamId, team.templateId, '+14155558002', { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
+    const callId = await placeCall(client, team.teamId, team.templateId, '+14155558002', {
+      callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString(),
+    });
     expect((await client.delete(`/v1/phoneCalls/${callId}`)).status).toBe(200);
-    const delivered = await eventually(async () => receiver.at('/deleted').find((r) => r.body.includes(callId)), 30_000, 'phoneCall.deleted');
-    expect(verifyPost(hook.secret, delivered)).toMatchObject({ type: 'phoneCall.deleted', data: { _id: callId, status: 'queued' } });
+    const delivered = await eventually(
+      async () => receiver.at('/deleted').find((r) => r.body.includes(callId)),
+      30_000,
+      'phoneCall.deleted',
+    );
+    expect(verifyPost(hook.secret, delivered)).toMatchObject({
+      type: 'phoneCall.deleted',
+      data: { _id: callId, status: 'queued' },
+    });
   });
 
   it('retries a failing receiver once per failure and then stops; 410 stops at once', async () => {
@@ -271,22 +441,36 @@ describe('delivery', () => {
     const down = await startReceiver();
     const port = down.port;
     await down.close();
-    const hook = await client.post('/v1/webhooks', { teamId: team.teamId, url: `http://127.0.0.1:${port}/restart`, subscribedEvents: ['*'], method: 'POST' });
+    const hook = await client.post('/v1/webhooks', {
+      teamId: team.teamId,
+      url: `http://127.0.0.1:${port}/restart`,
+      subscribedEvents: ['*'],
+      method: 'POST',
+    });
     const callId = await placeCall(client, team.teamId, team.templateId, '+14155558004');
-    await eventually(async () => ((await client.get(`/v1/phoneCalls/${callId}`)).body.data.status === 'completed' ? true : undefined), 60_000);
+    await eventually(
+      async () => ((await client.get(`/v1/phoneCalls/${callId}`)).body.data.status === 'completed' ? true : undefined),
+      60_000,
+    );
     await stack.stopWorker();
     const back = await startReceiver(port);
     try {
       await stack.startWorker();
-      const got = await eventually(async () => {
-        const ids = new Set(back.at('/restart').map((r) => r.headers['webhook-id']));
-        return ids.size >= STATUS_ORDER.length ? back.at('/restart') : undefined;
-      }, 60_000, 'every event after the restart');
+      const got = await eventually(
+        async () => {
+          const ids = new Set(back.at('/restart').map((r) => r.headers['webhook-id']));
+          return ids.size >= STATUS_ORDER.length ? back.at('/restart') : undefined;
+        },
+        60_000,
+        'every event after the restart',
+      );
       const types = got.map((r) => verifyPost(hook.body.data.secret, r).type);
       // Nothing lost; any repeat carries the same webhook-id and the order holds per call.
       expect([...new Set(types)]).toEqual(STATUS_ORDER);
       const idsByType = new Map<string, Set<unknown>>();
-      got.forEach((r, i) => idsByType.set(types[i]!, (idsByType.get(types[i]!) ?? new Set()).add(r.headers['webhook-id'])));
+      got.forEach((r, i) =>
+        idsByType.set(types[i]!, (idsByType.get(types[i]!) ?? new Set()).add(r.headers['webhook-id'])),
+      );
       for (const ids of idsByType.values()) expect(ids.size).toBe(1);
     } finally {
       await back.close();
@@ -298,11 +482,21 @@ describe('delivery', () => {
     const client = apiClient(stack.baseUrl, team.key);
     receiver.on('/load', (req) => (req.body.includes('"phoneCall.ringing"') && Math.random() < 0.3 ? 500 : 200));
     const hook = await createWebhook('/load', ['*'], 'POST', client, team.teamId);
-    const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => placeCall(client, team.teamId, team.templateId, `+1415555${8100 + i}`)));
-    await eventually(async () => {
-      const done = ids.every((id) => receiver.at('/load').some((r) => r.body.includes(`"phoneCall.completed"`) && r.body.includes(id) && r.headers['webhook-id']));
-      return done ? true : undefined;
-    }, 120_000, 'completion events for every call');
+    const ids = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => placeCall(client, team.teamId, team.templateId, `+1415555${8100 + i}`)),
+    );
+    await eventually(
+      async () => {
+        const done = ids.every((id) =>
+          receiver
+            .at('/load')
+            .some((r) => r.body.includes(`"phoneCall.completed"`) && r.body.includes(id) && r.headers['webhook-id']),
+        );
+        return done ? true : undefined;
+      },
+      120_000,
+      'completion events for every call',
+    );
     for (const id of ids) {
       const delivered = receiver
         .at('/load')

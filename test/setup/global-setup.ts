@@ -33,17 +33,31 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     let mongoUri = process.env.MONGODB_URI;
     if (!mongoUri) {
-      const stack = await startMongoStack({ dataDir: path.join(dir, 'mongo'), postgresPort: await freePort(), mongoPort: await freePort(), log });
+      const stack = await startMongoStack({
+        dataDir: path.join(dir, 'mongo'),
+        postgresPort: await freePort(),
+        mongoPort: await freePort(),
+        log,
+      });
       servers.push(...stack.servers.reverse());
       mongoUri = stack.uri;
     }
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
     if (!temporalAddress) {
-      const temporal = await startTemporal({ dataDir: path.join(dir, 'temporal'), port: await freePort(), uiPort: 0, headless: true, log });
+      const temporal = await startTemporal({
+        dataDir: path.join(dir, 'temporal'),
+        port: await freePort(),
+        uiPort: 0,
+        headless: true,
+        log,
+      });
       servers.push(temporal.server);
       temporalAddress = temporal.address;
     }
-    const bundle = await bundleWorkflowCode({ workflowsPath: path.resolve(process.cwd(), 'workflows/index.ts'), logger: quietBundlerLogger });
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: path.resolve(process.cwd(), 'workflows/index.ts'),
+      logger: quietBundlerLogger,
+    });
     const workflowBundlePath = path.join(dir, 'workflow-bundle.js');
     await writeFile(workflowBundlePath, bundle.code);
     project.provide('mongoUri', mongoUri);

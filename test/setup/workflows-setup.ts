@@ -19,7 +19,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const serverPath = await ensureTimeSkippingServer();
   const bundle = await bundleWorkflowCode({
     workflowsPath: path.resolve(process.cwd(), 'workflows/index.ts'),
-    logger: { trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m) => process.stderr.write(`[bundler] ${m}\n`), error: (m) => process.stderr.write(`[bundler] ${m}\n`), log: () => undefined },
+    logger: {
+      trace: () => undefined,
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (m) => process.stderr.write(`[bundler] ${m}\n`),
+      error: (m) => process.stderr.write(`[bundler] ${m}\n`),
+      log: () => undefined,
+    },
   });
   const workflowBundlePath = path.join(dir, 'workflow-bundle.js');
   await writeFile(workflowBundlePath, bundle.code);

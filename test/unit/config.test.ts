@@ -14,19 +14,32 @@ describe('loadConfig', () => {
       ALLOW_PRIVATE_WEBHOOK_URLS: false,
       PUBLIC_BASE_URL: 'http://localhost:3000',
     });
-    expect(config.WEBHOOK_RETRY_DELAYS).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    expect(config.WEBHOOK_RETRY_DELAYS).toEqual([
+      5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
+    ]);
   });
 
   it('names every missing or wrong variable', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'eighty', ENCRYPTION_KEY: 'short', ALLOW_PRIVATE_WEBHOOK_URLS: 'yes', WEBHOOK_RETRY_DELAYS: '5 parsecs' });
+      loadConfig({
+        PORT: 'eighty',
+        ENCRYPTION_KEY: 'short',
+        ALLOW_PRIVATE_WEBHOOK_URLS: 'yes',
+        WEBHOOK_RETRY_DELAYS: '5 parsecs',
+      });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const message = (error as Error).message;
-    for (const name of ['MONGODB_URI is required', 'PORT', 'ENCRYPTION_KEY must be 32 bytes', 'ALLOW_PRIVATE_WEBHOOK_URLS must be true or false', 'WEBHOOK_RETRY_DELAYS']) {
+    for (const name of [
+      'MONGODB_URI is required',
+      'PORT',
+      'ENCRYPTION_KEY must be 32 bytes',
+      'ALLOW_PRIVATE_WEBHOOK_URLS must be true or false',
+      'WEBHOOK_RETRY_DELAYS',
+    ]) {
       expect(message).toContain(name);
     }
   });
@@ -34,7 +47,11 @@ describe('loadConfig', () => {
   it('reads booleans and retry schedules as written', () => {
     expect(loadConfig({ ...base, ALLOW_PRIVATE_WEBHOOK_URLS: 'false' }).ALLOW_PRIVATE_WEBHOOK_URLS).toBe(false);
     expect(loadConfig({ ...base, ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).ALLOW_PRIVATE_WEBHOOK_URLS).toBe(true);
-    expect(loadConfig({ ...base, WEBHOOK_RETRY_DELAYS: '1s,2s,5s' }).WEBHOOK_RETRY_DELAYS).toEqual([1_000, 2_000, 5_000]);
-    expect(loadConfig({ ...base, PUBLIC_BASE_URL: 'https://calls.example.com/' }).PUBLIC_BASE_URL).toBe('https://calls.example.com');
+    expect(loadConfig({ ...base, WEBHOOK_RETRY_DELAYS: '1s,2s,5s' }).WEBHOOK_RETRY_DELAYS).toEqual([
+      1_000, 2_000, 5_000,
+    ]);
+    expect(loadConfig({ ...base, PUBLIC_BASE_URL: 'https://calls.example.com/' }).PUBLIC_BASE_URL).toBe(
+      'https://calls.example.com',
+    );
   });
 });

@@ -32,10 +32,12 @@ function input(overrides: Partial<CallWorkflowInput> = {}): CallWorkflowInput {
 }
 
 const statuses = (calls: Calls) =>
-  calls.filter((c) => c.name === 'recordStatus').map((c) => {
-    const change = c.input as { status: string; statusCode: string };
-    return `${change.status}/${change.statusCode}`;
-  });
+  calls
+    .filter((c) => c.name === 'recordStatus')
+    .map((c) => {
+      const change = c.input as { status: string; statusCode: string };
+      return `${change.status}/${change.statusCode}`;
+    });
 const count = (calls: Calls, name: string) => calls.filter((c) => c.name === name).length;
 
 async function until(probe: () => boolean, what: string): Promise<void> {
@@ -53,10 +55,15 @@ describe('phoneCallWorkflow', () => {
     const worker = await workerFor(env, activities, taskQueue);
     const args = input({ ringTimeoutSeconds: 120 });
     const startedAt = await env.currentTimeMs();
-    const state = await worker.runUntil(env.client.workflow.execute(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] }));
+    const state = await worker.runUntil(
+      env.client.workflow.execute(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] }),
+    );
     expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'no-answer', phase: 'ended' });
     expect(statuses(calls)).toEqual(['ringing/dialling', 'noAnswer/no-answer']);
-    expect(calls.find((c) => c.name === 'hangUpCall')?.input).toEqual({ callId: args.callId, providerCallId: `pc-${args.callId}` });
+    expect(calls.find((c) => c.name === 'hangUpCall')?.input).toEqual({
+      callId: args.callId,
+      providerCallId: `pc-${args.callId}`,
+    });
     expect((await env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(120_000);
   });
 
@@ -66,7 +73,11 @@ describe('phoneCallWorkflow', () => {
     const worker = await workerFor(env, activities, taskQueue);
     const args = input({ maxDurationSeconds: 15 * 60 });
     const state = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] });
+      const handle = await env.client.workflow.start(phoneCallWorkflow, {
+        workflowId: uniqueId('wf'),
+        taskQueue,
+        args: [args],
+      });
       await until(() => count(calls, 'dialCall') === 1 && statuses(calls).length === 1, 'the dial');
       const answered: ProviderEvent = {
         callId: args.callId,
@@ -104,7 +115,11 @@ describe('phoneCallWorkflow', () => {
     const worker = await workerFor(env, activities, taskQueue);
     const args = input();
     const outcome = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] });
+      const handle = await env.client.workflow.start(phoneCallWorkflow, {
+        workflowId: uniqueId('wf'),
+        taskQueue,
+        args: [args],
+      });
       await dialStarted;
       await handle.cancel();
       // The provider accepts the call just after the cancel arrived.
@@ -126,7 +141,11 @@ describe('phoneCallWorkflow', () => {
       const worker = await workerFor(env, activities, taskQueue);
       const outcome = await worker.runUntil(async () => {
         // Due now: the workflow goes for the dial at once while the delete is on its way.
-        const handle = await env.client.workflow.start(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [input()] });
+        const handle = await env.client.workflow.start(phoneCallWorkflow, {
+          workflowId: uniqueId('wf'),
+          taskQueue,
+          args: [input()],
+        });
         if (round % 2 === 1) await new Promise((resolve) => setTimeout(resolve, 5 * round));
         const deleted = await handle.executeUpdate(deleteQueuedCallUpdate).then(
           () => true,

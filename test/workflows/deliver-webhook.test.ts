@@ -21,8 +21,21 @@ function input(): DeliveryWorkflowInput {
   return {
     callId,
     teamId: 'team',
-    target: { endpointKey: 'wh-1', url: 'https://receiver.example/hook', method: 'POST', secretSealed: 'sealed', webhookId: 'wh-1' },
-    firstEvent: { eventId: `evt_${callId}_phoneCall.completed`, type: 'phoneCall.completed', timestamp: new Date().toISOString(), callId, teamId: 'team', data: {} },
+    target: {
+      endpointKey: 'wh-1',
+      url: 'https://receiver.example/hook',
+      method: 'POST',
+      secretSealed: 'sealed',
+      webhookId: 'wh-1',
+    },
+    firstEvent: {
+      eventId: `evt_${callId}_phoneCall.completed`,
+      type: 'phoneCall.completed',
+      timestamp: new Date().toISOString(),
+      callId,
+      teamId: 'team',
+      data: {},
+    },
     retryDelaysMs: [...DEFAULT_RETRY_DELAYS],
   };
 }
@@ -38,7 +51,9 @@ describe('deliverWebhookEventsWorkflow', () => {
       env.client.workflow.execute(deliverWebhookEventsWorkflow, { workflowId, taskQueue, args: [input()] }),
     );
     expect(result).toEqual({ delivered: 0, failed: 1 });
-    const attempts = calls.filter((c) => c.name === 'attemptWebhookDelivery').map((c) => c.input as { attempt: number; isLastAttempt: boolean });
+    const attempts = calls
+      .filter((c) => c.name === 'attemptWebhookDelivery')
+      .map((c) => c.input as { attempt: number; isLastAttempt: boolean });
     expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(attempts.map((a) => a.isLastAttempt)).toEqual([false, false, false, false, false, false, false, true]);
     // The waits between attempts are the schedule, as timers in the history.
@@ -54,20 +69,31 @@ describe('deliverWebhookEventsWorkflow', () => {
 
   it('stops at once on 410 Gone, and delivers later events of the stream in order', async () => {
     const { activities, calls } = stubActivities({
-      attemptWebhookDelivery: async ({ event }) => (event.type === 'phoneCall.ringing' ? { ok: false, gone: true } : { ok: true, gone: false }),
+      attemptWebhookDelivery: async ({ event }) =>
+        event.type === 'phoneCall.ringing' ? { ok: false, gone: true } : { ok: true, gone: false },
     });
     const taskQueue = uniqueId('q');
     const worker = await workerFor(env, activities, taskQueue);
     const first = input();
     first.firstEvent = { ...first.firstEvent, eventId: 'evt_ringing', type: 'phoneCall.ringing' };
     const result = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(deliverWebhookEventsWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [first] });
-      await handle.signal(enqueueEventSignal, { ...first.firstEvent, eventId: 'evt_completed', type: 'phoneCall.completed' });
+      const handle = await env.client.workflow.start(deliverWebhookEventsWorkflow, {
+        workflowId: uniqueId('wf'),
+        taskQueue,
+        args: [first],
+      });
+      await handle.signal(enqueueEventSignal, {
+        ...first.firstEvent,
+        eventId: 'evt_completed',
+        type: 'phoneCall.completed',
+      });
       await handle.signal(noMoreEventsSignal);
       return handle.result();
     });
     expect(result).toEqual({ delivered: 1, failed: 1 });
-    const delivered = calls.filter((c) => c.name === 'attemptWebhookDelivery').map((c) => (c.input as { event: { eventId: string } }).event.eventId);
+    const delivered = calls
+      .filter((c) => c.name === 'attemptWebhookDelivery')
+      .map((c) => (c.input as { event: { eventId: string } }).event.eventId);
     expect(delivered).toEqual(['evt_ringing', 'evt_completed']);
   });
 });

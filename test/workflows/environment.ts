@@ -15,7 +15,9 @@ export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment
     // Workflow failures are what several tests provoke: keep the SDK's own log to errors.
     Runtime.install({
       logger: new DefaultLogger('ERROR'),
-      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR', other: 'ERROR' }), forward: {} } },
+      telemetryOptions: {
+        logging: { filter: makeTelemetryFilterString({ core: 'ERROR', other: 'ERROR' }), forward: {} },
+      },
     });
     runtimeInstalled = true;
   }
@@ -23,7 +25,10 @@ export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment
     server: { executable: { type: 'existing-path', path: inject('timeSkippingServerPath') } },
   });
   // The call workflow keeps its custom search attributes current, as on the real server.
-  const types = { Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, Datetime: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME };
+  const types = {
+    Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    Datetime: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+  };
   await env.connection.operatorService
     .addSearchAttributes({
       namespace: env.namespace ?? 'default',
@@ -47,8 +52,15 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
       return answer(input);
     };
   const activities: Activities = {
-    resolveWebhookTargets: record('resolveWebhookTargets', async () => ({ targets: [], retryDelaysMs: [], call: null })),
-    recordStatus: record('recordStatus', async (change) => ({ applied: true, call: { _id: change.callId, status: change.status } })),
+    resolveWebhookTargets: record('resolveWebhookTargets', async () => ({
+      targets: [],
+      retryDelaysMs: [],
+      call: null,
+    })),
+    recordStatus: record('recordStatus', async (change) => ({
+      applied: true,
+      call: { _id: change.callId, status: change.status },
+    })),
     deleteCallRecord: record('deleteCallRecord', async ({ callId }) => ({ _id: callId, status: 'queued' })),
     dialCall: record('dialCall', async ({ callId }) => ({ providerCallId: `pc-${callId}` })),
     hangUpCall: record('hangUpCall', async () => undefined),
@@ -64,7 +76,11 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
   return { activities, calls };
 }
 
-export async function workerFor(env: TestWorkflowEnvironment, activities: Activities, taskQueue: string): Promise<Worker> {
+export async function workerFor(
+  env: TestWorkflowEnvironment,
+  activities: Activities,
+  taskQueue: string,
+): Promise<Worker> {
   return Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',

@@ -18,7 +18,12 @@ import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, HttpError, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
 import { withIdempotency } from '../idempotency';
-import { phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema, type PhoneCallCreateInput } from '../../schemas/phone-calls';
+import {
+  phoneCallBatchSchema,
+  phoneCallCreateSchema,
+  phoneCallListQuerySchema,
+  type PhoneCallCreateInput,
+} from '../../schemas/phone-calls';
 import { webhookUrlProblem } from '../../webhooks/url-policy';
 import { formatIssues, parseOrThrow } from '../validation';
 import type { RequestState } from '../state';
@@ -32,7 +37,10 @@ export interface PhoneCallsRouterDeps {
 }
 
 /** Refuses phoneCallWebhooks URLs that point into private networks, like team webhooks. */
-async function webhookUrlProblems(inputs: ReadonlyArray<{ input: PhoneCallCreateInput; prefix: string }>, allowPrivate: boolean): Promise<string[]> {
+async function webhookUrlProblems(
+  inputs: ReadonlyArray<{ input: PhoneCallCreateInput; prefix: string }>,
+  allowPrivate: boolean,
+): Promise<string[]> {
   const verdicts = new Map<string, Promise<string | null>>();
   const problems: string[] = [];
   for (const { input, prefix } of inputs) {
@@ -58,32 +66,38 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     assertOwnTeam(auth, input.teamId);
     const urlProblems = await webhookUrlProblems([{ input, prefix: '' }], deps.allowPrivateWebhookUrls);
     if (urlProblems.length) throw badRequest(...urlProblems);
-    await withIdempotency(ctx, { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body }, async () => {
-      const batchId = await deps.dispatcher.openBatch(auth.teamId, 1);
-      const { calls, problems } = await prepareCalls([{ input, prefix: '' }], {
-        teamId: auth.teamId,
-        origin: 'api',
-        secretBox: deps.secretBox,
-        dispatchBatchId: batchId,
-      });
-      if (problems.length) {
-        await deps.dispatcher.dropBatch(batchId);
-        throw badRequest(...problems);
-      }
-      const doc = (await new PhoneCall(calls[0]!.doc).save()).toObject() as PhoneCallDoc;
-      try {
-        await deps.dispatcher.start(doc, calls[0]!.maxDurationSeconds);
-      } catch (err) {
-        // No workflow, no call: remove the record so that nothing half-made remains.
-        await PhoneCall.deleteOne({ _id: doc._id });
-        await deps.dispatcher.dropBatch(batchId);
-        ctx.state.log.error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
-        throw new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']);
-      }
-      // The call and its workflow exist: a batch left open only costs the reconciler a no-op start.
-      await deps.dispatcher.closeBatch(batchId).catch((err: unknown) => ctx.state.log.warn({ err }, 'could not close the dispatch batch'));
-      return { status: 201, body: { data: toCreateView(doc) } };
-    });
+    await withIdempotency(
+      ctx,
+      { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body },
+      async () => {
+        const batchId = await deps.dispatcher.openBatch(auth.teamId, 1);
+        const { calls, problems } = await prepareCalls([{ input, prefix: '' }], {
+          teamId: auth.teamId,
+          origin: 'api',
+          secretBox: deps.secretBox,
+          dispatchBatchId: batchId,
+        });
+        if (problems.length) {
+          await deps.dispatcher.dropBatch(batchId);
+          throw badRequest(...problems);
+        }
+        const doc = (await new PhoneCall(calls[0]!.doc).save()).toObject() as PhoneCallDoc;
+        try {
+          await deps.dispatcher.start(doc, calls[0]!.maxDurationSeconds);
+        } catch (err) {
+          // No workflow, no call: remove the record so that nothing half-made remains.
+          await PhoneCall.deleteOne({ _id: doc._id });
+          await deps.dispatcher.dropBatch(batchId);
+          ctx.state.log.error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
+          throw new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']);
+        }
+        // The call and its workflow exist: a batch left open only costs the reconciler a no-op start.
+        await deps.dispatcher
+          .closeBatch(batchId)
+          .catch((err: unknown) => ctx.state.log.warn({ err }, 'could not close the dispatch batch'));
+        return { status: 201, body: { data: toCreateView(doc) } };
+      },
+    );
   });
 
   router.post('/batch', requireScope('calls:write'), async (ctx) => {
@@ -102,40 +116,58 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       return [{ input: parsed.data, prefix }];
     });
     if (problems.some((p) => p.endsWith('is not the team of this API key'))) {
-      throw new HttpError(403, problems.filter((p) => p.endsWith('is not the team of this API key')));
+      throw new HttpError(
+        403,
+        problems.filter((p) => p.endsWith('is not the team of this API key')),
+      );
     }
     problems.push(...(await webhookUrlProblems(inputs, deps.allowPrivateWebhookUrls)));
     if (problems.length) throw badRequest(...problems);
-    await withIdempotency(ctx, { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body }, async () => {
-      const batchId = await deps.dispatcher.openBatch(auth.teamId, inputs.length);
-      const prepared = await prepareCalls(inputs, {
-        teamId: auth.teamId,
-        origin: envelope.fileId || envelope.fileName ? 'file' : 'batch',
-        fileId: envelope.fileId,
-        fileName: envelope.fileName,
-        secretBox: deps.secretBox,
-        dispatchBatchId: batchId,
-      });
-      if (prepared.problems.length) {
-        await deps.dispatcher.dropBatch(batchId);
-        throw badRequest(...prepared.problems);
-      }
-      const log = ctx.state.log;
-      const t0 = performance.now();
-      const created = (await PhoneCall.insertMany(prepared.calls.map((c) => c.doc), { ordered: true })).map(
-        (doc) => doc.toObject() as PhoneCallDoc,
-      );
-      const t1 = performance.now();
-      // A workflow that cannot be started now leaves the batch pending: the worker's reconciler
-      // starts it later, so an accepted batch is never partly lost.
-      const allStarted = await startAll(created, prepared.calls, log);
-      if (allStarted) await deps.dispatcher.closeBatch(batchId).catch((err: unknown) => log.warn({ err }, 'could not close the dispatch batch'));
-      log.info(
-        { calls: created.length, allStarted, insertMs: Math.round(t1 - t0), startMs: Math.round(performance.now() - t1) },
-        'batch stored and dispatched',
-      );
-      return { status: 201, body: { data: created.map((doc) => toCreateView(doc)) } };
-    });
+    await withIdempotency(
+      ctx,
+      { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body },
+      async () => {
+        const batchId = await deps.dispatcher.openBatch(auth.teamId, inputs.length);
+        const prepared = await prepareCalls(inputs, {
+          teamId: auth.teamId,
+          origin: envelope.fileId || envelope.fileName ? 'file' : 'batch',
+          fileId: envelope.fileId,
+          fileName: envelope.fileName,
+          secretBox: deps.secretBox,
+          dispatchBatchId: batchId,
+        });
+        if (prepared.problems.length) {
+          await deps.dispatcher.dropBatch(batchId);
+          throw badRequest(...prepared.problems);
+        }
+        const log = ctx.state.log;
+        const t0 = performance.now();
+        const created = (
+          await PhoneCall.insertMany(
+            prepared.calls.map((c) => c.doc),
+            { ordered: true },
+          )
+        ).map((doc) => doc.toObject() as PhoneCallDoc);
+        const t1 = performance.now();
+        // A workflow that cannot be started now leaves the batch pending: the worker's reconciler
+        // starts it later, so an accepted batch is never partly lost.
+        const allStarted = await startAll(created, prepared.calls, log);
+        if (allStarted)
+          await deps.dispatcher
+            .closeBatch(batchId)
+            .catch((err: unknown) => log.warn({ err }, 'could not close the dispatch batch'));
+        log.info(
+          {
+            calls: created.length,
+            allStarted,
+            insertMs: Math.round(t1 - t0),
+            startMs: Math.round(performance.now() - t1),
+          },
+          'batch stored and dispatched',
+        );
+        return { status: 201, body: { data: created.map((doc) => toCreateView(doc)) } };
+      },
+    );
   });
 
   async function startAll(docs: PhoneCallDoc[], prepared: PreparedCall[], log: Logger): Promise<boolean> {
@@ -166,14 +198,20 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     if (Object.keys(created).length) filter.createdAt = created;
     if (query.cursor) {
       const position = decodeCursor(query.cursor);
-      filter.$and = [{ $or: [{ createdAt: { $lt: position.at } }, { createdAt: position.at, _id: { $lt: position.id } }] }];
+      filter.$and = [
+        { $or: [{ createdAt: { $lt: position.at } }, { createdAt: position.at, _id: { $lt: position.id } }] },
+      ];
     }
-    const docs = await PhoneCall.find(filter).sort({ createdAt: -1, _id: -1 }).limit(query.limit + 1).lean();
+    const docs = await PhoneCall.find(filter)
+      .sort({ createdAt: -1, _id: -1 })
+      .limit(query.limit + 1)
+      .lean();
     const page = docs.slice(0, query.limit);
     const last = page[page.length - 1];
     ctx.body = {
       data: page.map((doc) => toReadView(doc)),
-      nextCursor: docs.length > query.limit && last ? encodeCursor({ at: last.createdAt, id: last._id.toHexString() }) : null,
+      nextCursor:
+        docs.length > query.limit && last ? encodeCursor({ at: last.createdAt, id: last._id.toHexString() }) : null,
     };
   });
 
@@ -210,12 +248,17 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       // own snapshot is missing only when a retried removal found the record already gone.
       ctx.body = { data: outcome.call ?? toReadView(doc) };
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === FAILURES.callNotQueued) {
+      if (
+        err instanceof WorkflowUpdateFailedError &&
+        err.cause instanceof ApplicationFailure &&
+        err.cause.type === FAILURES.callNotQueued
+      ) {
         throw badRequest(err.cause.message);
       }
       const current = await PhoneCall.findOne({ _id: id, teamId: auth.teamId }).lean();
       if (!current) throw notFound(`phone call ${id} not found`);
-      if (current.status !== 'queued') throw badRequest(`only queued calls can be deleted; status is ${current.status}`);
+      if (current.status !== 'queued')
+        throw badRequest(`only queued calls can be deleted; status is ${current.status}`);
       throw err;
     }
   });

@@ -12,7 +12,12 @@ import type { RequestState } from '../state';
 
 const querySchema = z.strictObject({
   phoneCallId: objectId.optional(),
-  limit: z.coerce.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be between 1 and 1000').max(1000, 'must be between 1 and 1000').default(100),
+  limit: z.coerce
+    .number({ error: 'must be a number' })
+    .int('must be an integer')
+    .min(1, 'must be between 1 and 1000')
+    .max(1000, 'must be between 1 and 1000')
+    .default(100),
   cursor: z.string().min(1).max(200).optional(),
 });
 
@@ -27,12 +32,16 @@ export function createTranscriptsRouter(): Router {
       const position = decodeCursor(query.cursor);
       filter.$or = [{ createdAt: { $gt: position.at } }, { createdAt: position.at, _id: { $gt: position.id } }];
     }
-    const docs = await Transcript.find(filter).sort({ createdAt: 1, _id: 1 }).limit(query.limit + 1).lean();
+    const docs = await Transcript.find(filter)
+      .sort({ createdAt: 1, _id: 1 })
+      .limit(query.limit + 1)
+      .lean();
     const page = docs.slice(0, query.limit);
     const last = page[page.length - 1];
     ctx.body = {
       data: page.map((doc) => toTranscriptView(doc)),
-      nextCursor: docs.length > query.limit && last ? encodeCursor({ at: last.createdAt, id: last._id.toHexString() }) : null,
+      nextCursor:
+        docs.length > query.limit && last ? encodeCursor({ at: last.createdAt, id: last._id.toHexString() }) : null,
     };
   });
   return router;

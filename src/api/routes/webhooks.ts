@@ -67,7 +67,11 @@ export function createWebhooksRouter(deps: { secretBox: SecretBox; allowPrivateU
     const changes = parseOrThrow(webhookUpdateSchema, ctx.request.body);
     if (changes.url) await assertDeliverable(changes.url);
     const set: Record<string, unknown> = { ...changes };
-    const updated = await Webhook.findByIdAndUpdate(existing._id, { $set: set }, { returnDocument: 'after' }).lean<WebhookDoc>();
+    const updated = await Webhook.findByIdAndUpdate(
+      existing._id,
+      { $set: set },
+      { returnDocument: 'after' },
+    ).lean<WebhookDoc>();
     if (!updated) throw notFound(`webhook ${ctx.params.id} not found`);
     ctx.body = { data: toWebhookView(updated) };
   });

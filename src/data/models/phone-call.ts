@@ -12,7 +12,9 @@ const phoneCallSchema = new Schema(
     nameOfHuman: { type: String },
     toPhoneNumber: { type: String, required: true },
     promptVariableValues: {
-      type: [new Schema({ key: { type: String, required: true }, value: { type: String, required: true } }, { _id: false })],
+      type: [
+        new Schema({ key: { type: String, required: true }, value: { type: String, required: true } }, { _id: false }),
+      ],
       default: [],
     },
     phoneNumberId: { type: Schema.Types.ObjectId, ref: 'PhoneNumber' },
@@ -37,7 +39,12 @@ const phoneCallSchema = new Schema(
       default: [],
     },
     resultValues: {
-      type: [new Schema({ columnName: { type: String, required: true }, value: { type: String, default: '' } }, { _id: false })],
+      type: [
+        new Schema(
+          { columnName: { type: String, required: true }, value: { type: String, default: '' } },
+          { _id: false },
+        ),
+      ],
       default: [],
     },
     fileId: { type: String },
@@ -46,7 +53,10 @@ const phoneCallSchema = new Schema(
     callStartedAt: { type: Date },
     callEndedAt: { type: Date },
     statusExtraInfo: {
-      type: new Schema({ statusCode: { type: String, required: true }, dateTime: { type: Date, required: true } }, { _id: false }),
+      type: new Schema(
+        { statusCode: { type: String, required: true }, dateTime: { type: Date, required: true } },
+        { _id: false },
+      ),
     },
     fixedMeetingTime: { type: Date },
     recordingUrl: { type: String },

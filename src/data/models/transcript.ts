@@ -14,5 +14,9 @@ const transcriptSchema = new Schema(
 transcriptSchema.index({ teamId: 1, phoneCallId: 1, createdAt: 1, _id: 1 });
 transcriptSchema.index({ teamId: 1, createdAt: 1, _id: 1 });
 
-export type TranscriptDoc = InferSchemaType<typeof transcriptSchema> & { _id: Types.ObjectId; createdAt: Date; updatedAt: Date };
+export type TranscriptDoc = InferSchemaType<typeof transcriptSchema> & {
+  _id: Types.ObjectId;
+  createdAt: Date;
+  updatedAt: Date;
+};
 export const Transcript = model('Transcript', transcriptSchema);

@@ -35,7 +35,11 @@ const secretBox = createSecretBox(randomBytes(32).toString('base64'));
 function setUp(options: { providers?: TeamProviderResolver; retryDelays?: number[] } = {}) {
   const memory = memoryStores();
   const activities = createActivities({
-    config: { PUBLIC_BASE_URL: harness.routerUrl, WEBHOOK_RETRY_DELAYS: options.retryDelays ?? [5_000], ALLOW_PRIVATE_WEBHOOK_URLS: true },
+    config: {
+      PUBLIC_BASE_URL: harness.routerUrl,
+      WEBHOOK_RETRY_DELAYS: options.retryDelays ?? [5_000],
+      ALLOW_PRIVATE_WEBHOOK_URLS: true,
+    },
     logger: createLogger('silent', 'test'),
     secretBox,
     providers: options.providers ?? (async (_team, provider) => harness.provider(provider)),
@@ -47,7 +51,10 @@ function setUp(options: { providers?: TeamProviderResolver; retryDelays?: number
 /** Runs one activity as a given attempt, keeping its argument and result types. */
 function run<A extends unknown[], R>(fn: (...args: A) => Promise<R>, args: A, attempt = 1): Promise<R> {
   // Failures are what several tests expect: keep the SDK's activity log quiet.
-  return new MockActivityEnvironment({ attempt }, { logger: new DefaultLogger('ERROR', () => undefined) }).run(fn, ...args) as Promise<R>;
+  return new MockActivityEnvironment({ attempt }, { logger: new DefaultLogger('ERROR', () => undefined) }).run(
+    fn,
+    ...args,
+  ) as Promise<R>;
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
@@ -80,7 +87,10 @@ describe('dialCall', () => {
   it('fails for good when the record is gone, the provider refuses the number, or the team has no credentials', async () => {
     const { memory, activities } = setUp();
     const missing = await failureOf(run(activities.dialCall, [{ callId: new Types.ObjectId().toHexString() }]));
-    expect({ type: missing.type, nonRetryable: missing.nonRetryable }).toEqual({ type: FAILURES.callRecordMissing, nonRetryable: true });
+    expect({ type: missing.type, nonRetryable: missing.nonRetryable }).toEqual({
+      type: FAILURES.callRecordMissing,
+      nonRetryable: true,
+    });
 
     const template = templateDoc();
     // The emulator refuses numbers ending in 1404 (decisions.md).
@@ -117,20 +127,34 @@ describe('recordStatus and deleteCallRecord', () => {
     memory.add(template, call);
     const callId = call._id.toHexString();
     const at = new Date().toISOString();
-    const applied = await run(activities.recordStatus, [{ callId, status: 'ringing' as const, statusCode: 'dialling', at }]);
+    const applied = await run(activities.recordStatus, [
+      { callId, status: 'ringing' as const, statusCode: 'dialling', at },
+    ]);
     expect(applied).toMatchObject({ applied: true, call: { _id: callId, status: 'ringing' } });
     memory.skipNextStatusChanges();
-    expect(await run(activities.recordStatus, [{ callId, status: 'queued' as const, statusCode: 'queued', at }])).toEqual({ applied: false, call: null });
-    const missing = await failureOf(run(activities.recordStatus, [{ callId: new Types.ObjectId().toHexString(), status: 'failed' as const, statusCode: 'provider-error', at }]));
+    expect(
+      await run(activities.recordStatus, [{ callId, status: 'queued' as const, statusCode: 'queued', at }]),
+    ).toEqual({ applied: false, call: null });
+    const missing = await failureOf(
+      run(activities.recordStatus, [
+        { callId: new Types.ObjectId().toHexString(), status: 'failed' as const, statusCode: 'provider-error', at },
+      ]),
+    );
     expect(missing.type).toBe(FAILURES.callRecordMissing);
 
     const notQueued = await failureOf(run(activities.deleteCallRecord, [{ callId }]));
-    expect({ type: notQueued.type, message: notQueued.message }).toEqual({ type: FAILURES.callNotQueued, message: `phone call ${callId} is ringing, not queued` });
+    expect({ type: notQueued.type, message: notQueued.message }).toEqual({
+      type: FAILURES.callNotQueued,
+      message: `phone call ${callId} is ringing, not queued`,
+    });
     expect(memory.calls.has(callId)).toBe(true);
 
     const queued = callDoc(template);
     memory.add(template, queued);
-    expect(await run(activities.deleteCallRecord, [{ callId: queued._id.toHexString() }])).toMatchObject({ _id: queued._id.toHexString(), status: 'queued' });
+    expect(await run(activities.deleteCallRecord, [{ callId: queued._id.toHexString() }])).toMatchObject({
+      _id: queued._id.toHexString(),
+      status: 'queued',
+    });
     expect(memory.calls.has(queued._id.toHexString())).toBe(false);
     expect(await run(activities.deleteCallRecord, [{ callId: queued._id.toHexString() }])).toBeNull();
   });
@@ -143,20 +167,34 @@ describe('captureCallOutputs', () => {
     const request = harness.request('twilio', { to: numberForScenario('meeting-tuesday', '+1415555') });
     const placed = await harness.provider('twilio').placeCall(request);
     await harness.waitFor(request.callId, 'terminal');
-    const call = callDoc(template, { _id: new Types.ObjectId(request.callId), toPhoneNumber: request.to, providerCallId: placed.providerCallId });
+    const call = callDoc(template, {
+      _id: new Types.ObjectId(request.callId),
+      toPhoneNumber: request.to,
+      providerCallId: placed.providerCallId,
+    });
     memory.add(template, call);
     const answeredAt = new Date(Date.now() - 60_000).toISOString();
-    const input = { callId: request.callId, providerCallId: placed.providerCallId, record: true, answeredAt, endedAt: new Date().toISOString() };
+    const input = {
+      callId: request.callId,
+      providerCallId: placed.providerCallId,
+      record: true,
+      answeredAt,
+      endedAt: new Date().toISOString(),
+    };
 
     const first = await run(activities.captureCallOutputs, [input]);
     const second = await run(activities.captureCallOutputs, [input], 2);
     expect(second).toEqual(first);
     const stored = memory.calls.get(request.callId)!;
-    expect(stored.recordingUrl).toBe(`${harness.routerUrl}/recordings/${memory.recordings.get(request.callId)!.token}.wav`);
+    expect(stored.recordingUrl).toBe(
+      `${harness.routerUrl}/recordings/${memory.recordings.get(request.callId)!.token}.wav`,
+    );
     expect(memory.recordings.size).toBe(1);
     const utterances = memory.transcripts.get(request.callId)!;
     expect(utterances[0]).toMatchObject({ speaker: 'agent' });
-    expect(utterances.map((u) => u.at.getTime())).toEqual([...utterances.map((u) => u.at.getTime())].sort((a, b) => a - b));
+    expect(utterances.map((u) => u.at.getTime())).toEqual(
+      [...utterances.map((u) => u.at.getTime())].sort((a, b) => a - b),
+    );
     expect(new Set(utterances.map((u) => u.at.getTime())).size).toBe(utterances.length);
     expect(first.transcriptEvent).toMatchObject({ phoneCallId: request.callId, transcripts: expect.any(Array) });
     expect(stored.resultValues.map((r) => r.columnName)).toEqual(['interested', 'meetingTime']);
@@ -166,7 +204,14 @@ describe('captureCallOutputs', () => {
 
 describe('webhook activities', () => {
   function event(callId: string): WebhookEvent {
-    return { eventId: `evt_${callId}_phoneCall.completed`, type: 'phoneCall.completed', timestamp: new Date().toISOString(), callId, teamId: '', data: { _id: callId } };
+    return {
+      eventId: `evt_${callId}_phoneCall.completed`,
+      type: 'phoneCall.completed',
+      timestamp: new Date().toISOString(),
+      callId,
+      teamId: '',
+      data: { _id: callId },
+    };
   }
 
   it('resolve team and per-call endpoints subscribed to the event, and record every attempt with its outcome', async () => {
@@ -174,15 +219,32 @@ describe('webhook activities', () => {
     const template = templateDoc();
     const call = callDoc(template, {
       phoneCallWebhooks: [
-        { url: `${receiver.url}/per-call`, subscribedEvent: 'phoneCall.completed', secretSealed: secretBox.seal('per-call-secret') },
-        { url: `${receiver.url}/other`, subscribedEvent: 'phoneCall.ringing', secretSealed: secretBox.seal('other-secret') },
+        {
+          url: `${receiver.url}/per-call`,
+          subscribedEvent: 'phoneCall.completed',
+          secretSealed: secretBox.seal('per-call-secret'),
+        },
+        {
+          url: `${receiver.url}/other`,
+          subscribedEvent: 'phoneCall.ringing',
+          secretSealed: secretBox.seal('other-secret'),
+        },
       ] as PhoneCallDoc['phoneCallWebhooks'],
     });
     memory.add(template, call);
-    const hook = { _id: new Types.ObjectId(), teamId: template.teamId, url: `${receiver.url}/team`, method: 'POST', subscribedEvents: ['*'], secretSealed: secretBox.seal(`whsec_${randomBytes(24).toString('base64')}`) };
+    const hook = {
+      _id: new Types.ObjectId(),
+      teamId: template.teamId,
+      url: `${receiver.url}/team`,
+      method: 'POST',
+      subscribedEvents: ['*'],
+      secretSealed: secretBox.seal(`whsec_${randomBytes(24).toString('base64')}`),
+    };
     memory.teamWebhooks.push(hook as unknown as WebhookDoc);
     const callId = call._id.toHexString();
-    const resolved = await run(activities.resolveWebhookTargets, [{ callId, teamId: template.teamId.toHexString(), type: 'phoneCall.completed' as const }]);
+    const resolved = await run(activities.resolveWebhookTargets, [
+      { callId, teamId: template.teamId.toHexString(), type: 'phoneCall.completed' as const },
+    ]);
     expect(resolved.targets.map((t) => t.endpointKey)).toEqual([`wh-${hook._id.toHexString()}`, 'call-0']);
     expect(resolved.retryDelaysMs).toEqual([5_000, 60_000]);
     expect(resolved.call).toMatchObject({ _id: callId });
@@ -191,9 +253,15 @@ describe('webhook activities', () => {
     receiver.on('/per-call', () => 410);
     const [team, perCall] = resolved.targets;
     const base = { callId, teamId: template.teamId.toHexString(), event: event(callId) };
-    expect(await run(activities.attemptWebhookDelivery, [{ ...base, target: team!, attempt: 1, isLastAttempt: false }])).toEqual({ ok: false, gone: false });
-    expect(await run(activities.attemptWebhookDelivery, [{ ...base, target: team!, attempt: 2, isLastAttempt: false }])).toEqual({ ok: true, gone: false });
-    expect(await run(activities.attemptWebhookDelivery, [{ ...base, target: perCall!, attempt: 1, isLastAttempt: false }])).toEqual({ ok: false, gone: true });
+    expect(
+      await run(activities.attemptWebhookDelivery, [{ ...base, target: team!, attempt: 1, isLastAttempt: false }]),
+    ).toEqual({ ok: false, gone: false });
+    expect(
+      await run(activities.attemptWebhookDelivery, [{ ...base, target: team!, attempt: 2, isLastAttempt: false }]),
+    ).toEqual({ ok: true, gone: false });
+    expect(
+      await run(activities.attemptWebhookDelivery, [{ ...base, target: perCall!, attempt: 1, isLastAttempt: false }]),
+    ).toEqual({ ok: false, gone: true });
     expect(memory.attempts.map((a) => [a.endpointKey, a.state, a.attempt.attempt, a.attempt.statusCode])).toEqual([
       [team!.endpointKey, 'pending', 1, 500],
       [team!.endpointKey, 'delivered', 2, 200],

@@ -7,7 +7,22 @@ import { DATE_TIME_PATTERN, isoDateTime } from '../../../src/schemas/common';
 describe('DATE_TIME_PATTERN', () => {
   it('agrees with isoDateTime on every day of every month of leap, century and ordinary years', () => {
     const pattern = new RegExp(DATE_TIME_PATTERN);
-    const years = ['0999', '1000', '1004', '1100', '1200', '1600', '1900', '2000', '2024', '2026', '2100', '2400', '9996', '9999'];
+    const years = [
+      '0999',
+      '1000',
+      '1004',
+      '1100',
+      '1200',
+      '1600',
+      '1900',
+      '2000',
+      '2024',
+      '2026',
+      '2100',
+      '2400',
+      '9996',
+      '9999',
+    ];
     const pad = (n: number) => String(n).padStart(2, '0');
     let checked = 0;
     for (const year of years) {
@@ -19,7 +34,17 @@ describe('DATE_TIME_PATTERN', () => {
         }
       }
     }
-    const times = ['T00:00Z', 'T23:59:59.999999999+23:59', 'T24:00Z', 'T10:60Z', 'T10:00:60Z', 'T10:00+0530', 'T10:00-24:00', 'T10:00', 'T10:00:00.Z'];
+    const times = [
+      'T00:00Z',
+      'T23:59:59.999999999+23:59',
+      'T24:00Z',
+      'T10:60Z',
+      'T10:00:60Z',
+      'T10:00+0530',
+      'T10:00-24:00',
+      'T10:00',
+      'T10:00:00.Z',
+    ];
     for (const time of times) {
       const value = `2028-02-29${time}`;
       expect(pattern.test(value), value).toBe(isoDateTime.safeParse(value).success);
@@ -42,7 +67,9 @@ describe('cursors', () => {
   });
 
   it('still reads cursors of the earlier form', () => {
-    const legacy = Buffer.from(JSON.stringify({ t: '2026-11-23T10:00:00.123Z', i: '6b03b03ac8632be4591950f0' })).toString('base64url');
+    const legacy = Buffer.from(
+      JSON.stringify({ t: '2026-11-23T10:00:00.123Z', i: '6b03b03ac8632be4591950f0' }),
+    ).toString('base64url');
     expect(decodeCursor(legacy)).toEqual({ at: new Date('2026-11-23T10:00:00.123Z'), id: '6b03b03ac8632be4591950f0' });
   });
 });

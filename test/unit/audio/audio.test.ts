@@ -10,7 +10,9 @@ import {
 import { findEspeak } from '../../../src/audio/espeak';
 
 function sine(seconds: number, sampleRate: number): Int16Array {
-  return Int16Array.from({ length: Math.round(seconds * sampleRate) }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / sampleRate)));
+  return Int16Array.from({ length: Math.round(seconds * sampleRate) }, (_, i) =>
+    Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / sampleRate)),
+  );
 }
 
 /** How many samples are clearly above silence. */
@@ -57,19 +59,27 @@ describe('synthesizeSpeechWav', () => {
 
   it('gives longer audio for longer text', async () => {
     const short = parseWavHeader(await synthesizeSpeechWav('Hello.', { engine: 'tone' })).durationSeconds;
-    const long = parseWavHeader(await synthesizeSpeechWav('Hello there, could you call me back later this week?', { engine: 'tone' }))
-      .durationSeconds;
+    const long = parseWavHeader(
+      await synthesizeSpeechWav('Hello there, could you call me back later this week?', { engine: 'tone' }),
+    ).durationSeconds;
     expect(long).toBeGreaterThan(short * 2);
   });
 
-  it.skipIf(findEspeak() === null)('speaks with espeak-ng when it is installed, resampled to the rate asked', async () => {
-    expect(speechEngine()).toBe('espeak-ng');
-    const wav = await synthesizeSpeechWav('How about tomorrow at 10:30?', { engine: 'espeak-ng', sampleRate: 8000, voice: 'en-gb' });
-    const header = parseWavHeader(wav);
-    expect(header).toMatchObject({ sampleRate: 8000, channels: 1, bitsPerSample: 16 });
-    expect(header.durationSeconds).toBeGreaterThan(0.8);
-    expect(loudSamples(wav)).toBeGreaterThan(1000);
-  });
+  it.skipIf(findEspeak() === null)(
+    'speaks with espeak-ng when it is installed, resampled to the rate asked',
+    async () => {
+      expect(speechEngine()).toBe('espeak-ng');
+      const wav = await synthesizeSpeechWav('How about tomorrow at 10:30?', {
+        engine: 'espeak-ng',
+        sampleRate: 8000,
+        voice: 'en-gb',
+      });
+      const header = parseWavHeader(wav);
+      expect(header).toMatchObject({ sampleRate: 8000, channels: 1, bitsPerSample: 16 });
+      expect(header.durationSeconds).toBeGreaterThan(0.8);
+      expect(loudSamples(wav)).toBeGreaterThan(1000);
+    },
+  );
 
   it('reads text that looks like an option as text', async () => {
     const wav = await synthesizeSpeechWav('--version', {});
@@ -89,16 +99,20 @@ describe('renderConversationWav', () => {
     const header = parseWavHeader(wav);
     expect(header.durationSeconds).toBeCloseTo(7, 1);
     const { samples } = decodeWav(wav);
-    const loudIn = (from: number, to: number): boolean => samples.slice(from * 8000, to * 8000).some((s) => Math.abs(s) > 500);
+    const loudIn = (from: number, to: number): boolean =>
+      samples.slice(from * 8000, to * 8000).some((s) => Math.abs(s) > 500);
     expect(loudIn(0, 0.5)).toBe(false);
     expect(loudIn(0.5, 2)).toBe(true);
     expect(loudIn(4, 5)).toBe(true);
   });
 
   it('cuts the recording where the call was hung up', async () => {
-    const wav = await renderConversationWav([{ text: 'This sentence is cut short by a hang-up.', startSeconds: 0, speech: { engine: 'tone' } }], {
-      maxDurationSeconds: 1,
-    });
+    const wav = await renderConversationWav(
+      [{ text: 'This sentence is cut short by a hang-up.', startSeconds: 0, speech: { engine: 'tone' } }],
+      {
+        maxDurationSeconds: 1,
+      },
+    );
     expect(parseWavHeader(wav).durationSeconds).toBeCloseTo(1, 2);
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { numberForScenario, outcomeFor, planCall, scenarioFor, SCENARIOS, speakingSeconds } from '../../../src/emulator/scenarios';
+import {
+  numberForScenario,
+  outcomeFor,
+  planCall,
+  scenarioFor,
+  SCENARIOS,
+  speakingSeconds,
+} from '../../../src/emulator/scenarios';
 
 describe('outcomeFor', () => {
   it.each([
@@ -47,7 +54,15 @@ describe('planCall', () => {
     const plan = planCall({ to: number, openingLine: opening });
     expect(plan.scenarioId).toBe('meeting-tuesday');
     expect(plan.utterances[0]).toMatchObject({ speaker: 'agent', text: opening });
-    expect(plan.utterances.map((u) => u.speaker)).toEqual(['agent', 'human', 'agent', 'human', 'agent', 'human', 'agent']);
+    expect(plan.utterances.map((u) => u.speaker)).toEqual([
+      'agent',
+      'human',
+      'agent',
+      'human',
+      'agent',
+      'human',
+      'agent',
+    ]);
     plan.utterances.slice(1).forEach((u, i) => {
       const previous = plan.utterances[i];
       expect(u.startSeconds).toBeGreaterThanOrEqual(previous.startSeconds + previous.durationSeconds);
@@ -60,7 +75,9 @@ describe('planCall', () => {
   });
 
   it('has nobody speak on the human side for a silent callee, and nothing said when never answered', () => {
-    expect(planCall({ to: '+14155551200', openingLine: opening }).utterances.every((u) => u.speaker === 'agent')).toBe(true);
+    expect(planCall({ to: '+14155551200', openingLine: opening }).utterances.every((u) => u.speaker === 'agent')).toBe(
+      true,
+    );
     expect(planCall({ to: '+14155551486', openingLine: opening })).toMatchObject({ utterances: [], hangupSeconds: 0 });
     expect(planCall({ to: '+14155551408', openingLine: opening }).ringSeconds).toBe(30);
   });

@@ -27,7 +27,9 @@ describe('emulator server', () => {
     expect(twilio.status).toBe(401);
     expect(await twilio.json()).toMatchObject({ code: 20003, status: 401 });
 
-    const otherAccount = await fetch(`${url}/2010-04-01/Accounts/AC1/Calls.json`, { headers: { Authorization: basic('AC2', 'token') } });
+    const otherAccount = await fetch(`${url}/2010-04-01/Accounts/AC1/Calls.json`, {
+      headers: { Authorization: basic('AC2', 'token') },
+    });
     expect(otherAccount.status).toBe(401);
 
     const vonage = await fetch(`${url}/v1/calls`, { headers: { Authorization: 'Bearer not.a.jwt' } });
@@ -64,7 +66,9 @@ describe('emulator server', () => {
     expect(call.status).toBe('queued');
     expect(emulator.callsTo('+1 415 555 9871')).toBe(1);
 
-    const events = await fetch(`${url}/2010-04-01/Accounts/${account}/Calls/${call.sid}/Events.json`, { headers: { Authorization: auth } });
+    const events = await fetch(`${url}/2010-04-01/Accounts/${account}/Calls/${call.sid}/Events.json`, {
+      headers: { Authorization: auth },
+    });
     const { events: list } = (await events.json()) as { events: { request: { parameters: Record<string, string> } }[] };
     expect(list[0].request.parameters).toMatchObject({ to, status_callback: statusCallback });
 

@@ -21,7 +21,9 @@ describe('local servers', () => {
     const port = (server.address() as net.AddressInfo).port;
     try {
       await expect(assertPortFree(port, 'API, set PORT')).rejects.toThrow(PortInUseError);
-      await expect(assertPortFree(port, 'API, set PORT')).rejects.toThrow(`Port ${port} (API, set PORT) is already in use`);
+      await expect(assertPortFree(port, 'API, set PORT')).rejects.toThrow(
+        `Port ${port} (API, set PORT) is already in use`,
+      );
     } finally {
       server.close();
     }
@@ -33,6 +35,8 @@ describe('local servers', () => {
     expect(cacheDir()).toBe(process.env.OCO_CACHE_DIR);
     const attempt = ensureBinaries({ temporal: true, ferretdb: false }, () => undefined);
     await expect(attempt).rejects.toThrow(MissingToolchainError);
-    await expect(ensureBinaries({ temporal: false, ferretdb: true }, () => undefined)).rejects.toThrow(/Install Go .*MONGODB_URI and TEMPORAL_ADDRESS/s);
+    await expect(ensureBinaries({ temporal: false, ferretdb: true }, () => undefined)).rejects.toThrow(
+      /Install Go .*MONGODB_URI and TEMPORAL_ADDRESS/s,
+    );
   });
 });

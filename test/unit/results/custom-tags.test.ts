@@ -35,7 +35,7 @@ describe('findCustomTagsHit: one phrase against one utterance', () => {
     ['call back', 'callback', false],
     ['not interested', "I'm not, interested", true],
     ["don't call", 'dont call me', true],
-    ['dont call', "Don’t call me", true],
+    ['dont call', 'Don’t call me', true],
     ['e-mail', 'send an e mail', true],
     ['24/7', 'support 24 7', true],
     // punctuation next to the phrase

@@ -11,7 +11,17 @@ const template = {
     { name: 'meeting', triggerPhrases: ['works for me', 'sounds good'] },
     { name: 'competitor', triggerPhrases: ['Acmé Corp'] },
   ],
-  resultColumns: ['meetingTime', 'Interested', 'callback requested', 'email', 'sentiment', 'tags', 'budget', 'name', 'duration'],
+  resultColumns: [
+    'meetingTime',
+    'Interested',
+    'callback requested',
+    'email',
+    'sentiment',
+    'tags',
+    'budget',
+    'name',
+    'duration',
+  ],
 };
 
 describe('computeCallResults', () => {

@@ -156,11 +156,15 @@ describe('findFixedMeetingTime: the agent proposes, the human answers', () => {
   });
 
   it('drops the proposal once the human has answered something else', () => {
-    expect(meetingIn([proposal, human('Who is this?'), agent('This is Ava from Acme.'), human('Oh, okay.')])).toBeNull();
+    expect(
+      meetingIn([proposal, human('Who is this?'), agent('This is Ava from Acme.'), human('Oh, okay.')]),
+    ).toBeNull();
   });
 
   it('gives a second agent proposal without a time the time of the first', () => {
-    expect(meetingIn([proposal, agent('Or would Friday suit you better?'), human('Yes')])).toBe('2026-03-06T19:00:00.000Z');
+    expect(meetingIn([proposal, agent('Or would Friday suit you better?'), human('Yes')])).toBe(
+      '2026-03-06T19:00:00.000Z',
+    );
   });
 
   it('does not read an agent statement as a proposal', () => {
@@ -204,7 +208,12 @@ describe('findFixedMeetingTime: over a conversation', () => {
   });
 
   it('reads a time alone against the day under discussion', () => {
-    const utterances = [agent('Is Wednesday any good for you?'), human('Wednesday is good'), agent('What time?'), human('Say 11am')];
+    const utterances = [
+      agent('Is Wednesday any good for you?'),
+      human('Wednesday is good'),
+      agent('What time?'),
+      human('Say 11am'),
+    ];
     expect(meetingIn(utterances)).toBe('2026-03-04T16:00:00.000Z');
   });
 

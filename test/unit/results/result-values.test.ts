@@ -27,7 +27,18 @@ describe('fillResultValues: shape', () => {
   });
 
   it('gives a string for every column, even with an empty transcript', () => {
-    const columns = ['meetingTime', 'interested', 'callbackRequested', 'email', 'summary', 'sentiment', 'tags', 'name', 'duration', 'budget'];
+    const columns = [
+      'meetingTime',
+      'interested',
+      'callbackRequested',
+      'email',
+      'summary',
+      'sentiment',
+      'tags',
+      'name',
+      'duration',
+      'budget',
+    ];
     for (const entry of fillResultValues(columns, context([]))) expect(typeof entry.value).toBe('string');
   });
 });
@@ -186,7 +197,12 @@ describe('sentiment column', () => {
 describe('summary column', () => {
   it('states what the human agreed to and quotes them', () => {
     const ctx = context(
-      [agent('Would Thursday at 2pm suit you?'), human('Yes, that works.'), agent('Great.'), human('My email is john at example dot com')],
+      [
+        agent('Would Thursday at 2pm suit you?'),
+        human('Yes, that works.'),
+        agent('Great.'),
+        human('My email is john at example dot com'),
+      ],
       { fixedMeetingTime: '2026-03-05T19:00:00.000Z', nameOfHuman: 'John' },
     );
     expect(value('summary', ctx)).toBe(
@@ -196,8 +212,14 @@ describe('summary column', () => {
   });
 
   it.each([
-    [[human('Not interested, please remove me from your list')], 'The callee is not interested. Said: "Not interested, please remove me from your list"'],
-    [[human('Busy now,\n call me back later')], 'The callee asked to be called back. Said: "Busy now, call me back later"'],
+    [
+      [human('Not interested, please remove me from your list')],
+      'The callee is not interested. Said: "Not interested, please remove me from your list"',
+    ],
+    [
+      [human('Busy now,\n call me back later')],
+      'The callee asked to be called back. Said: "Busy now, call me back later"',
+    ],
     [[human("Sounds good, I'm interested")], 'The callee is interested. Said: "Sounds good, I\'m interested"'],
     [[human('Hello?')], 'Said: "Hello?"'],
     [[agent('Hello, is anyone there?')], 'The callee did not speak.'],
@@ -248,16 +270,28 @@ describe('other columns: the human answer to the agent asking about it', () => {
     ['Budget', [agent('And what BUDGET do you have in mind?'), human('Five k')], 'Five k'],
     ['budgetRange', [agent('What budget range are you considering?'), human('Between 5 and 10k')], 'Between 5 and 10k'],
     ['preferred_contact_method', [agent('What is your preferred contact method?'), human('Text me')], 'Text me'],
-    ['company size', [agent('How big is your company? What size, roughly?'), human('Around 50 people')], 'Around 50 people'],
+    [
+      'company size',
+      [agent('How big is your company? What size, roughly?'), human('Around 50 people')],
+      'Around 50 people',
+    ],
     ['employees', [agent('How many employees do you have?'), human('Twelve.')], 'Twelve.'],
     ['employee', [agent('How many employees do you have?'), human('Twelve.')], 'Twelve.'],
     ['Café', [agent('Which cafe do you run?'), human('The one on Main Street')], 'The one on Main Street'],
     // all the human says before the agent speaks again
-    ['budget', [agent("What's your budget?"), human('Hmm.'), human('Maybe 5k.'), agent('Thanks.'), human('Bye')], 'Hmm. Maybe 5k.'],
+    [
+      'budget',
+      [agent("What's your budget?"), human('Hmm.'), human('Maybe 5k.'), agent('Thanks.'), human('Bye')],
+      'Hmm. Maybe 5k.',
+    ],
     // a question is preferred over a statement mentioning the same words
     ['budget', [agent('We fit any budget.'), human('Great.'), agent('What budget do you have?'), human('3k')], '3k'],
     // the first question wins over a later confirmation
-    ['budget', [agent("What's your budget?"), human('About 3k'), agent('So your budget is 3k?'), human('Yes')], 'About 3k'],
+    [
+      'budget',
+      [agent("What's your budget?"), human('About 3k'), agent('So your budget is 3k?'), human('Yes')],
+      'About 3k',
+    ],
     // not asked, or not answered
     ['budget', [agent('Hello, is this John?'), human('Yes')], ''],
     ['budget', [human('My budget is 3k')], ''],

@@ -53,14 +53,14 @@ describe('parseMentions: ordinal days', () => {
   });
 });
 
-describe('parseMentions: the call on the callee\'s wall clock', () => {
+describe("parseMentions: the call on the callee's wall clock", () => {
   it('reads "tomorrow" as the day after the call in the callee\'s zone', () => {
     expect(mentions('tomorrow at noon')[0].date).toBe('2026-03-03');
     // 15:00 UTC is already 02:00 on Tuesday in Sydney
     expect(mentions('tomorrow at noon', MONDAY_CALL, 'Australia/Sydney')[0].date).toBe('2026-03-04');
   });
 
-  it('keeps an offset the words state, and says when a weekday\'s week may move', () => {
+  it("keeps an offset the words state, and says when a weekday's week may move", () => {
     const [est] = parseMentions('3pm EST', MONDAY_CALL, 'Europe/Paris');
     expect(est.slot.offsetMinutes).toBe(-300);
     expect(parseMentions('Thursday at 4', MONDAY_CALL, 'UTC')[0].slot.weekdayFlexible).toBe(true);

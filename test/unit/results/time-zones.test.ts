@@ -23,10 +23,30 @@ describe('wallTimeToInstant', () => {
   it.each([
     ['an ordinary winter time', { year: 2026, month: 1, day: 15 }, { hour: 9, minute: 0 }, '2026-01-15T14:00:00.000Z'],
     ['an ordinary summer time', { year: 2026, month: 7, day: 15 }, { hour: 9, minute: 0 }, '2026-07-15T13:00:00.000Z'],
-    ['a skipped time (moved forward)', { year: 2026, month: 3, day: 8 }, { hour: 2, minute: 30 }, '2026-03-08T07:30:00.000Z'],
-    ['the first instant after the gap', { year: 2026, month: 3, day: 8 }, { hour: 3, minute: 0 }, '2026-03-08T07:00:00.000Z'],
-    ['a repeated time (the earlier one)', { year: 2026, month: 11, day: 1 }, { hour: 1, minute: 30 }, '2026-11-01T05:30:00.000Z'],
-    ['the hour after the repeat', { year: 2026, month: 11, day: 1 }, { hour: 2, minute: 0 }, '2026-11-01T07:00:00.000Z'],
+    [
+      'a skipped time (moved forward)',
+      { year: 2026, month: 3, day: 8 },
+      { hour: 2, minute: 30 },
+      '2026-03-08T07:30:00.000Z',
+    ],
+    [
+      'the first instant after the gap',
+      { year: 2026, month: 3, day: 8 },
+      { hour: 3, minute: 0 },
+      '2026-03-08T07:00:00.000Z',
+    ],
+    [
+      'a repeated time (the earlier one)',
+      { year: 2026, month: 11, day: 1 },
+      { hour: 1, minute: 30 },
+      '2026-11-01T05:30:00.000Z',
+    ],
+    [
+      'the hour after the repeat',
+      { year: 2026, month: 11, day: 1 },
+      { hour: 2, minute: 0 },
+      '2026-11-01T07:00:00.000Z',
+    ],
   ])('New York, %s', (_label, date, time, expected) => {
     expect(new Date(wallTimeToInstant(date, time, NEW_YORK)).toISOString()).toBe(expected);
   });
@@ -46,14 +66,20 @@ describe('wallDateAt', () => {
 describe('wallTimeAtOffset', () => {
   it('takes the stated offset, whatever the zones say that day', () => {
     const date = { year: 2026, month: 3, day: 8 };
-    expect(new Date(wallTimeAtOffset(date, { hour: 2, minute: 30 }, -300)).toISOString()).toBe('2026-03-08T07:30:00.000Z');
-    expect(new Date(wallTimeAtOffset(date, { hour: 15, minute: 0 }, 330)).toISOString()).toBe('2026-03-08T09:30:00.000Z');
+    expect(new Date(wallTimeAtOffset(date, { hour: 2, minute: 30 }, -300)).toISOString()).toBe(
+      '2026-03-08T07:30:00.000Z',
+    );
+    expect(new Date(wallTimeAtOffset(date, { hour: 15, minute: 0 }, 330)).toISOString()).toBe(
+      '2026-03-08T09:30:00.000Z',
+    );
   });
 });
 
 describe('an unknown time zone', () => {
   it('is a RangeError', () => {
     expect(() => zoneOffsetMinutes(0, 'Mars/Olympus_Mons')).toThrow(RangeError);
-    expect(() => wallTimeToInstant({ year: 2026, month: 1, day: 1 }, { hour: 9 }, 'Mars/Olympus_Mons')).toThrow(RangeError);
+    expect(() => wallTimeToInstant({ year: 2026, month: 1, day: 1 }, { hour: 9 }, 'Mars/Olympus_Mons')).toThrow(
+      RangeError,
+    );
   });
 });

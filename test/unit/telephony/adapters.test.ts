@@ -66,7 +66,10 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
 
   it.concurrent('maps a refused dial (number ending 1404) to invalid-number and rings nobody', async () => {
     const request = h.request(name, { to: uniqueNumber('1404') });
-    const error = await h.provider(name).placeCall(request).catch((err: unknown) => err);
+    const error = await h
+      .provider(name)
+      .placeCall(request)
+      .catch((err: unknown) => err);
     expect(error).toBeInstanceOf(ProviderRejectedError);
     expect((error as ProviderRejectedError).code).toBe('invalid-number');
     expect(h.emulator.callsTo(request.to)).toBe(0);

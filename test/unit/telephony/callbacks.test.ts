@@ -13,9 +13,15 @@ import { startHarness, type Harness } from './harness';
 
 const BASE_URLS = { twilio: 'http://127.0.0.1:9', vonage: 'http://127.0.0.1:9', telnyx: 'http://127.0.0.1:9' };
 const CALL_ID = '65a1f0c2b3d4e5f601234567';
-const URL_FOR = (provider: 'twilio' | 'vonage' | 'telnyx'): string => callbackUrlFor('https://calls.example.com', provider, CALL_ID);
+const URL_FOR = (provider: 'twilio' | 'vonage' | 'telnyx'): string =>
+  callbackUrlFor('https://calls.example.com', provider, CALL_ID);
 
-function twilioCallback(authToken: string, accountSid: string, status: string, url = URL_FOR('twilio')): InboundCallback {
+function twilioCallback(
+  authToken: string,
+  accountSid: string,
+  status: string,
+  url = URL_FOR('twilio'),
+): InboundCallback {
   const params: [string, string][] = [
     ['AccountSid', accountSid],
     ['CallSid', 'CA0123456789abcdef0123456789abcdef'],
@@ -60,7 +66,12 @@ function telnyxBody(eventType: string, payload: Record<string, unknown>): string
 
 function telnyxCallback(key: KeyObject, eventType: string, payload: Record<string, unknown> = {}): InboundCallback {
   const body = telnyxBody(eventType, payload);
-  return { method: 'POST', url: URL_FOR('telnyx'), headers: telnyxSignatureHeaders(key, body), rawBody: Buffer.from(body) };
+  return {
+    method: 'POST',
+    url: URL_FOR('telnyx'),
+    headers: telnyxSignatureHeaders(key, body),
+    rawBody: Buffer.from(body),
+  };
 }
 
 const kindsOf = async (adapter: TelephonyProvider, callback: InboundCallback): Promise<ProviderEventKind[]> =>
@@ -107,19 +118,33 @@ describe('twilio parseCallback', () => {
   });
 
   it('rejects another token, another URL, a missing header and another account', async () => {
-    await expect(adapter.parseCallback(twilioCallback('wrong-token', accountSid, 'completed'))).rejects.toThrow(CallbackSignatureError);
-    const moved = { ...twilioCallback(authToken, accountSid, 'completed'), url: URL_FOR('twilio').replace(CALL_ID, 'ffffffffffffffffffffffff') };
+    await expect(adapter.parseCallback(twilioCallback('wrong-token', accountSid, 'completed'))).rejects.toThrow(
+      CallbackSignatureError,
+    );
+    const moved = {
+      ...twilioCallback(authToken, accountSid, 'completed'),
+      url: URL_FOR('twilio').replace(CALL_ID, 'ffffffffffffffffffffffff'),
+    };
     await expect(adapter.parseCallback(moved)).rejects.toThrow(CallbackSignatureError);
-    await expect(adapter.parseCallback({ ...twilioCallback(authToken, accountSid, 'completed'), headers: {} })).rejects.toThrow(CallbackSignatureError);
-    await expect(adapter.parseCallback(twilioCallback(authToken, 'ACother', 'completed'))).rejects.toThrow(CallbackSignatureError);
+    await expect(
+      adapter.parseCallback({ ...twilioCallback(authToken, accountSid, 'completed'), headers: {} }),
+    ).rejects.toThrow(CallbackSignatureError);
+    await expect(adapter.parseCallback(twilioCallback(authToken, 'ACother', 'completed'))).rejects.toThrow(
+      CallbackSignatureError,
+    );
   });
 });
 
 describe('vonage parseCallback', () => {
   const applicationId = randomUUID();
   const signatureSecret = randomBytes(24).toString('base64url');
-  const privateKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  const adapter = createProvider({ provider: 'vonage', vonage: { applicationId, privateKey, signatureSecret } }, BASE_URLS);
+  const privateKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
+  const adapter = createProvider(
+    { provider: 'vonage', vonage: { applicationId, privateKey, signatureSecret } },
+    BASE_URLS,
+  );
   const event = (status?: string): Record<string, unknown> => ({
     uuid: '63f61863-4a51-4f6b-86e1-46edebcf9356',
     conversation_uuid: 'CON-f972836a-550f-45fa-956c-12a2ab5b7d22',
@@ -152,14 +177,18 @@ describe('vonage parseCallback', () => {
   });
 
   it('rejects another secret, a tampered body, a missing token and another application', async () => {
-    await expect(adapter.parseCallback(vonageCallback('wrong-secret', applicationId, event('completed')))).rejects.toThrow(CallbackSignatureError);
+    await expect(
+      adapter.parseCallback(vonageCallback('wrong-secret', applicationId, event('completed'))),
+    ).rejects.toThrow(CallbackSignatureError);
     const tampered = vonageCallback(signatureSecret, applicationId, event('busy'));
     tampered.rawBody = Buffer.from(tampered.rawBody.toString().replace('busy', 'completed'));
     await expect(adapter.parseCallback(tampered)).rejects.toThrow(/payload_hash/);
-    await expect(adapter.parseCallback({ ...vonageCallback(signatureSecret, applicationId, event('completed')), headers: {} })).rejects.toThrow(
-      CallbackSignatureError,
-    );
-    await expect(adapter.parseCallback(vonageCallback(signatureSecret, randomUUID(), event('completed')))).rejects.toThrow(CallbackSignatureError);
+    await expect(
+      adapter.parseCallback({ ...vonageCallback(signatureSecret, applicationId, event('completed')), headers: {} }),
+    ).rejects.toThrow(CallbackSignatureError);
+    await expect(
+      adapter.parseCallback(vonageCallback(signatureSecret, randomUUID(), event('completed'))),
+    ).rejects.toThrow(CallbackSignatureError);
   });
 });
 
@@ -188,7 +217,9 @@ describe('telnyx parseCallback', () => {
   });
 
   it('takes the call id from client_state', async () => {
-    const [event] = await adapter.parseCallback(telnyxCallback(keys.privateKey, 'call.hangup', { hangup_cause: 'user_busy' }));
+    const [event] = await adapter.parseCallback(
+      telnyxCallback(keys.privateKey, 'call.hangup', { hangup_cause: 'user_busy' }),
+    );
     expect(event).toMatchObject({ callId: CALL_ID, providerCallId: 'v3:abc', providerStatus: 'call.hangup:user_busy' });
   });
 
@@ -211,9 +242,9 @@ describe('telnyx parseCallback', () => {
     tampered.rawBody = Buffer.from(tampered.rawBody.toString().replace('user_busy', 'normal_clearing'));
     await expect(adapter.parseCallback(tampered)).rejects.toThrow(CallbackSignatureError);
 
-    await expect(adapter.parseCallback(telnyxCallback(keys.privateKey, 'call.answered', { connection_id: 'another' }))).rejects.toThrow(
-      CallbackSignatureError,
-    );
+    await expect(
+      adapter.parseCallback(telnyxCallback(keys.privateKey, 'call.answered', { connection_id: 'another' })),
+    ).rejects.toThrow(CallbackSignatureError);
   });
 });
 
@@ -226,7 +257,11 @@ describe('callback router', () => {
     await h.close();
   });
 
-  const post = (url: string, callback: Pick<InboundCallback, 'headers' | 'rawBody'>, contentType: string): Promise<Response> =>
+  const post = (
+    url: string,
+    callback: Pick<InboundCallback, 'headers' | 'rawBody'>,
+    contentType: string,
+  ): Promise<Response> =>
     fetch(url, {
       method: 'POST',
       headers: { 'content-type': contentType, ...(callback.headers as Record<string, string>) },
@@ -245,7 +280,9 @@ describe('callback router', () => {
     expect((await post(vonage.statusCallbackUrl, forgedVonage, 'application/json')).status).toBe(401);
 
     const telnyx = h.request('telnyx');
-    const forgedTelnyx = telnyxCallback(generateKeyPairSync('ed25519').privateKey, 'call.hangup', { hangup_cause: 'normal_clearing' });
+    const forgedTelnyx = telnyxCallback(generateKeyPairSync('ed25519').privateKey, 'call.hangup', {
+      hangup_cause: 'normal_clearing',
+    });
     expect((await post(telnyx.statusCallbackUrl, forgedTelnyx, 'application/json')).status).toBe(401);
 
     expect(h.onEventsCalls()).toBe(before);
@@ -274,7 +311,9 @@ describe('callback router', () => {
   it('answers 404 for an unknown call, an unknown provider or no call id', async () => {
     const body = { headers: {}, rawBody: Buffer.from('CallStatus=completed') };
     const form = 'application/x-www-form-urlencoded';
-    expect((await post(callbackUrlFor(h.routerUrl, 'twilio', 'aaaaaaaaaaaaaaaaaaaaaaaa'), body, form)).status).toBe(404);
+    expect((await post(callbackUrlFor(h.routerUrl, 'twilio', 'aaaaaaaaaaaaaaaaaaaaaaaa'), body, form)).status).toBe(
+      404,
+    );
     expect((await post(`${h.routerUrl}/telephony/plivo/events?callId=${CALL_ID}`, body, form)).status).toBe(404);
     expect((await post(`${h.routerUrl}/telephony/twilio/events`, body, form)).status).toBe(404);
   });

@@ -56,12 +56,17 @@ export async function startHarness(options: { speedFactor?: number } = {}): Prom
   const baseUrls: ProviderBaseUrls = { twilio: emulatorUrl, vonage: emulatorUrl, telnyx: emulatorUrl };
 
   const credentials: CredentialsByProvider = {
-    twilio: { provider: 'twilio', twilio: { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: randomBytes(16).toString('hex') } },
+    twilio: {
+      provider: 'twilio',
+      twilio: { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: randomBytes(16).toString('hex') },
+    },
     vonage: {
       provider: 'vonage',
       vonage: {
         applicationId: randomUUID(),
-        privateKey: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+        privateKey: generateKeyPairSync('rsa', { modulusLength: 2048 })
+          .privateKey.export({ type: 'pkcs8', format: 'pem' })
+          .toString(),
         signatureSecret: vonageSignatureSecret,
       },
     },
@@ -134,7 +139,8 @@ export async function startHarness(options: { speedFactor?: number } = {}): Prom
       for (;;) {
         const seen = events.get(callId) ?? [];
         if (seen.some((e) => (kind === 'terminal' ? TERMINAL.has(e.kind) : e.kind === kind))) return seen;
-        if (Date.now() > deadline) throw new Error(`no ${kind} event for ${callId}; saw ${seen.map((e) => e.kind).join(', ') || 'nothing'}`);
+        if (Date.now() > deadline)
+          throw new Error(`no ${kind} event for ${callId}; saw ${seen.map((e) => e.kind).join(', ') || 'nothing'}`);
         await new Promise((r) => setTimeout(r, 10));
       }
     },

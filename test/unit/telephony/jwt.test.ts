@@ -6,7 +6,8 @@ import { signApplicationJwt, verifyHs256 } from '../../../src/telephony/jwt';
 import { CallbackSignatureError } from '../../../src/telephony/provider';
 
 const part = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
-const decode = (segment: string): Record<string, unknown> => JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+const decode = (segment: string): Record<string, unknown> =>
+  JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
 
 /** A token with the given header algorithm, HMAC-SHA-256 signed with `secret` whatever it says. */
 function hmacToken(alg: string, claims: Record<string, unknown>, secret: string): string {
@@ -17,19 +18,24 @@ function hmacToken(alg: string, claims: Record<string, unknown>, secret: string)
 describe('signApplicationJwt', () => {
   const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
-  it.each(['pkcs8', 'pkcs1'] as const)('signs RS256 with a %s PEM over application_id, iat, jti and exp', async (type) => {
-    const pem = keys.privateKey.export({ type, format: 'pem' }).toString();
-    const before = Math.floor(Date.now() / 1000);
-    const token = await signApplicationJwt('app-1', pem, 60);
-    const [header, claims, signature] = token.split('.');
-    expect(verify('RSA-SHA256', Buffer.from(`${header}.${claims}`), keys.publicKey, Buffer.from(signature, 'base64url'))).toBe(true);
-    expect(decode(header)).toEqual({ alg: 'RS256', typ: 'JWT' });
-    const { application_id, iat, jti, exp } = decode(claims);
-    expect(application_id).toBe('app-1');
-    expect(iat).toBeGreaterThanOrEqual(before);
-    expect(exp).toBe((iat as number) + 60);
-    expect(jti).toMatch(/^[0-9a-f-]{36}$/);
-  });
+  it.each(['pkcs8', 'pkcs1'] as const)(
+    'signs RS256 with a %s PEM over application_id, iat, jti and exp',
+    async (type) => {
+      const pem = keys.privateKey.export({ type, format: 'pem' }).toString();
+      const before = Math.floor(Date.now() / 1000);
+      const token = await signApplicationJwt('app-1', pem, 60);
+      const [header, claims, signature] = token.split('.');
+      expect(
+        verify('RSA-SHA256', Buffer.from(`${header}.${claims}`), keys.publicKey, Buffer.from(signature, 'base64url')),
+      ).toBe(true);
+      expect(decode(header)).toEqual({ alg: 'RS256', typ: 'JWT' });
+      const { application_id, iat, jti, exp } = decode(claims);
+      expect(application_id).toBe('app-1');
+      expect(iat).toBeGreaterThanOrEqual(before);
+      expect(exp).toBe((iat as number) + 60);
+      expect(jti).toMatch(/^[0-9a-f-]{36}$/);
+    },
+  );
 
   it('gives every token its own jti', async () => {
     const pem = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();

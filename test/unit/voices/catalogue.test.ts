@@ -96,7 +96,11 @@ describe('parseVoiceCatalogue', () => {
     ['a non-boolean isRecommended', { isRecommended: 'yes' }, /0\.isRecommended/],
     ['a language that is not BCP 47', { language: 'english!' }, /0\.language: language must be a BCP 47 tag/],
     ['an espeak voice without a variant', { espeakVoice: 'en-us' }, /0\.espeakVoice/],
-    ['an espeak voice in another language', { espeakVoice: 'fr-fr+f1' }, /0\.espeakVoice: espeakVoice must speak the language/],
+    [
+      'an espeak voice in another language',
+      { espeakVoice: 'fr-fr+f1' },
+      /0\.espeakVoice: espeakVoice must speak the language/,
+    ],
     ['a duplicate id', { id: 2 }, /1\.id: duplicate id 2/],
     ['a duplicate name', { voiceName: 'Voice 2' }, /1\.voiceName: duplicate voiceName/],
     ['a duplicate espeak voice', { espeakVoice: 'en-us+f2' }, /1\.espeakVoice: duplicate espeakVoice/],

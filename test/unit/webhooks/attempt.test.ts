@@ -2,7 +2,12 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { attemptDelivery, buildGetQuery, type DeliveryAttemptRequest, WEBHOOK_USER_AGENT } from '../../../src/webhooks/attempt';
+import {
+  attemptDelivery,
+  buildGetQuery,
+  type DeliveryAttemptRequest,
+  WEBHOOK_USER_AGENT,
+} from '../../../src/webhooks/attempt';
 import type { HostLookup } from '../../../src/webhooks/ssrf-guard';
 import { generateWebhookSecret } from '../../../src/webhooks/signing';
 
@@ -133,19 +138,28 @@ describe('attemptDelivery with GET', () => {
       ['phoneCallId', '6650f1c2a1b2c3d4e5f60718'],
       ['status', 'completed'],
     ]);
-    expect(() => new Webhook(secret).verify(query, signatureHeaders(request.headers), { jsonParse: false })).not.toThrow();
+    expect(() =>
+      new Webhook(secret).verify(query, signatureHeaders(request.headers), { jsonParse: false }),
+    ).not.toThrow();
   });
 
   it('keeps and signs a query the registered URL already has, and uses getQuery when given', async () => {
     const receiver = await startReceiver();
-    const getQuery = { type: 'transcript.created', timestamp: event.timestamp, phoneCallId: 'abc', status: 'inProgress' };
+    const getQuery = {
+      type: 'transcript.created',
+      timestamp: event.timestamp,
+      phoneCallId: 'abc',
+      status: 'inProgress',
+    };
     await attemptDelivery(input(`${receiver.url}?token=s3cr%C3%A9t#fragment`, { method: 'GET', getQuery }));
 
     const [request] = receiver.received;
     expect(request.url.startsWith('/hooks/in?token=s3cr%C3%A9t&type=transcript.created&')).toBe(true);
     const query = request.url.slice(request.url.indexOf('?') + 1);
     expect(Object.fromEntries(new URLSearchParams(query))).toEqual({ token: 's3crét', ...getQuery });
-    expect(() => new Webhook(secret).verify(query, signatureHeaders(request.headers), { jsonParse: false })).not.toThrow();
+    expect(() =>
+      new Webhook(secret).verify(query, signatureHeaders(request.headers), { jsonParse: false }),
+    ).not.toThrow();
   });
 });
 
@@ -248,7 +262,10 @@ describe('attemptDelivery checks the URL again at delivery', () => {
     expect((await attemptDelivery(input(`http://[::1]:${receiver.port}/in`))).ok).toBe(true);
     const lookup: HostLookup = async () => [{ address: '::1', family: 6 }];
     expect((await attemptDelivery(input(`http://v6.example.test:${receiver.port}/in`, { lookup }))).ok).toBe(true);
-    expect(receiver.received.map((r) => r.headers.host)).toEqual([`[::1]:${receiver.port}`, `v6.example.test:${receiver.port}`]);
+    expect(receiver.received.map((r) => r.headers.host)).toEqual([
+      `[::1]:${receiver.port}`,
+      `v6.example.test:${receiver.port}`,
+    ]);
   });
 });
 

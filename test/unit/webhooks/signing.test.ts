@@ -38,7 +38,11 @@ describe('signWebhook', () => {
   it('produces a signature that standardwebhooks verifies for a JSON body', () => {
     const secret = generateWebhookSecret();
     const timestamp = nowSeconds();
-    const content = JSON.stringify({ type: 'phoneCall.completed', timestamp: '2026-01-01T00:00:00.000Z', data: { _id: 'x' } });
+    const content = JSON.stringify({
+      type: 'phoneCall.completed',
+      timestamp: '2026-01-01T00:00:00.000Z',
+      data: { _id: 'x' },
+    });
     const signature = signWebhook({ secret, id, timestamp, content });
     const payload = new Webhook(secret).verify(content, {
       'webhook-id': id,
@@ -81,7 +85,9 @@ describe('signWebhook', () => {
     const secret = generateWebhookSecret();
     expect(() => signWebhook({ secret, id, timestamp: 1.5, content: '' })).toThrow(/unix seconds/);
     expect(() => signWebhook({ secret, id: '', timestamp: 1, content: '' })).toThrow(/id/);
-    expect(() => signWebhook({ secret: 'whsec_not base64!', id, timestamp: 1, content: '' })).toThrow(/invalid webhook secret/);
+    expect(() => signWebhook({ secret: 'whsec_not base64!', id, timestamp: 1, content: '' })).toThrow(
+      /invalid webhook secret/,
+    );
     expect(() => signWebhook({ secret: '', id, timestamp: 1, content: '' })).toThrow(/empty/);
   });
 });

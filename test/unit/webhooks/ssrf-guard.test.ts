@@ -91,13 +91,17 @@ describe('assertPublicUrl refuses hostnames', () => {
     expect((await refusal('http://b.example', resolvesTo('169.254.169.254'))).message).toMatch(/metadata/);
   });
 
-  it.each(['localhost', 'LOCALHOST', 'localhost.', 'api.localhost', 'metadata.google.internal', 'metadata.google.internal.'])(
-    '%s, whatever the resolver says',
-    async (host) => {
-      const err = await refusal(`http://${host}:3000/hook`, resolvesTo('93.184.216.34'));
-      expect(err.reason).toBe('blocked-hostname');
-    },
-  );
+  it.each([
+    'localhost',
+    'LOCALHOST',
+    'localhost.',
+    'api.localhost',
+    'metadata.google.internal',
+    'metadata.google.internal.',
+  ])('%s, whatever the resolver says', async (host) => {
+    const err = await refusal(`http://${host}:3000/hook`, resolvesTo('93.184.216.34'));
+    expect(err.reason).toBe('blocked-hostname');
+  });
 
   it('that cannot be resolved', async () => {
     const failing: HostLookup = async () => {
