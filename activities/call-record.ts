@@ -26,6 +26,11 @@ export function createCallRecordActivities({ calls, logger }: Pick<ActivityDeps,
       return { applied: true, call: result.call };
     },
 
+    /** Records why a queued call is waiting (status code only: the status stays queued, no event). */
+    async recordQueuedStatusCode({ callId, statusCode, at }: { callId: string; statusCode: string; at: string }) {
+      await calls.setQueuedStatusCode(callId, statusCode, new Date(at));
+    },
+
     /** Removes a queued call; answers the call as it was, or null if it was already gone. */
     async deleteCallRecord({ callId }: { callId: string }): Promise<Record<string, unknown> | null> {
       const result = await calls.deleteIfQueued(callId);

@@ -1,7 +1,10 @@
+import type { Client } from '@temporalio/client';
 import type { Config } from '../src/config';
+import type { PacingLimits } from '../src/contracts/pacing';
 import type { SecretBox } from '../src/crypto/secret-box';
 import type { CallStore } from '../src/data/call-store';
 import type { ConversationStore } from '../src/data/conversation-store';
+import type { PacingStore } from '../src/data/pacing-store';
 import type { TemplateStore } from '../src/data/template-store';
 import type { WebhookStore } from '../src/data/webhook-store';
 import type { Logger } from '../src/logger';
@@ -21,4 +24,9 @@ export interface ActivityDeps {
   templates: TemplateStore;
   conversations: ConversationStore;
   webhooks: WebhookStore;
+  pacing: PacingStore;
+  /** The service's pacing defaults (a team's own settings override them). */
+  pacingDefaults: PacingLimits;
+  /** For the pacer: signal-with-start and describing call workflows. */
+  temporal: { client: Client; taskQueue: string };
 }

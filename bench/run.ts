@@ -7,12 +7,18 @@ import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { freePort, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
 import { apiClient } from '../test/helpers/http';
+import { campaignTable, runCampaign, type CampaignOptions } from './campaign';
 import { startServiceStack } from '../test/helpers/service-stack';
 
 const SINGLE_CREATES = Number(process.env.BENCH_CREATES ?? 300);
 const BATCH_SIZE = Number(process.env.BENCH_BATCH ?? 2000);
 const CONCURRENCY = 16;
 const E2E_CALLS = 60;
+const CAMPAIGN: CampaignOptions = {
+  calls: Number(process.env.BENCH_CAMPAIGN_CALLS ?? 10_000),
+  maxConcurrentCalls: Number(process.env.BENCH_CAMPAIGN_CAP ?? 50),
+  dialsPerSecond: Number(process.env.BENCH_CAMPAIGN_RATE ?? 10),
+};
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -194,6 +200,23 @@ async function main(): Promise<void> {
     );
 
     await stack.stop();
+
+    if (CAMPAIGN.calls > 0) {
+      // Each run on a fresh service stack over the same servers: one with the team pacer, one without.
+      const runs = [];
+      for (const paced of [true, false]) {
+        const campaignStack = await startServiceStack(
+          { mongoUri: mongo.uri, temporalAddress: temporal.address, workflowBundlePath: bundlePath },
+          { speedFactor: 0.02, env: { PACING_ENABLED: String(paced) } },
+        );
+        try {
+          runs.push(await runCampaign(campaignStack, CAMPAIGN, paced));
+        } finally {
+          await campaignStack.stop();
+        }
+      }
+      for (const line of campaignTable(CAMPAIGN, runs)) say(line);
+    }
     await appendFile(path.resolve('bench/results.md'), `${lines.join('\n')}\n`);
     process.stdout.write('\nAppended to bench/results.md\n');
   } finally {

@@ -32,11 +32,15 @@ export interface Tenant {
 function run(
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; captured?: string[] } = {},
+  options: { env?: NodeJS.ProcessEnv; captured?: string[]; cwd?: string } = {},
 ): Promise<number> {
   return new Promise((resolve, reject) => {
     const { captured } = options;
-    const child = spawn(command, args, { env: options.env ?? process.env, stdio: captured ? 'pipe' : 'inherit' });
+    const child = spawn(command, args, {
+      env: options.env ?? process.env,
+      cwd: options.cwd,
+      stdio: captured ? 'pipe' : 'inherit',
+    });
     child.stdout?.on('data', (chunk: Buffer) => captured?.push(chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => captured?.push(chunk.toString()));
     child.on('error', reject);
@@ -174,8 +178,13 @@ export async function runSchemathesis(
         '--no-color',
         ...(options.extraArgs ?? []),
       ],
-      // The hooks module is imported by name from the scripts folder.
-      { env: { ...process.env, SCHEMATHESIS_HOOKS: 'schemathesis_hooks', PYTHONPATH: __dirname }, captured },
+      // The hooks module is imported by name from the scripts folder. Run in the temporary folder, where
+      // schemathesis leaves its `.schemathesis/` cache, not in the repository.
+      {
+        env: { ...process.env, SCHEMATHESIS_HOOKS: 'schemathesis_hooks', PYTHONPATH: __dirname },
+        captured,
+        cwd: dir,
+      },
     );
     return { code, report: captured?.join('') ?? '' };
   } finally {

@@ -55,6 +55,27 @@ const schema = z.object({
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
   /** A dialled call not answered within this long is hung up and ends `noAnswer`, whatever the provider says. */
   RING_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
+  /** Off: calls dial without a slot from their team's pacer (for measurements only; the limits are then not held). */
+  PACING_ENABLED: booleanFlag.default(true),
+  /** Service-wide default of a team's live-call cap (a team's own setting wins). */
+  PACING_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(1).max(10_000).optional(),
+  /** Service-wide default dials per second per provider account, e.g. `twilio=1,vonage=3,telnyx=1`. */
+  PACING_DIALS_PER_SECOND: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (!value) return undefined;
+      const out: Partial<Record<'twilio' | 'vonage' | 'telnyx', number>> = {};
+      for (const part of value.split(',')) {
+        const match = /^\s*(twilio|vonage|telnyx)\s*=\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
+        if (!match || Number(match[2]) <= 0) {
+          ctx.addIssue({ code: 'custom', message: `must look like twilio=1,vonage=3,telnyx=1; got "${part}"` });
+          return z.NEVER;
+        }
+        out[match[1] as 'twilio' | 'vonage' | 'telnyx'] = Number(match[2]);
+      }
+      return out;
+    }),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).default(300),
   REQUEST_BODY_LIMIT: z
     .string()

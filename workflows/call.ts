@@ -7,6 +7,7 @@ import {
   CancellationScope,
   ParentClosePolicy,
   condition,
+  getExternalWorkflowHandle,
   isCancellation,
   log,
   proxyActivities,
@@ -22,21 +23,24 @@ import type { Activities } from '../activities';
 import { STATUS_CODES, isTerminal, type CallStatus, type StatusCode } from '../src/contracts/call-status';
 import { statusEventName, type CallEventName } from '../src/contracts/events';
 import { FAILURES } from '../src/contracts/failures';
-import { deliveryWorkflowId } from '../src/contracts/ids';
+import { deliveryWorkflowId, pacerWorkflowId } from '../src/contracts/ids';
 import type { ProviderEvent } from '../src/contracts/providers';
 import { SA_STATUS } from '../src/contracts/search-attributes';
 import { deliverWebhookEventsWorkflow } from './deliver-webhook';
 import {
   callStateQuery,
   deleteQueuedCallUpdate,
+  dialSlotGrantedSignal,
   enqueueEventSignal,
   noMoreEventsSignal,
   providerEventSignal,
+  releaseDialSlotSignal,
+  setPausedUpdate,
 } from './messages';
 import type { CallWorkflowState, CallWorkflowInput, DeleteOutcome } from './types';
 
 // One proxy per retry profile.
-const { recordStatus, deleteCallRecord } = proxyActivities<Activities>({
+const { recordStatus, recordQueuedStatusCode, deleteCallRecord, requestDialSlot } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -54,7 +58,7 @@ const { dialCall } = proxyActivities<Activities>({
 });
 // Which endpoints an event goes to: a short read, run as a local activity (no task queue round trip),
 // which matters when a batch of thousands of calls starts at once.
-const { resolveWebhookTargets } = proxyLocalActivities<Activities>({
+const { resolveWebhookTargets, checkCallingHours } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -70,6 +74,8 @@ const { captureCallOutputs } = proxyActivities<Activities>({
 
 /** How long a dialled call may ring when the input does not say (histories from before the field). */
 const DEFAULT_RING_TIMEOUT_SECONDS = 120;
+/** A call waiting this long for a slot asks its pacer again (it answers at once if the slot is there). */
+const SLOT_REQUEST_REPEAT = '1 hour';
 
 export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallWorkflowState> {
   const state: CallWorkflowState = {
@@ -87,9 +93,28 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   const inbox: ProviderEvent[] = [];
   let deleteRequested = false;
   let deleted: DeleteOutcome | null = null;
+  let paused = false;
+  let slotGranted = false;
+  /** Whether the pacer knows this call (queued or holding a slot), so it must be told when it ends. */
+  let slotRequested = false;
+  /** Numbers this call's requests, so a grant for a withdrawn one is told apart. */
+  let slotTicket = 0;
   const deliveries = new Map<string, ChildWorkflowHandle<typeof deliverWebhookEventsWorkflow>>();
 
   setHandler(callStateQuery, () => state);
+  setHandler(dialSlotGrantedSignal, ({ ticket }) => {
+    // A grant answering a request this call has since withdrawn (paused, hours closed) is stale.
+    if (slotRequested && ticket === slotTicket) slotGranted = true;
+  });
+  setHandler(
+    setPausedUpdate,
+    (value) => {
+      const changed = paused !== value;
+      paused = value;
+      return { changed };
+    },
+    { validator: (_value: boolean) => refuseUnlessQueued('paused or resumed') },
+  );
   setHandler(providerEventSignal, (event) => {
     state.providerEventsSeen += 1;
     inbox.push(event);
@@ -104,18 +129,20 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     {
       // Runs before the update is accepted: once dialling has begun, deletion is refused, so a
       // call is never both deleted and rung.
-      validator: () => {
-        if (state.phase !== 'waiting' && state.phase !== 'deleting') {
-          throw ApplicationFailure.create({
-            type: FAILURES.callNotQueued,
-            message: `only queued calls can be deleted; status is ${state.status === 'queued' ? 'ringing' : state.status}`,
-            details: [state.status],
-            nonRetryable: true,
-          });
-        }
-      },
+      validator: () => refuseUnlessQueued('deleted'),
     },
   );
+
+  function refuseUnlessQueued(what: string): void {
+    if (state.phase !== 'waiting' && state.phase !== 'deleting') {
+      throw ApplicationFailure.create({
+        type: FAILURES.callNotQueued,
+        message: `only queued calls can be ${what}; status is ${state.status === 'queued' ? 'ringing' : state.status}`,
+        details: [state.status],
+        nonRetryable: true,
+      });
+    }
+  }
 
   /** Hands an event to a delivery workflow per subscribed endpoint; `data` defaults to the call now. */
   async function emit(type: CallEventName, data: Record<string, unknown> | null, at: string): Promise<void> {
@@ -177,15 +204,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
 
     // 1. Wait until the scheduled time (a durable timer), or until a delete arrives.
     const waitMs = input.scheduledFor ? Date.parse(input.scheduledFor) - Date.now() : 0;
-    if (waitMs > 0) await condition(() => deleteRequested, waitMs);
-    if (deleteRequested) {
-      state.phase = 'deleting';
-      const at = new Date().toISOString();
-      const removed = await deleteCallRecord({ callId: input.callId });
-      state.phase = 'deleted';
-      upsertMemo({ summary: `deleted while queued · ${input.toPhoneNumber}` });
-      deleted = { deleted: true, call: removed };
-      if (removed) await emit('phoneCall.deleted', removed, at);
+    if (waitMs > 0) await condition(() => deleteRequested, waitMs, { summary: `scheduled for ${input.scheduledFor}` });
+
+    // 1b. Wait for the calling hours and a dial slot, until both hold at once (or a delete arrives).
+    const ready = await waitUntilDialAllowed();
+    if (ready === 'deleted') return await deleteWhileQueued();
+    if (ready === 'never') {
+      state.phase = 'ended';
+      await moveTo('failed', STATUS_CODES.outsideCallingHours, { callEndedAt: new Date().toISOString() });
       return state;
     }
 
@@ -212,6 +238,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
 
     // 3. Follow the provider's events until the call ends (or our timers end it).
     const outcome = await followCall();
+    // The call is no longer live: its slot goes to the next call while this one's outputs are captured.
+    if (slotRequested) await releaseSlot();
 
     // 4. Capture what an answered call left behind, then record the final status.
     if (state.answeredAt) {
@@ -257,6 +285,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   } finally {
     // Tell every delivery stream that no more events will come, so each can finish.
     await CancellationScope.nonCancellable(async () => {
+      if (slotRequested) await releaseSlot();
       for (const child of deliveries.values()) {
         try {
           await child.signal(noMoreEventsSignal);
@@ -267,6 +296,90 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       // A delete update still running gets its answer before the workflow closes.
       await condition(allHandlersFinished);
     });
+  }
+
+  async function deleteWhileQueued(): Promise<CallWorkflowState> {
+    state.phase = 'deleting';
+    const at = new Date().toISOString();
+    const removed = await deleteCallRecord({ callId: input.callId });
+    state.phase = 'deleted';
+    upsertMemo({ summary: `deleted while queued · ${input.toPhoneNumber}` });
+    deleted = { deleted: true, call: removed };
+    if (removed) await emit('phoneCall.deleted', removed, at);
+    return state;
+  }
+
+  /** Says why the queued call waits, once per reason (no status change, so no event). */
+  async function waitingBecause(statusCode: StatusCode, options: { recorded?: boolean } = {}): Promise<void> {
+    if (state.statusCode === statusCode) return;
+    state.statusCode = statusCode;
+    upsertMemo({ summary: `queued (${statusCode}) · ${input.toPhoneNumber} via ${input.provider}` });
+    if (!options.recorded)
+      await recordQueuedStatusCode({ callId: input.callId, statusCode, at: new Date().toISOString() });
+  }
+
+  async function releaseSlot(): Promise<void> {
+    slotRequested = false;
+    slotGranted = false;
+    try {
+      await getExternalWorkflowHandle(pacerWorkflowId(input.teamId)).signal(releaseDialSlotSignal, {
+        callId: input.callId,
+      });
+    } catch (err) {
+      // The pacer ended (it does when idle): it holds nothing of this call any more.
+      log.info('pacer not running; nothing to release', { error: String(err) });
+    }
+  }
+
+  /**
+   * Waits while the batch is paused, outside the calling hours, or without a dial slot. Calling hours
+   * are checked again once the slot is there, as the wait for it may have outlasted them.
+   */
+  async function waitUntilDialAllowed(): Promise<'ready' | 'deleted' | 'never'> {
+    for (;;) {
+      if (paused) {
+        if (slotRequested) await releaseSlot();
+        await waitingBecause(STATUS_CODES.paused);
+        await condition(() => !paused || deleteRequested);
+      }
+      if (deleteRequested) return 'deleted';
+      if (input.callingWindow) {
+        const check = await checkCallingHours({
+          window: input.callingWindow,
+          timeZones: input.calleeTimeZones ?? [],
+          at: new Date().toISOString(),
+        });
+        if (!check.open) {
+          if (check.opensAt === null) return 'never';
+          if (slotRequested) await releaseSlot();
+          await waitingBecause(STATUS_CODES.waitingForCallingWindow);
+          await condition(() => deleteRequested || paused, check.opensAt - Date.now(), {
+            summary: `calling hours open at ${new Date(check.opensAt).toISOString()}`,
+          });
+          continue;
+        }
+        if (slotGranted) return 'ready';
+      }
+      if (!input.paced) return 'ready';
+      if (!slotGranted) {
+        if (!slotRequested) slotTicket += 1;
+        slotRequested = true;
+        // One activity both queues the call at the pacer and records why it waits.
+        const recordWhy = state.statusCode !== STATUS_CODES.waitingForSlot;
+        await waitingBecause(STATUS_CODES.waitingForSlot, { recorded: true });
+        await requestDialSlot({
+          teamId: input.teamId,
+          request: { callId: input.callId, provider: input.provider, ticket: slotTicket },
+          statusCodeAt: recordWhy ? new Date().toISOString() : undefined,
+        });
+        await condition(() => slotGranted || deleteRequested || paused, SLOT_REQUEST_REPEAT, {
+          summary: 'waiting for a dial slot',
+        });
+        if (!slotGranted) continue;
+        if (input.callingWindow) continue; // check the hours again with the slot in hand
+      }
+      return 'ready';
+    }
   }
 
   /**

@@ -1,5 +1,6 @@
 // Signals, queries and updates: defined once, used by the workflows and by the API's client.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { DialSlotRequest, PacingState } from '../src/contracts/pacing';
 import type { ProviderEvent } from '../src/contracts/providers';
 import type { WebhookEvent, CallWorkflowState, DeleteOutcome } from './types';
 
@@ -20,3 +21,24 @@ export const enqueueEventSignal = defineSignal<[WebhookEvent]>('enqueueEvent');
 
 /** The call's workflow has ended: a delivery workflow may finish once its queue is empty. */
 export const noMoreEventsSignal = defineSignal('noMoreEvents');
+
+// Pacing (workflows/team-pacer.ts): a call asks its team's pacer for a dial slot, the pacer grants it
+// when the team's cap and dial rate allow, and the call gives it back when it ends.
+
+/** To the pacer: queue this call for a slot (sent with signal-with-start by an activity). */
+export const requestDialSlotSignal = defineSignal<[DialSlotRequest]>('requestDialSlot');
+
+/** To the pacer: the call ended, or no longer wants its place in the queue. */
+export const releaseDialSlotSignal = defineSignal<[{ callId: string }]>('releaseDialSlot');
+
+/** The pacer's counters, for the Temporal UI's query tab. */
+export const pacingStateQuery = defineQuery<PacingState>('pacingState');
+
+/** To a call: a dial slot is yours. */
+export const dialSlotGrantedSignal = defineSignal<[{ ticket: number }]>('dialSlotGranted');
+
+/**
+ * Pauses (true) or resumes (false) a queued call, for its batch. Accepted only while the call has not
+ * started dialling; answers whether the call's pause state changed.
+ */
+export const setPausedUpdate = defineUpdate<{ changed: boolean }, [boolean]>('setPaused');

@@ -2,6 +2,7 @@
 import type { CallStatus, StatusCode } from '../src/contracts/call-status';
 import type { CallEventName } from '../src/contracts/events';
 import type { ProviderName } from '../src/contracts/providers';
+import type { CallingWindow } from '../src/calling-hours/calling-window';
 
 export interface CallWorkflowInput {
   callId: string;
@@ -15,6 +16,12 @@ export interface CallWorkflowInput {
   maxDurationSeconds: number;
   /** Hang up a dialled call that is not answered (and not ended by the provider) after this long. */
   ringTimeoutSeconds?: number;
+  /** The template's calling hours; absent: any hour (and histories from before the field). */
+  callingWindow?: CallingWindow;
+  /** Zones the window is checked in (all of them must be open). */
+  calleeTimeZones?: string[];
+  /** Dial through the team's pacer (absent in histories from before pacing). */
+  paced?: boolean;
 }
 
 export type CallPhase =

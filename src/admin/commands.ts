@@ -11,6 +11,14 @@ import { PhoneNumber } from '../data/models/phone-number';
 import { Team } from '../data/models/team';
 import type { ProviderCredentials } from '../telephony/provider';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import {
+  CallingWindowError,
+  describeCallingWindow,
+  parseCallingHoursRule,
+  validateCallingWindow,
+  type CallingWindow,
+} from '../calling-hours/calling-window';
+import { MAX_CONCURRENT_CALLS, MAX_DIALS_PER_SECOND } from '../contracts/pacing';
 
 export class CommandError extends Error {
   override readonly name = 'CommandError';
@@ -64,6 +72,11 @@ export async function listTeams() {
       teamId: t._id.toHexString(),
       name: t.name,
       defaultProvider: t.defaultProvider,
+      // Unset values follow the service defaults (README, "Pacing").
+      limits: {
+        maxConcurrentCalls: t.pacing?.maxConcurrentCalls ?? null,
+        dialsPerSecond: Object.fromEntries(PROVIDERS.map((p) => [p, t.pacing?.dialsPerSecond?.[p] ?? null])),
+      },
       providers: t.providerSettings.map((s) => ({
         provider: s.provider,
         fromNumbers: s.fromNumbers,
@@ -163,6 +176,8 @@ export async function createTemplate(input: {
   voiceId?: string;
   maxDurationSeconds?: string;
   timeZone?: string;
+  callingHours?: string[];
+  skipDates?: string[];
 }) {
   const team = await requireTeam(input.team);
   if (!input.name?.trim()) throw new CommandError('--name is required');
@@ -189,6 +204,18 @@ export async function createTemplate(input: {
       throw new CommandError('--time-zone must be an IANA time zone such as Europe/Paris');
     }
   }
+  let callingWindow: CallingWindow | null = null;
+  if (input.callingHours?.length || input.skipDates?.length) {
+    try {
+      callingWindow = validateCallingWindow({
+        rules: (input.callingHours ?? []).map(parseCallingHoursRule),
+        skipDates: input.skipDates ?? [],
+      });
+    } catch (err) {
+      if (err instanceof CallingWindowError) throw new CommandError(`--calling-hours: ${err.message}`);
+      throw err;
+    }
+  }
   const template = await CallTemplate.create({
     teamId: team._id,
     name: input.name.trim(),
@@ -200,6 +227,7 @@ export async function createTemplate(input: {
     voiceId: input.voiceId ? Number(input.voiceId) : null,
     maxDurationSeconds: input.maxDurationSeconds ? Number(input.maxDurationSeconds) : undefined,
     timeZone: input.timeZone,
+    callingWindow,
   });
   return { callTemplateId: template._id.toHexString() };
 }
@@ -215,6 +243,9 @@ export async function listTemplates(input: { team: string }) {
       requiredVariables: t.requiredVariables,
       resultColumns: t.resultColumns,
       customTags: t.customTags.map((tag) => tag.name),
+      callingHours: t.callingWindow?.rules.length
+        ? describeCallingWindow(t.callingWindow as CallingWindow)
+        : 'any time',
     })),
   };
 }
@@ -241,5 +272,49 @@ export async function listPhoneNumbers(input: { team: string }) {
   const numbers = await PhoneNumber.find({ teamId: team._id }).sort({ createdAt: 1 }).lean();
   return {
     phoneNumbers: numbers.map((n) => ({ phoneNumberId: n._id.toHexString(), number: n.number, provider: n.provider })),
+  };
+}
+
+/** `twilio=1,vonage=3` -> per-provider numbers. */
+function parseDialsPerSecond(value: string): Partial<Record<ProviderName, number>> {
+  const out: Partial<Record<ProviderName, number>> = {};
+  for (const part of value.split(',')) {
+    const match = /^\s*([a-z]+)\s*=\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
+    const provider = match?.[1];
+    const rate = Number(match?.[2]);
+    if (!match || !(PROVIDERS as readonly string[]).includes(provider!) || !(rate > 0) || rate > MAX_DIALS_PER_SECOND)
+      throw new CommandError(
+        `--dials-per-second must look like twilio=1,vonage=3,telnyx=1 (each above 0, at most ${MAX_DIALS_PER_SECOND}); got "${part}"`,
+      );
+    out[provider as ProviderName] = rate;
+  }
+  return out;
+}
+
+/** Sets the team's pacing limits; the team's pacer reads them within 30 seconds. */
+export async function setTeamLimits(input: { team: string; maxConcurrentCalls?: string; dialsPerSecond?: string }) {
+  const team = await requireTeam(input.team);
+  if (input.maxConcurrentCalls === undefined && input.dialsPerSecond === undefined)
+    throw new CommandError('give --max-concurrent-calls and/or --dials-per-second');
+  const set: Record<string, number> = {};
+  if (input.maxConcurrentCalls !== undefined) {
+    const cap = Number(input.maxConcurrentCalls);
+    if (!Number.isInteger(cap) || cap < 1 || cap > MAX_CONCURRENT_CALLS)
+      throw new CommandError(`--max-concurrent-calls must be a whole number from 1 to ${MAX_CONCURRENT_CALLS}`);
+    set['pacing.maxConcurrentCalls'] = cap;
+  }
+  if (input.dialsPerSecond !== undefined) {
+    for (const [provider, rate] of Object.entries(parseDialsPerSecond(input.dialsPerSecond)))
+      set[`pacing.dialsPerSecond.${provider}`] = rate;
+  }
+  // Dotted $set paths: one conditional-free single-document update, safe on FerretDB.
+  await Team.updateOne({ _id: team._id }, { $set: set });
+  const updated = await Team.findById(team._id, { pacing: 1 }).lean();
+  return {
+    teamId: team._id.toHexString(),
+    limits: {
+      maxConcurrentCalls: updated?.pacing?.maxConcurrentCalls ?? null,
+      dialsPerSecond: Object.fromEntries(PROVIDERS.map((p) => [p, updated?.pacing?.dialsPerSecond?.[p] ?? null])),
+    },
   };
 }

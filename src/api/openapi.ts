@@ -7,6 +7,7 @@ import { CALL_STATUSES, STATUS_CODES, type StatusCode } from '../contracts/call-
 import { ALL_EVENTS, CALL_EVENT_NAMES } from '../contracts/events';
 import { OBJECT_ID_HEX, OBJECT_ID_HEX_ANY_CASE } from '../contracts/ids';
 import { PROVIDERS } from '../contracts/providers';
+import { KNOWN_TIME_ZONES } from '../calling-hours/calling-window';
 import { SCOPES, type Scope } from '../data/models/api-key';
 import { CALL_ORIGINS } from '../data/models/phone-call';
 import { API_KEY_HEADER } from './auth';
@@ -151,6 +152,14 @@ function phoneCallCreateRequest(): JsonSchema {
       description:
         "Addresses notified of this call's events, in addition to the team's webhooks. Each is delivered with POST and signed with its own `secret`.",
     },
+    calleeTimeZone: {
+      description:
+        "The callee's IANA time zone (e.g. `America/Chicago`), for the call template's calling hours. Default: the zones of `toPhoneNumber` " +
+        "(libphonenumber's geographic data; where a number maps to several zones, only hours open in all of them count), else the template's zone. " +
+        'A template whose hours can never be open in all of those zones at once within a year is 400 naming `toPhoneNumber` (or `calleeTimeZone`).',
+      examples: ['America/Chicago'],
+      enum: KNOWN_TIME_ZONES,
+    },
     'phoneCallWebhooks[].url': {
       description:
         'Address to notify (absolute http or https URL). Loopback, private, link-local and metadata addresses are refused (400) unless the operator allows them.',
@@ -277,6 +286,11 @@ const e164Out = (description: string): JsonSchema => ({
 const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
   [STATUS_CODES.queued]: '`queued`: waiting to be placed at once.',
   [STATUS_CODES.scheduled]: '`queued`: waiting for `callDelayedUntil`.',
+  [STATUS_CODES.waitingForCallingWindow]:
+    "`queued`: due, waiting for the call template's calling hours to open in the callee's time zone.",
+  [STATUS_CODES.waitingForSlot]:
+    "`queued`: due, waiting for a dial slot (the team's live-call cap or its provider account's dials per second).",
+  [STATUS_CODES.paused]: "`queued`: the call's batch is paused.",
   [STATUS_CODES.dialling]: '`ringing`: the provider accepted the dial.',
   [STATUS_CODES.answered]: '`inProgress`: the call was answered.',
   [STATUS_CODES.completed]: '`completed`: the conversation ended.',
@@ -288,6 +302,8 @@ const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
   [STATUS_CODES.providerNotConfigured]:
     "`failed`: the team's credentials for the call's provider were removed before the dial.",
   [STATUS_CODES.maxDuration]: "`failed`: the call ran past the template's maximum duration.",
+  [STATUS_CODES.outsideCallingHours]:
+    "`failed`: the template's calling hours are never open in all of the callee's time zones at once.",
   [STATUS_CODES.cancelledByOperator]: '`cancelled`: an operator cancelled the call (e.g. from the workflow UI).',
 };
 
@@ -321,6 +337,7 @@ function phoneCallSchemas(): Record<string, JsonSchema> {
     telephonyProvider: schemaRef('TelephonyProvider'),
     record: { type: 'boolean', description: 'Whether the call is recorded.' },
     callDelayedUntil: timestamp('When the call is (or was) scheduled for, in UTC.'),
+    calleeTimeZone: text('The callee time zone given on create, if any.'),
     phoneCallWebhooks: {
       type: 'array',
       description: "The call's own webhooks; their secrets are never returned.",
@@ -446,6 +463,32 @@ function webhookSchemas(): Record<string, JsonSchema> {
     ),
   };
 }
+
+const batchControlSchema = exact(
+  {
+    action: { type: 'string', enum: ['pause', 'resume', 'cancel'], description: 'What was asked.' },
+    batchId: hexId('The batch, when addressed by `batchId`.'),
+    fileId: text('The file, when addressed by `fileId`.'),
+    calls: { type: 'integer', minimum: 1, description: 'Calls of the batch (or of every batch with that `fileId`).' },
+    changed: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Queued calls this request paused, resumed or cancelled (a cancelled call is deleted).',
+    },
+    unchanged: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Queued calls already in the state asked for (already paused; not paused, for resume).',
+    },
+    notQueued: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Calls that had begun dialling or had ended: left as they are.',
+    },
+  },
+  ['action', 'calls', 'changed', 'unchanged', 'notQueued'],
+  'Counts of what a batch control did: calls = changed + unchanged + notQueued.',
+);
 
 const transcriptSchema = exact(
   {
@@ -658,6 +701,11 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
     security: [{ [SECURITY_SCHEME]: [] }],
     tags: [
       { name: 'Phone calls', description: 'Create, list, read and delete calls.' },
+      {
+        name: 'Campaigns',
+        description:
+          "A batch is a campaign: pause, resume or cancel its queued calls. Calls are also paced per team (a live-call cap and dials per second per provider account, set by operators) and placed only within their template's calling hours in the callee's time zone; a call waiting for either stays `queued` with status code `waiting-for-slot` or `waiting-for-calling-window`.",
+      },
       { name: 'Webhooks', description: "A team's event notifications." },
       { name: 'Voices', description: 'The catalogue of synthetic voices.' },
       { name: 'Transcripts', description: 'What was said on calls, one record per utterance.' },
@@ -749,6 +797,78 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'Only while the call is `queued`: stops its workflow and removes it, so it never rings and a later GET is 404. Answers the call as it was (status `queued`) and sends `phoneCall.deleted`. A call no longer queued (including one being dialled at that moment) is 400, `only queued calls can be deleted; status is <status>`. Needs `calls:write`.',
           security: securityFor('calls:write'),
           responses: { '200': ok('PhoneCallResponse', 'Deleted; the call as it was.'), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/phoneCalls/batch/{batchId}/pause': {
+        parameters: [ref('parameters', 'BatchId')],
+        post: {
+          tags: ['Campaigns'],
+          operationId: 'pausePhoneCallBatch',
+          summary: 'Pause a batch',
+          description:
+            "Pauses a batch. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls already dialling go on. A paused call past its `callDelayedUntil` is dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+          security: securityFor('calls:write'),
+          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/phoneCalls/batch/{batchId}/resume': {
+        parameters: [ref('parameters', 'BatchId')],
+        post: {
+          tags: ['Campaigns'],
+          operationId: 'resumePhoneCallBatch',
+          summary: 'Resume a batch',
+          description:
+            "Resumes a batch. Its paused calls queue for a dial slot again, at the back of the queue (in creation order among themselves). Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+          security: securityFor('calls:write'),
+          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/phoneCalls/batch/{batchId}/cancel': {
+        parameters: [ref('parameters', 'BatchId')],
+        post: {
+          tags: ['Campaigns'],
+          operationId: 'cancelPhoneCallBatch',
+          summary: 'Cancel a batch',
+          description:
+            "Cancels a batch. Every call of it that has not begun dialling is deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 afterwards); calls already dialling or ended are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+          security: securityFor('calls:write'),
+          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/phoneCalls/file/{fileId}/pause': {
+        parameters: [ref('parameters', 'FileId')],
+        post: {
+          tags: ['Campaigns'],
+          operationId: 'pausePhoneCallFile',
+          summary: 'Pause every batch created with a fileId',
+          description:
+            "Pauses every batch created with a `fileId`. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls already dialling go on. A paused call past its `callDelayedUntil` is dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+          security: securityFor('calls:write'),
+          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/phoneCalls/file/{fileId}/resume': {
+        parameters: [ref('parameters', 'FileId')],
+        post: {
+          tags: ['Campaigns'],
+          operationId: 'resumePhoneCallFile',
+          summary: 'Resume every batch created with a fileId',
+          description:
+            "Resumes every batch created with a `fileId`. Its paused calls queue for a dial slot again, at the back of the queue (in creation order among themselves). Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+          security: securityFor('calls:write'),
+          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/phoneCalls/file/{fileId}/cancel': {
+        parameters: [ref('parameters', 'FileId')],
+        post: {
+          tags: ['Campaigns'],
+          operationId: 'cancelPhoneCallFile',
+          summary: 'Cancel every batch created with a fileId',
+          description:
+            "Cancels every batch created with a `fileId`. Every call of it that has not begun dialling is deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 afterwards); calls already dialling or ended are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+          security: securityFor('calls:write'),
+          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
         },
       },
       '/v1/webhooks': {
@@ -1019,11 +1139,16 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
         PhoneCallBatchRequest: phoneCallBatchRequest(),
         ...phoneCallSchemas(),
         PhoneCallCreatedResponse: envelope(schemaRef('PhoneCallCreated')),
-        PhoneCallBatchResponse: envelope({
-          type: 'array',
-          items: schemaRef('PhoneCallCreated'),
-          description: 'The calls, in request order.',
-        }),
+        PhoneCallBatchResponse: exact(
+          {
+            data: { type: 'array', items: schemaRef('PhoneCallCreated'), description: 'The calls, in request order.' },
+            batchId: hexId(
+              'Id of this batch, for the batch controls (`POST /v1/phoneCalls/batch/{batchId}/pause`, `/resume`, `/cancel`).',
+            ),
+          },
+          ['data', 'batchId'],
+        ),
+        BatchControlResponse: envelope(batchControlSchema),
         PhoneCallResponse: envelope(schemaRef('PhoneCall')),
         PhoneCallList: page('PhoneCall'),
         WebhookCreateRequest: webhookCreateRequest(),
@@ -1084,6 +1209,21 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
       },
       responses: errorResponses(),
       parameters: {
+        BatchId: {
+          name: 'batchId',
+          in: 'path',
+          required: true,
+          description: 'The `batchId` of a batch create answer (24 hex characters; anything else is 400).',
+          schema: { type: 'string', pattern: `^${OBJECT_ID_HEX_ANY_CASE}$` },
+        },
+        FileId: {
+          name: 'fileId',
+          in: 'path',
+          required: true,
+          description:
+            'The `fileId` given on batch create (URL-encoded); every batch of the team with it is addressed.',
+          schema: { type: 'string', minLength: 1, maxLength: 200 },
+        },
         PhoneCallId: {
           name: 'id',
           in: 'path',

@@ -12,26 +12,33 @@ import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
 import type { Logger } from '../logger';
 import type { phoneCallWorkflow } from '../../workflows/call';
 import type { CallWorkflowInput } from '../../workflows/types';
+import { dialPlanOf, type DialPlan } from './prepare-calls';
 import { mapBounded } from './run-bounded';
 
 export interface Dispatcher {
   /** Writes a pending dispatch batch for `size` calls about to be inserted. */
   openBatch(teamId: string, size: number): Promise<Types.ObjectId>;
   /** Starts the call's workflow; an already started one counts as started. */
-  start(call: PhoneCallDoc, maxDurationSeconds: number): Promise<void>;
+  start(call: PhoneCallDoc, plan: DialPlan): Promise<void>;
   /** Every call of the batch has its workflow. */
   closeBatch(batchId: Types.ObjectId): Promise<void>;
   /** Removes a batch whose calls were never written or were removed again. */
   dropBatch(batchId: Types.ObjectId): Promise<void>;
 }
 
-export function createDispatcher(deps: { client: Client; taskQueue: string; ringTimeoutSeconds: number }): Dispatcher {
+export function createDispatcher(deps: {
+  client: Client;
+  taskQueue: string;
+  ringTimeoutSeconds: number;
+  /** False only to measure the service without its pacer. */
+  paced?: boolean;
+}): Dispatcher {
   return {
     async openBatch(teamId, size) {
       const batch = await DispatchBatch.create({ teamId: new Types.ObjectId(teamId), size, state: 'pending' });
       return batch._id;
     },
-    async start(call, maxDurationSeconds) {
+    async start(call, plan) {
       const input: CallWorkflowInput = {
         callId: call._id.toHexString(),
         teamId: call.teamId.toHexString(),
@@ -39,8 +46,12 @@ export function createDispatcher(deps: { client: Client; taskQueue: string; ring
         provider: call.telephonyProvider as ProviderName,
         record: call.record,
         scheduledFor: call.callDelayedUntil ? call.callDelayedUntil.toISOString() : null,
-        maxDurationSeconds,
+        maxDurationSeconds: plan.maxDurationSeconds,
         ringTimeoutSeconds: deps.ringTimeoutSeconds,
+        paced: deps.paced ?? true,
+        ...(plan.callingWindow
+          ? { callingWindow: plan.callingWindow, calleeTimeZones: [...call.calleeTimeZones] }
+          : {}),
       };
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.
@@ -93,10 +104,9 @@ export async function reconcilePendingCalls(deps: {
   let started = 0;
   for (const batch of batches) {
     const calls = await PhoneCall.find({ dispatchBatchId: batch._id }).lean();
-    const templates = new Map<string, number>();
+    const templates = new Map<string, DialPlan>();
     for (const id of new Set(calls.map((c) => c.callTemplateId.toHexString()))) {
-      const template = await CallTemplate.findById(id, { maxDurationSeconds: 1 }).lean();
-      templates.set(id, template?.maxDurationSeconds ?? 900);
+      templates.set(id, await dialPlanFor(id));
     }
     await mapBounded(calls, 16, (call) =>
       deps.dispatcher.start(call, templates.get(call.callTemplateId.toHexString())!),
@@ -109,4 +119,9 @@ export async function reconcilePendingCalls(deps: {
     );
   }
   return started;
+}
+
+/** The dial plan of a template by id (a template removed since keeps the defaults). */
+export async function dialPlanFor(templateId: string | Types.ObjectId): Promise<DialPlan> {
+  return dialPlanOf(await CallTemplate.findById(templateId, { maxDurationSeconds: 1, callingWindow: 1 }).lean());
 }

@@ -2,6 +2,8 @@
 // (template, phone number, prompt variables), picks defaults (provider, from-number) and collects
 // every problem, prefixed per batch element, before anything is written.
 import { Types } from 'mongoose';
+import { checkCallingWindow, type CallingWindow } from '../calling-hours/calling-window';
+import { timeZonesOfNumber } from '../calling-hours/callee-time-zones';
 import type { PhoneCallCreateInput } from '../schemas/phone-calls';
 import type { ProviderName } from '../contracts/providers';
 import type { SecretBox } from '../crypto/secret-box';
@@ -12,7 +14,33 @@ import { Team, type TeamDoc } from '../data/models/team';
 
 export interface PreparedCall {
   doc: Record<string, unknown> & { _id: Types.ObjectId };
+  plan: DialPlan;
+}
+
+/** What a call's workflow takes from its template besides the call itself. */
+export interface DialPlan {
   maxDurationSeconds: number;
+  callingWindow: CallingWindow | null;
+}
+
+export function dialPlanOf(
+  template: Pick<CallTemplateDoc, 'maxDurationSeconds' | 'callingWindow'> | null | undefined,
+): DialPlan {
+  const window = template?.callingWindow;
+  return {
+    maxDurationSeconds: template?.maxDurationSeconds ?? 900,
+    callingWindow:
+      window && window.rules.length
+        ? {
+            rules: window.rules.map((r) => ({
+              days: [...r.days] as CallingWindow['rules'][number]['days'],
+              start: r.start,
+              end: r.end,
+            })),
+            skipDates: [...window.skipDates],
+          }
+        : null,
+  };
 }
 
 export interface PrepareOptions {
@@ -42,6 +70,10 @@ export async function prepareCalls(
 
   const problems: string[] = [];
   const calls: PreparedCall[] = [];
+  // Zones per number and the window check per template and zone set: a batch repeats both a lot.
+  const zonesByNumber = new Map<string, Promise<string[]>>();
+  const neverOpens = new Map<string, boolean>();
+  const now = Date.now();
   for (const { input, prefix } of inputs) {
     const field = (name: string) => (prefix ? `${prefix}.${name}` : name);
     const found: string[] = [];
@@ -61,12 +93,34 @@ export async function prepareCalls(
     }
     const from = input.fromPhoneNumber ?? defaultFromNumber(team, provider, number);
     if (!from) found.push(`${field('fromPhoneNumber')} is required: the team has no ${provider} number to call from`);
+    const plan = dialPlanOf(template);
+    let zones: string[] = [];
+    if (template && plan.callingWindow) {
+      if (input.calleeTimeZone) zones = [input.calleeTimeZone];
+      else {
+        if (!zonesByNumber.has(input.toPhoneNumber))
+          zonesByNumber.set(input.toPhoneNumber, timeZonesOfNumber(input.toPhoneNumber));
+        zones = await zonesByNumber.get(input.toPhoneNumber)!;
+        if (!zones.length) zones = [template.timeZone ?? 'UTC'];
+      }
+      const key = `${template._id.toHexString()} ${zones.join(' ')}`;
+      if (!neverOpens.has(key)) {
+        const check = checkCallingWindow(plan.callingWindow, zones, now);
+        neverOpens.set(key, !check.open && check.opensAt === null);
+      }
+      if (neverOpens.get(key)) {
+        found.push(
+          `${field(input.calleeTimeZone ? 'calleeTimeZone' : 'toPhoneNumber')} is in time zones (${zones.join(', ')}) ` +
+            "where the call template's calling hours are never open at the same time within a year; give calleeTimeZone",
+        );
+      }
+    }
     if (found.length || !template || !from) {
       problems.push(...found);
       continue;
     }
     calls.push({
-      maxDurationSeconds: template.maxDurationSeconds ?? 900,
+      plan,
       doc: {
         _id: new Types.ObjectId(),
         teamId: team._id,
@@ -91,6 +145,8 @@ export async function prepareCalls(
         callOrigin: options.origin,
         statusExtraInfo: { statusCode: input.callDelayedUntil ? 'scheduled' : 'queued', dateTime: new Date() },
         dispatchBatchId: options.dispatchBatchId,
+        calleeTimeZone: input.calleeTimeZone,
+        calleeTimeZones: zones,
       },
     });
   }

@@ -55,6 +55,12 @@ export function parseStatusFilter(value: string): CallStatus | undefined {
 export const STATUS_CODES = {
   queued: 'queued',
   scheduled: 'scheduled',
+  /** Queued, due, and outside the template's calling hours in the callee's time zone. */
+  waitingForCallingWindow: 'waiting-for-calling-window',
+  /** Queued, due, and waiting for the team's pacer (concurrency cap or dial rate). */
+  waitingForSlot: 'waiting-for-slot',
+  /** Queued, and its batch is paused. */
+  paused: 'paused',
   dialling: 'dialling',
   answered: 'answered',
   completed: 'completed',
@@ -65,6 +71,8 @@ export const STATUS_CODES = {
   /** The team's credentials for the call's provider were removed after the call was created. */
   providerNotConfigured: 'provider-not-configured',
   maxDuration: 'max-duration',
+  /** The calling hours can never be open in all of the callee's zones at once (a safety net: create refuses these). */
+  outsideCallingHours: 'outside-calling-hours',
   cancelledByOperator: 'cancelled-by-operator',
 } as const;
 export type StatusCode = (typeof STATUS_CODES)[keyof typeof STATUS_CODES];

@@ -24,3 +24,8 @@ export function callIdFromWorkflowId(workflowId: string): string | undefined {
 export function deliveryWorkflowId(callId: string, endpointKey: string): string {
   return `webhookDelivery-${callId}-${endpointKey}`;
 }
+
+/** One pacer per team: it hands out the team's dial slots (workflows/team-pacer.ts). */
+export function pacerWorkflowId(teamId: string): string {
+  return `teamPacer-${teamId}`;
+}

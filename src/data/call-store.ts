@@ -71,6 +71,8 @@ export interface CallStore {
   /** Removes the call only while it is queued. */
   deleteIfQueued(callId: string): Promise<DeleteIfQueuedResult>;
   setProviderCallId(callId: string, providerCallId: string): Promise<void>;
+  /** Says why a queued call waits (its status code); a call no longer queued is left alone. */
+  setQueuedStatusCode(callId: string, statusCode: string, at: Date): Promise<void>;
   saveResults(callId: string | Types.ObjectId, results: CallResults): Promise<void>;
 }
 
@@ -86,6 +88,12 @@ export function createCallStore(): CallStore {
     },
     async setProviderCallId(callId, providerCallId) {
       await PhoneCall.updateOne({ _id: callId }, { $set: { providerCallId } });
+    },
+    async setQueuedStatusCode(callId, statusCode, at) {
+      await PhoneCall.updateOne(
+        { _id: callId, status: 'queued' },
+        { $set: { statusExtraInfo: { statusCode, dateTime: at } } },
+      );
     },
     async saveResults(callId, { recordingUrl, ...results }) {
       await PhoneCall.updateOne({ _id: callId }, { $set: { ...results, ...(recordingUrl ? { recordingUrl } : {}) } });

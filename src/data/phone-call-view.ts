@@ -25,6 +25,7 @@ function common(doc: Lean) {
     telephonyProvider: doc.telephonyProvider,
     record: doc.record,
     callDelayedUntil: iso(doc.callDelayedUntil),
+    calleeTimeZone: doc.calleeTimeZone ?? undefined,
     phoneCallWebhooks: doc.phoneCallWebhooks.map(({ url, subscribedEvent }) => ({ url, subscribedEvent })),
     fileId: doc.fileId ?? undefined,
     fileName: doc.fileName ?? undefined,

@@ -1,6 +1,7 @@
 // The stores activities use, over the Mongoose models (one connection, made by the entry point).
 import { createCallStore } from './call-store';
 import { createConversationStore } from './conversation-store';
+import { createPacingStore } from './pacing-store';
 import { createTemplateStore } from './template-store';
 import { createWebhookStore } from './webhook-store';
 
@@ -10,5 +11,6 @@ export function createMongoStores() {
     templates: createTemplateStore(),
     conversations: createConversationStore(),
     webhooks: createWebhookStore(),
+    pacing: createPacingStore(),
   };
 }

@@ -13,26 +13,31 @@ import {
   listTeams,
   listTemplates,
   revokeKey,
+  setTeamLimits,
   setTeamProvider,
 } from '../admin/commands';
 import { createSecretBox } from '../crypto/secret-box';
 import { connectMongo } from '../data/connection';
 import { loadConfigWithLocalStack } from '../local/stack-settings';
 import { provisionEmulatorAccounts } from '../admin/emulator-accounts';
+import { isBatchAction, runBatchCommand } from '../admin/batch-commands';
 
 const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   team create --name NAME [--provider twilio|vonage|telnyx]
   team list
   team set-provider --team TEAM_ID --provider P [--credentials JSON] [--from-number E164]... [--default]
+  team set-limits --team TEAM_ID [--max-concurrent-calls N] [--dials-per-second twilio=1,vonage=3,telnyx=1]
   key create --team TEAM_ID [--scopes s1,s2] [--expires-in 90d|1h|30s] [--name NAME]
   key list --team TEAM_ID
   key revoke --key-id KEY_ID
   template create --team TEAM_ID --name NAME --prompt TEXT [--required-variables a,b]
                   [--tag NAME=PHRASE]... [--result-column NAME]... [--voice-id N]
                   [--max-duration-seconds N] [--time-zone IANA]
+                  [--calling-hours "Mon-Fri 09:00-20:00"]... [--skip-date YYYY-MM-DD]...
   template list --team TEAM_ID
   phone-number create --team TEAM_ID --number E164 --provider P
-  phone-number list --team TEAM_ID`;
+  phone-number list --team TEAM_ID
+  batch pause|resume|cancel --team TEAM_ID (--batch-id BATCH_ID | --file-id FILE_ID)`;
 
 const options = {
   json: { type: 'boolean' },
@@ -54,6 +59,12 @@ const options = {
   credentials: { type: 'string' },
   'from-number': { type: 'string', multiple: true },
   default: { type: 'boolean' },
+  'max-concurrent-calls': { type: 'string' },
+  'dials-per-second': { type: 'string' },
+  'calling-hours': { type: 'string', multiple: true },
+  'skip-date': { type: 'string', multiple: true },
+  'batch-id': { type: 'string' },
+  'file-id': { type: 'string' },
 } as const;
 
 const note = (line: string) => process.stderr.write(`${line}\n`);
@@ -72,6 +83,12 @@ async function run(argv: string[]): Promise<object> {
   const secretBox = createSecretBox(config.ENCRYPTION_KEY);
   await connectMongo(config.MONGODB_URI, 2);
   try {
+    if (noun === 'batch' && isBatchAction(verb)) {
+      return await runBatchCommand(
+        { action: verb, team: need(values.team, '--team'), batchId: values['batch-id'], fileId: values['file-id'] },
+        config,
+      );
+    }
     switch (command) {
       case 'team create': {
         const created = await createTeam({ name: need(values.name, '--name'), provider: values.provider });
@@ -99,6 +116,12 @@ async function run(argv: string[]): Promise<object> {
           },
           secretBox,
         );
+      case 'team set-limits':
+        return await setTeamLimits({
+          team: need(values.team, '--team'),
+          maxConcurrentCalls: values['max-concurrent-calls'],
+          dialsPerSecond: values['dials-per-second'],
+        });
       case 'key create':
         return await createKey({
           team: need(values.team, '--team'),
@@ -121,6 +144,8 @@ async function run(argv: string[]): Promise<object> {
           voiceId: values['voice-id'],
           maxDurationSeconds: values['max-duration-seconds'],
           timeZone: values['time-zone'],
+          callingHours: values['calling-hours'],
+          skipDates: values['skip-date'],
         });
       case 'template list':
         return await listTemplates({ team: need(values.team, '--team') });

@@ -8,6 +8,8 @@ import { createHealthRouter } from '../api/routes/health';
 import { createMediaRouter } from '../api/routes/media';
 import { createOpenApiRouter } from '../api/routes/openapi';
 import { createPhoneCallsRouter } from '../api/routes/phone-calls';
+import { createPhoneCallBatchesRouter } from '../api/routes/phone-call-batches';
+import { createQueuedCallControl } from '../calls/queued-call-control';
 import { createDispatcher } from '../calls/dispatch';
 import { createCallbackProviderResolver, createProviderEventSink } from '../calls/provider-events';
 import type { Config } from '../config';
@@ -44,7 +46,9 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
     client: temporal,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
+    paced: config.PACING_ENABLED,
   });
+  const control = createQueuedCallControl({ client: temporal, dispatcher });
   return createApp({
     logger,
     bodyLimit: config.REQUEST_BODY_LIMIT,
@@ -62,12 +66,13 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
     ],
     v1Routers: [
       createPhoneCallsRouter({
-        temporal,
         dispatcher,
+        control,
         secretBox,
         batchStartConcurrency: config.BATCH_START_CONCURRENCY,
         allowPrivateWebhookUrls: config.ALLOW_PRIVATE_WEBHOOK_URLS,
       }),
+      createPhoneCallBatchesRouter({ control, concurrency: config.BATCH_START_CONCURRENCY }),
       createWebhooksRouter({ secretBox, allowPrivateUrls: config.ALLOW_PRIVATE_WEBHOOK_URLS }),
       createTranscriptsRouter(),
       createVoicesRouter({ publicBaseUrl: config.PUBLIC_BASE_URL }),

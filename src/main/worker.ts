@@ -23,6 +23,7 @@ async function main(): Promise<void> {
     client,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
+    paced: config.PACING_ENABLED,
   });
 
   const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });

@@ -4,6 +4,7 @@ import { ALL_EVENTS, isEventName } from '../contracts/events';
 import { parseStatusFilter } from '../contracts/call-status';
 import { PROVIDERS } from '../contracts/providers';
 import { webhookSecretProblem } from '../webhooks/signing';
+import { isTimeZone } from '../calling-hours/calling-window';
 import { e164, httpUrl, isoDateTime, objectId, text, visibleText } from './common';
 
 const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 60 * 60 * 1000;
@@ -50,6 +51,10 @@ export const phoneCallCreateSchema = z
     phoneCallWebhooks: z
       .array(phoneCallWebhook, { error: 'must be an array' })
       .max(20, 'must have at most 20 entries')
+      .optional(),
+    calleeTimeZone: text()
+      .max(64, 'must be at most 64 characters')
+      .refine(isTimeZone, 'must be an IANA time zone such as America/New_York')
       .optional(),
   })
   .superRefine((value, ctx) => {

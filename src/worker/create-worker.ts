@@ -7,7 +7,9 @@ import {
   bundleWorkflowCode,
   type LogLevel,
 } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import { createActivities } from '../../activities';
+import { pacingDefaults } from '../calls/pacing-defaults';
 import type { Config } from '../config';
 import { createSecretBox } from '../crypto/secret-box';
 import { createMongoStores } from '../data/stores';
@@ -54,11 +56,14 @@ export async function createCallWorker(setup: WorkerSetup): Promise<{ worker: Wo
   installRuntimeLogger(logger);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const secretBox = createSecretBox(config.ENCRYPTION_KEY);
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const activities = createActivities({
     config,
     logger,
     secretBox,
     ...createMongoStores(),
+    pacingDefaults: pacingDefaults(config),
+    temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
     providers: createTeamProviderResolver({
       secretBox,
       baseUrls: {

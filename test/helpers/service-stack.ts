@@ -96,6 +96,7 @@ export async function startServiceStack(
     client: temporal,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
+    paced: config.PACING_ENABLED,
   });
   let running: { worker: Worker; done: Promise<void>; stopReconciler: () => void } | null = null;
   async function startWorker() {

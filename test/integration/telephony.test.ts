@@ -3,7 +3,7 @@
 // retried dial that rings once; voices and transcripts endpoints.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities } from '../../activities';
+import { createDialActivities } from '../../activities/dial';
 import { parseWavHeader } from '../../src/audio';
 import { createSecretBox } from '../../src/crypto/secret-box';
 import { PhoneCall } from '../../src/data/models/phone-call';
@@ -187,10 +187,9 @@ it('a dial retried after the provider accepted the call rings once', async () =>
   const to = '+14155559102';
   const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
   const secretBox = createSecretBox(stack.config.ENCRYPTION_KEY);
-  const activities = createActivities({
+  const activities = createDialActivities({
     config: stack.config,
     logger: createLogger('silent', 'test'),
-    secretBox,
     ...createMongoStores(),
     providers: createTeamProviderResolver({
       secretBox,

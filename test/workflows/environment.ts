@@ -5,6 +5,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { Activities } from '../../activities';
+import { createCallingHoursActivities } from '../../activities/calling-hours';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/contracts/search-attributes';
 import { temporal } from '@temporalio/proto';
 
@@ -66,6 +67,19 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
     hangUpCall: record('hangUpCall', async () => undefined),
     captureCallOutputs: record('captureCallOutputs', async () => ({ transcriptEvent: null })),
     attemptWebhookDelivery: record('attemptWebhookDelivery', async () => ({ ok: true, gone: false })),
+    recordQueuedStatusCode: record('recordQueuedStatusCode', async () => undefined),
+    // The real check: it is pure, and the time-skipping clock is what the workflow passes it.
+    checkCallingHours: record('checkCallingHours', createCallingHoursActivities().checkCallingHours),
+    // Pacing: a test that paces calls runs the real pacer activities (pacerActivities below).
+    requestDialSlot: record('requestDialSlot', async () => undefined),
+    readPacingLimits: record('readPacingLimits', async () => ({
+      maxConcurrentCalls: 10,
+      dialsPerSecond: { twilio: 1, vonage: 3, telnyx: 1 },
+    })),
+    spillWaiters: record('spillWaiters', async () => undefined),
+    loadSpilledWaiters: record('loadSpilledWaiters', async () => []),
+    dropSpilledWaiters: record('dropSpilledWaiters', async () => undefined),
+    findEndedCalls: record('findEndedCalls', async () => []),
   };
   for (const [name, fn] of Object.entries(overrides) as Array<[keyof Activities, (input: never) => unknown]>) {
     (activities as Record<string, unknown>)[name] = (input: never) => {

@@ -1,19 +1,15 @@
 // Endpoints 4-8: create, batch create, list, get, delete a queued call.
 import Router from '@koa/router';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import type { QueryFilter } from 'mongoose';
-import { FAILURES } from '../../contracts/failures';
-import { callWorkflowId, isObjectIdHex } from '../../contracts/ids';
+import { isObjectIdHex } from '../../contracts/ids';
 import type { Dispatcher } from '../../calls/dispatch';
 import { prepareCalls, type PreparedCall } from '../../calls/prepare-calls';
+import type { QueuedCallControl } from '../../calls/queued-call-control';
 import { mapBounded } from '../../calls/run-bounded';
 import type { SecretBox } from '../../crypto/secret-box';
-import { CallTemplate } from '../../data/models/call-template';
 import { PhoneCall, type PhoneCallDoc } from '../../data/models/phone-call';
 import { toCreateView, toReadView } from '../../data/phone-call-view';
 import type { Logger } from '../../logger';
-import { deleteQueuedCallUpdate } from '../../../workflows/messages';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, HttpError, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
@@ -29,8 +25,8 @@ import { formatIssues, parseOrThrow } from '../validation';
 import type { RequestState } from '../state';
 
 export interface PhoneCallsRouterDeps {
-  temporal: Client;
   dispatcher: Dispatcher;
+  control: QueuedCallControl;
   secretBox: SecretBox;
   batchStartConcurrency: number;
   allowPrivateWebhookUrls: boolean;
@@ -83,7 +79,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         }
         const doc = (await new PhoneCall(calls[0]!.doc).save()).toObject() as PhoneCallDoc;
         try {
-          await deps.dispatcher.start(doc, calls[0]!.maxDurationSeconds);
+          await deps.dispatcher.start(doc, calls[0]!.plan);
         } catch (err) {
           // No workflow, no call: remove the record so that nothing half-made remains.
           await PhoneCall.deleteOne({ _id: doc._id });
@@ -165,7 +161,11 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           },
           'batch stored and dispatched',
         );
-        return { status: 201, body: { data: created.map((doc) => toCreateView(doc)) } };
+        // batchId: what the batch controls (POST /v1/phoneCalls/batch/{batchId}/pause, ...) take.
+        return {
+          status: 201,
+          body: { data: created.map((doc) => toCreateView(doc)), batchId: batchId.toHexString() },
+        };
       },
     );
   });
@@ -173,7 +173,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
   async function startAll(docs: PhoneCallDoc[], prepared: PreparedCall[], log: Logger): Promise<boolean> {
     const outcomes = await mapBounded(docs, deps.batchStartConcurrency, async (doc, index) => {
       try {
-        await deps.dispatcher.start(doc, prepared[index]!.maxDurationSeconds);
+        await deps.dispatcher.start(doc, prepared[index]!.plan);
         return true;
       } catch (err) {
         log.warn({ err, callId: doc._id.toHexString() }, 'workflow start failed; the reconciler will retry it');
@@ -229,32 +229,14 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     const doc = isObjectId(id) ? await PhoneCall.findOne({ _id: id, teamId: auth.teamId }).lean() : null;
     if (!doc) throw notFound(`phone call ${id} not found`);
     if (doc.status !== 'queued') throw badRequest(`only queued calls can be deleted; status is ${doc.status}`);
-    const handle = deps.temporal.workflow.getHandle(callWorkflowId(id));
-    // The workflow decides: it accepts the delete only if it has not begun dialling.
-    const requestDelete = () => handle.executeUpdate(deleteQueuedCallUpdate);
     try {
-      let outcome;
-      try {
-        outcome = await requestDelete();
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-        // The call's batch has not started this workflow yet (see dispatch.ts). Starting it here is
-        // idempotent, and lets the workflow decide as always (and send phoneCall.deleted).
-        const template = await CallTemplate.findById(doc.callTemplateId, { maxDurationSeconds: 1 }).lean();
-        await deps.dispatcher.start(doc, template?.maxDurationSeconds ?? 900);
-        outcome = await requestDelete();
-      }
+      const result = await deps.control.deleteQueued(doc);
+      if (result.outcome === 'not-queued') throw badRequest(result.message);
       // The workflow accepted the delete, so the call as read above (queued) is the one removed; its
       // own snapshot is missing only when a retried removal found the record already gone.
-      ctx.body = { data: outcome.call ?? toReadView(doc) };
+      ctx.body = { data: result.call ?? toReadView(doc) };
     } catch (err) {
-      if (
-        err instanceof WorkflowUpdateFailedError &&
-        err.cause instanceof ApplicationFailure &&
-        err.cause.type === FAILURES.callNotQueued
-      ) {
-        throw badRequest(err.cause.message);
-      }
+      if (err instanceof HttpError) throw err;
       const current = await PhoneCall.findOne({ _id: id, teamId: auth.teamId }).lean();
       if (!current) throw notFound(`phone call ${id} not found`);
       if (current.status !== 'queued')

@@ -8,6 +8,25 @@ const customTagSchema = new Schema(
   { _id: false },
 );
 
+const callingHoursRuleSchema = new Schema(
+  {
+    /** ISO weekdays, 1 = Monday ... 7 = Sunday. */
+    days: { type: [Number], required: true },
+    start: { type: String, required: true },
+    end: { type: String, required: true },
+  },
+  { _id: false },
+);
+
+/** When callees may be rung, in their own time zone (src/calling-hours/calling-window.ts). */
+const callingWindowSchema = new Schema(
+  {
+    rules: { type: [callingHoursRuleSchema], default: [] },
+    skipDates: { type: [String], default: [] },
+  },
+  { _id: false },
+);
+
 const callTemplateSchema = new Schema(
   {
     teamId: { type: Schema.Types.ObjectId, ref: 'Team', required: true, index: true },
@@ -25,6 +44,8 @@ const callTemplateSchema = new Schema(
     maxDurationSeconds: { type: Number, default: 900 },
     /** The callee's time zone for reading spoken meeting times (IANA). */
     timeZone: { type: String, default: 'UTC' },
+    /** Absent: calls are placed at any hour. */
+    callingWindow: { type: callingWindowSchema, default: null },
   },
   { timestamps: true },
 );

@@ -24,6 +24,8 @@ const phoneCallSchema = new Schema(
     telephonyProvider: { type: String, enum: PROVIDERS, required: true },
     record: { type: Boolean, required: true, default: false },
     callDelayedUntil: { type: Date },
+    /** The callee's zone as the client gave it on create (IANA); overrides the number's zones. */
+    calleeTimeZone: { type: String },
     phoneCallWebhooks: {
       type: [
         new Schema(
@@ -68,6 +70,8 @@ const phoneCallSchema = new Schema(
     providerCallId: { type: String },
     /** The dispatch batch (src/data/models/dispatch-batch.ts) whose workflow starts cover this call. */
     dispatchBatchId: { type: Schema.Types.ObjectId, required: true },
+    /** Zones the calling window is checked in: calleeTimeZone, else the number's, else the template's. */
+    calleeTimeZones: { type: [String], default: [] },
   },
   { timestamps: true },
 );

@@ -12,11 +12,24 @@ const providerSettingsSchema = new Schema(
   { _id: false },
 );
 
+/** Limits the team's pacer enforces; a missing value takes the service default (src/contracts/pacing.ts). */
+const pacingSchema = new Schema(
+  {
+    maxConcurrentCalls: { type: Number },
+    dialsPerSecond: {
+      type: new Schema({ twilio: Number, vonage: Number, telnyx: Number }, { _id: false }),
+      default: undefined,
+    },
+  },
+  { _id: false },
+);
+
 const teamSchema = new Schema(
   {
     name: { type: String, required: true, trim: true },
     defaultProvider: { type: String, enum: PROVIDERS, required: true, default: 'twilio' },
     providerSettings: { type: [providerSettingsSchema], default: [] },
+    pacing: { type: pacingSchema, default: undefined },
   },
   { timestamps: true },
 );

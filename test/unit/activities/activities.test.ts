@@ -2,6 +2,7 @@
 // the emulator over real HTTP, a real webhook receiver. No database, no Temporal server.
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
+import { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { Types } from 'mongoose';
@@ -15,6 +16,7 @@ import { numberForScenario } from '../../../src/emulator';
 import { createLogger } from '../../../src/logger';
 import { ProviderNotConfiguredError, type TeamProviderResolver } from '../../../src/telephony/team-providers';
 import type { WebhookEvent } from '../../../workflows/types';
+import { memoryPacingStore } from '../../helpers/memory-pacing-store';
 import { startReceiver } from '../../helpers/receiver';
 import { startHarness, uniqueNumber, type Harness } from '../telephony/harness';
 import { callDoc, memoryStores, templateDoc } from './memory-stores';
@@ -44,6 +46,10 @@ function setUp(options: { providers?: TeamProviderResolver; retryDelays?: number
     secretBox,
     providers: options.providers ?? (async (_team, provider) => harness.provider(provider)),
     ...memory.stores,
+    // The pacer's activities are exercised by test/workflows/team-pacer.test.ts; this client is lazy and unused.
+    pacing: memoryPacingStore().store,
+    pacingDefaults: { maxConcurrentCalls: 10, dialsPerSecond: { twilio: 1, vonage: 3, telnyx: 1 } },
+    temporal: { client: new Client(), taskQueue: 'unused' },
   });
   return { memory, activities };
 }

@@ -83,6 +83,10 @@ export function memoryStores() {
       const call = calls.get(callId);
       if (call) call.providerCallId = providerCallId;
     },
+    async setQueuedStatusCode(callId, statusCode, at) {
+      const call = calls.get(callId);
+      if (call?.status === 'queued') call.statusExtraInfo = { statusCode, dateTime: at };
+    },
     async saveResults(callId, results: CallResults) {
       const call = calls.get(String(callId));
       if (call) Object.assign(call, results);

@@ -1,0 +1,69 @@
+// The team pacer's side effects (workflows/team-pacer.ts) and the call's request for a slot.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { STATUS_CODES } from '../src/contracts/call-status';
+import { callWorkflowId, pacerWorkflowId } from '../src/contracts/ids';
+import type { DialSlotRequest, PacingLimits } from '../src/contracts/pacing';
+import type { SpilledWaiter } from '../src/data/pacing-store';
+import { requestDialSlotSignal } from '../workflows/messages';
+import type { teamPacerWorkflow } from '../workflows/team-pacer';
+import type { ActivityDeps } from './deps';
+
+export function createPacingActivities({
+  pacing,
+  temporal,
+  pacingDefaults,
+  calls,
+}: Pick<ActivityDeps, 'pacing' | 'temporal' | 'pacingDefaults' | 'calls'>) {
+  return {
+    /**
+     * Queues the call at its team's pacer, starting the pacer if it is not running; with
+     * `statusCodeAt`, first records on the call that it waits for a slot (one activity, not two, per call).
+     */
+    async requestDialSlot(input: { teamId: string; request: DialSlotRequest; statusCodeAt?: string }): Promise<void> {
+      const { teamId, request } = input;
+      if (input.statusCodeAt)
+        await calls.setQueuedStatusCode(request.callId, STATUS_CODES.waitingForSlot, new Date(input.statusCodeAt));
+      await temporal.client.workflow.signalWithStart<typeof teamPacerWorkflow, [DialSlotRequest]>('teamPacerWorkflow', {
+        workflowId: pacerWorkflowId(teamId),
+        taskQueue: temporal.taskQueue,
+        args: [{ teamId }],
+        signal: requestDialSlotSignal,
+        signalArgs: [request],
+        staticSummary: `Dial pacing of team ${teamId}`,
+        staticDetails:
+          "Hands out dial slots: the team's concurrency cap and each provider account's dials per second. Query `pacingState` for live and waiting calls.",
+      });
+    },
+
+    async readPacingLimits({ teamId }: { teamId: string }): Promise<PacingLimits> {
+      return pacing.readLimits(teamId, pacingDefaults);
+    },
+
+    async spillWaiters(input: { teamId: string; firstSeq: number; waiters: DialSlotRequest[]; pageSize: number }) {
+      await pacing.spill(input.teamId, input.firstSeq, input.waiters, input.pageSize);
+    },
+
+    async loadSpilledWaiters({ teamId, page }: { teamId: string; page: number }): Promise<SpilledWaiter[]> {
+      return pacing.loadPage(teamId, page);
+    },
+
+    async dropSpilledWaiters({ teamId, page, belowSeq }: { teamId: string; page: number; belowSeq: number }) {
+      await pacing.dropPage(teamId, page, belowSeq);
+    },
+
+    /** The calls among these whose workflows are closed or gone: their slots can be given back. */
+    async findEndedCalls({ callIds }: { callIds: string[] }): Promise<string[]> {
+      const ended: string[] = [];
+      for (const callId of callIds) {
+        try {
+          const description = await temporal.client.workflow.getHandle(callWorkflowId(callId)).describe();
+          if (description.status.name !== 'RUNNING') ended.push(callId);
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError) ended.push(callId);
+          else throw err;
+        }
+      }
+      return ended;
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// Campaign controls over HTTP: POST /v1/phoneCalls/batch/{batchId}/{pause|resume|cancel} and
+// /v1/phoneCalls/file/{fileId}/{...} (src/calls/batch-control.ts does the work).
+import Router from '@koa/router';
+import { BATCH_ACTIONS, controlBatch, type BatchAction, type BatchSelector } from '../../calls/batch-control';
+import type { QueuedCallControl } from '../../calls/queued-call-control';
+import { isObjectIdHex } from '../../contracts/ids';
+import { authOf, requireScope } from '../auth';
+import { badRequest, notFound } from '../errors';
+import type { ApiContext, RequestState } from '../state';
+
+export function createPhoneCallBatchesRouter(deps: { control: QueuedCallControl; concurrency: number }): Router {
+  const router = new Router<RequestState>({ prefix: '/v1/phoneCalls' });
+
+  async function run(ctx: ApiContext, action: BatchAction, selector: BatchSelector) {
+    const result = await controlBatch(deps, authOf(ctx).teamId, selector, action);
+    if (!result) {
+      throw notFound(
+        'batchId' in selector ? `batch ${selector.batchId} not found` : `no call with fileId ${selector.fileId} found`,
+      );
+    }
+    ctx.state.log.info(result, `batch ${action}`);
+    ctx.body = { data: result };
+  }
+
+  for (const action of BATCH_ACTIONS) {
+    router.post(`/batch/:batchId/${action}`, requireScope('calls:write'), async (ctx) => {
+      const batchId = ctx.params.batchId!.toLowerCase();
+      if (!isObjectIdHex(batchId)) throw badRequest('batchId must be a 24-character hex id');
+      await run(ctx, action, { batchId });
+    });
+    router.post(`/file/:fileId/${action}`, requireScope('calls:write'), async (ctx) => {
+      const fileId = ctx.params.fileId!;
+      if (fileId.length > 200) throw badRequest('fileId must be at most 200 characters');
+      await run(ctx, action, { fileId });
+    });
+  }
+  return router;
+}

@@ -1,0 +1,61 @@
+// What the team pacer's activities read and write: the team's limits and the spilled part of its queue.
+import type { DialSlotRequest, PacingLimits } from '../contracts/pacing';
+import { PROVIDERS, type ProviderName } from '../contracts/providers';
+import { DialQueueEntry } from './models/dial-queue-entry';
+import { Team } from './models/team';
+
+export interface SpilledWaiter {
+  seq: number;
+  request: DialSlotRequest;
+}
+
+export interface PacingStore {
+  /** The team's limits, its own settings over `defaults`. */
+  readLimits(teamId: string, defaults: PacingLimits): Promise<PacingLimits>;
+  /** Writes waiters numbered from `firstSeq`; writing the same ones again changes nothing. */
+  spill(teamId: string, firstSeq: number, waiters: DialSlotRequest[], pageSize: number): Promise<void>;
+  loadPage(teamId: string, page: number): Promise<SpilledWaiter[]>;
+  dropPage(teamId: string, page: number, belowSeq: number): Promise<void>;
+}
+
+export function createPacingStore(): PacingStore {
+  return {
+    async readLimits(teamId, defaults) {
+      const team = await Team.findById(teamId, { pacing: 1 }).lean();
+      const own = team?.pacing;
+      const dialsPerSecond = { ...defaults.dialsPerSecond };
+      for (const provider of PROVIDERS) {
+        const value = own?.dialsPerSecond?.[provider];
+        if (typeof value === 'number' && value > 0) dialsPerSecond[provider] = value;
+      }
+      return { maxConcurrentCalls: own?.maxConcurrentCalls ?? defaults.maxConcurrentCalls, dialsPerSecond };
+    },
+    async spill(teamId, firstSeq, waiters, pageSize) {
+      const docs = waiters.map((request, i) => {
+        const seq = firstSeq + i;
+        return { _id: `${teamId}:${seq}`, teamId, page: Math.floor(seq / pageSize), seq, ...request };
+      });
+      try {
+        await DialQueueEntry.insertMany(docs, { ordered: false });
+      } catch (err) {
+        // A retry after a write that landed: the waiters are there already.
+        const codes = (err as { writeErrors?: Array<{ code?: number; err?: { code?: number } }> }).writeErrors?.map(
+          (e) => e.code ?? e.err?.code,
+        );
+        if (!codes?.length || codes.some((code) => code !== 11000)) throw err;
+      }
+    },
+    async loadPage(teamId, page) {
+      const docs = await DialQueueEntry.find({ teamId, page }).lean();
+      return docs
+        .map((d) => ({
+          seq: d.seq,
+          request: { callId: d.callId, provider: d.provider as ProviderName, ticket: d.ticket },
+        }))
+        .sort((a, b) => a.seq - b.seq);
+    },
+    async dropPage(teamId, page, belowSeq) {
+      await DialQueueEntry.deleteMany({ teamId, page, seq: { $lt: belowSeq } });
+    },
+  };
+}

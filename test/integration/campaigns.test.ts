@@ -1,0 +1,348 @@
+// Campaigns through the API on the real stack: the pacer's cap and rate under a burst across teams,
+// calling hours in the callee's zone, and pause / resume / cancel of a batch.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTemplate, setTeamLimits } from '../../src/admin/commands';
+import { pacerWorkflowId } from '../../src/contracts/ids';
+import { numberForScenario } from '../../src/emulator';
+import { pacingStateQuery } from '../../workflows/messages';
+import { apiClient, errorMessages, eventually } from '../helpers/http';
+import { startTestStack, type SeededTeam, type TestStack } from '../helpers/stack';
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** The operator CLI against this stack's database and Temporal. */
+function admin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { config } = stack;
+  const env = {
+    ...process.env,
+    MONGODB_URI: config.MONGODB_URI,
+    ENCRYPTION_KEY: config.ENCRYPTION_KEY,
+    TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
+    TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
+  };
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', path.resolve('src/main/admin.ts'), ...args],
+      { env },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+type Call = {
+  _id: string;
+  status: string;
+  callTriggeredAt?: string;
+  callEndedAt?: string;
+  statusExtraInfo?: { statusCode: string };
+};
+const TERMINAL = ['completed', 'busy', 'noAnswer', 'failed', 'cancelled'];
+
+function callBody(team: SeededTeam, to: string, extra: Record<string, unknown> = {}) {
+  return {
+    teamId: team.teamId,
+    callTemplateId: team.templateId,
+    toPhoneNumber: to,
+    promptVariableValues: [{ key: 'firstName', value: 'Lin' }],
+    telephonyProvider: 'twilio',
+    ...extra,
+  };
+}
+
+/** The most calls whose [dial, end] intervals overlap at one instant. */
+function maxOverlap(calls: Call[]): number {
+  const edges = calls.flatMap((c) => [
+    { at: Date.parse(c.callTriggeredAt!), step: 1 },
+    { at: Date.parse(c.callEndedAt!), step: -1 },
+  ]);
+  edges.sort((a, b) => a.at - b.at || a.step - b.step); // an end and a start at one instant: the end first
+  let live = 0;
+  let max = 0;
+  for (const edge of edges) max = Math.max(max, (live += edge.step));
+  return max;
+}
+
+/** The team's calls among `ids`, read in one list page (these teams have at most 1,000 calls). */
+async function teamCalls(client: ReturnType<typeof apiClient>, ids: string[]): Promise<Call[]> {
+  const wanted = new Set(ids);
+  const res = await client.get('/v1/phoneCalls?limit=1000');
+  expect(res.status).toBe(200);
+  const calls = (res.body.data as Call[]).filter((c) => wanted.has(c._id));
+  return calls.length === ids.length ? calls : [];
+}
+
+async function allCalls(client: ReturnType<typeof apiClient>, ids: string[]): Promise<Call[]> {
+  const out: Call[] = [];
+  for (let i = 0; i < ids.length; i += 25) {
+    out.push(
+      ...(await Promise.all(
+        ids.slice(i, i + 25).map(async (id) => (await client.get(`/v1/phoneCalls/${id}`)).body.data as Call),
+      )),
+    );
+  }
+  return out;
+}
+
+describe('pacing through the API', () => {
+  it('holds each team to its cap under a burst of 500 calls across 3 teams, and no team waits on another', async () => {
+    const plans = [
+      { calls: 200, maxConcurrentCalls: 20 },
+      { calls: 150, maxConcurrentCalls: 6 },
+      { calls: 150, maxConcurrentCalls: 15 },
+    ];
+    const teams = await Promise.all(plans.map((_, i) => stack.seedTeam(`Burst ${i}`)));
+    for (const [i, team] of teams.entries())
+      await setTeamLimits({
+        team: team.teamId,
+        maxConcurrentCalls: String(plans[i]!.maxConcurrentCalls),
+        dialsPerSecond: 'twilio=25',
+      });
+    // Busy lines: short calls, so 500 of them pass in seconds; each is live from dial to busy signal.
+    const number = '+14155551486';
+    const batches = await Promise.all(
+      teams.map(async (team, i) => {
+        const client = apiClient(stack.baseUrl, team.key);
+        const res = await client.post('/v1/phoneCalls/batch', {
+          phoneCalls: Array.from({ length: plans[i]!.calls }, () => callBody(team, number)),
+        });
+        expect(res.status).toBe(201);
+        expect(res.body.batchId).toMatch(/^[0-9a-f]{24}$/);
+        return { client, ids: (res.body.data as Call[]).map((c) => c._id) };
+      }),
+    );
+    // A fourth team's single call is not held up by the 500 queued before it.
+    const lone = await stack.seedTeam('Lone caller');
+    const loneClient = apiClient(stack.baseUrl, lone.key);
+    const loneId = (await loneClient.post('/v1/phoneCalls', callBody(lone, number))).body.data._id as string;
+    const loneCall = await eventually(
+      async () => {
+        const call = (await loneClient.get(`/v1/phoneCalls/${loneId}`)).body.data as Call;
+        return call.status !== 'queued' ? call : undefined;
+      },
+      60_000,
+      'the lone call to be dialled',
+    );
+
+    for (const [i, { client, ids }] of batches.entries()) {
+      const done = await eventually(
+        async () => {
+          const calls = await teamCalls(client, ids);
+          return calls.length && calls.every((c) => TERMINAL.includes(c.status)) ? calls : undefined;
+        },
+        180_000,
+        `team ${i}'s calls to end`,
+      );
+      expect(done.every((c) => c.status === 'busy')).toBe(true);
+      const overlap = maxOverlap(done);
+      expect(overlap).toBeLessThanOrEqual(plans[i]!.maxConcurrentCalls);
+      expect(overlap).toBeGreaterThanOrEqual(2); // the cap was reached, not merely never approached
+      if (i === 1) {
+        // The slowest queue (cap 6) was still dialling when the lone call, created after all of it, went out.
+        const lastDial = Math.max(...done.map((c) => Date.parse(c.callTriggeredAt!)));
+        expect(Date.parse(loneCall.callTriggeredAt!)).toBeLessThan(lastDial);
+      }
+    }
+  }, 300_000);
+});
+
+describe('pacing across a worker restart', () => {
+  it('holds the cap while the worker is stopped mid-campaign and restarted, and leaks no slot', async () => {
+    const team = await stack.seedTeam('Restart');
+    await setTeamLimits({ team: team.teamId, maxConcurrentCalls: '3', dialsPerSecond: 'twilio=20' });
+    const client = apiClient(stack.baseUrl, team.key);
+    const res = await client.post('/v1/phoneCalls/batch', {
+      phoneCalls: Array.from({ length: 40 }, () => callBody(team, '+14155571486')),
+    });
+    expect(res.status).toBe(201);
+    const ids = (res.body.data as Call[]).map((c) => c._id);
+    await eventually(
+      async () => ((await teamCalls(client, ids)).filter((c) => c.callTriggeredAt).length >= 6 ? true : undefined),
+      60_000,
+      'a few dials',
+    );
+    await stack.stopWorker();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await stack.startWorker();
+    const done = await eventually(
+      async () => {
+        const calls = await teamCalls(client, ids);
+        return calls.length && calls.every((c) => TERMINAL.includes(c.status)) ? calls : undefined;
+      },
+      120_000,
+      'every call to end after the restart',
+    );
+    expect(done.every((c) => c.status === 'busy')).toBe(true);
+    expect(maxOverlap(done)).toBeLessThanOrEqual(3);
+    const pacer = stack.temporal.workflow.getHandle(pacerWorkflowId(team.teamId));
+    await eventually(
+      async () => ((await pacer.query(pacingStateQuery)).liveCalls === 0 ? true : undefined),
+      10_000,
+      'every slot to be given back',
+    );
+  }, 180_000);
+});
+
+describe('calling hours through the API', () => {
+  it("does not dial a call outside the template's hours in the callee's zone; says why", async () => {
+    const team = stack.team;
+    const client = apiClient(stack.baseUrl, team.key);
+    // Open only on the day after tomorrow in Los Angeles: closed now, whatever the hour.
+    const weekday = ((new Date(Date.now() - 8 * 3_600_000).getUTCDay() + 6) % 7) + 1; // ISO weekday in LA, roughly
+    const names = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+    const openDay = names[(weekday - 1 + 2) % 7]!;
+    const { callTemplateId } = await createTemplate({
+      team: team.teamId,
+      name: 'Polite hours',
+      prompt: 'Hello {{firstName}}',
+      requiredVariables: 'firstName',
+      callingHours: [`${openDay} 09:00-17:00`],
+    });
+    const to = '+14155551200';
+    const res = await client.post('/v1/phoneCalls', { ...callBody(team, to), callTemplateId });
+    expect(res.status).toBe(201);
+    const id = res.body.data._id as string;
+    const waiting = await eventually(
+      async () => {
+        const call = (await client.get(`/v1/phoneCalls/${id}`)).body.data as Call;
+        return call.statusExtraInfo?.statusCode === 'waiting-for-calling-window' ? call : undefined;
+      },
+      20_000,
+      'the call to wait for its calling hours',
+    );
+    expect(waiting.status).toBe('queued');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(stack.emulator.callsTo(to)).toBe(0);
+    // Deletable while it waits, as any queued call.
+    expect((await client.delete(`/v1/phoneCalls/${id}`)).status).toBe(200);
+
+    // A zone given on create replaces the number's; a zone set whose hours never meet is refused.
+    const refused = await client.post('/v1/phoneCalls', {
+      ...callBody(team, to),
+      callTemplateId,
+      calleeTimeZone: 'Mars/Olympus',
+    });
+    expect(refused.status).toBe(400);
+    expect(errorMessages(refused, 400)).toEqual([expect.stringContaining('calleeTimeZone must be an IANA time zone')]);
+    const tokyo = await client.post('/v1/phoneCalls', {
+      ...callBody(team, to),
+      callTemplateId,
+      calleeTimeZone: 'Asia/Tokyo',
+    });
+    expect(tokyo.status).toBe(201);
+    expect(tokyo.body.data.calleeTimeZone).toBe('Asia/Tokyo');
+    await client.delete(`/v1/phoneCalls/${tokyo.body.data._id}`);
+  });
+
+  it('refuses a template whose hours can never open', async () => {
+    await expect(
+      createTemplate({ team: stack.team.teamId, name: 'Never', prompt: 'Hi', callingHours: ['Mon 10:00-09:00'] }),
+    ).rejects.toThrow(/start must come before the end/);
+  });
+});
+
+describe('batch controls', () => {
+  it('pauses, resumes and cancels the queued calls of a batch, by batchId and by fileId, and answers counts', async () => {
+    const team = await stack.seedTeam('Campaign');
+    const client = apiClient(stack.baseUrl, team.key);
+    const due = new Date(Date.now() + 3_000).toISOString();
+    const number = numberForScenario('meeting-tomorrow', '+1415556');
+    const res = await client.post('/v1/phoneCalls/batch', {
+      fileId: 'november-list.csv',
+      phoneCalls: Array.from({ length: 6 }, () => callBody(team, number, { callDelayedUntil: due })),
+    });
+    expect(res.status).toBe(201);
+    const batchId = res.body.batchId as string;
+    const ids = (res.body.data as Call[]).map((c) => c._id);
+
+    const paused = await client.post(`/v1/phoneCalls/batch/${batchId}/pause`);
+    expect(paused.status).toBe(200);
+    expect(paused.body.data).toEqual({ action: 'pause', batchId, calls: 6, changed: 6, unchanged: 0, notQueued: 0 });
+    // The same through the operator CLI: already paused, so nothing changes.
+    const cli = await admin(['batch', 'pause', '--team', team.teamId, '--batch-id', batchId, '--json']);
+    expect(cli.code).toBe(0);
+    expect(JSON.parse(cli.stdout)).toEqual({
+      action: 'pause',
+      batchId,
+      calls: 6,
+      changed: 0,
+      unchanged: 6,
+      notQueued: 0,
+    });
+    // Past their time, the paused calls wait, and say so.
+    await eventually(
+      async () => {
+        const calls = await allCalls(client, ids);
+        return calls.every((c) => c.statusExtraInfo?.statusCode === 'paused') ? calls : undefined;
+      },
+      20_000,
+      'the calls to show they are paused',
+    );
+    expect(stack.emulator.callsTo(number)).toBe(0);
+
+    // Cancel two of them first: by fileId after resuming would race the dial, so cancel through a second batch.
+    const resumed = await client.post('/v1/phoneCalls/file/november-list.csv/resume');
+    expect(resumed.body.data).toEqual({
+      action: 'resume',
+      fileId: 'november-list.csv',
+      calls: 6,
+      changed: 6,
+      unchanged: 0,
+      notQueued: 0,
+    });
+    const done = await eventually(
+      async () => {
+        const calls = await allCalls(client, ids);
+        return calls.every((c) => TERMINAL.includes(c.status)) ? calls : undefined;
+      },
+      60_000,
+      'the resumed calls to end',
+    );
+    expect(done.map((c) => c.status)).toEqual(Array(6).fill('completed'));
+    expect(stack.emulator.callsTo(number)).toBe(6);
+
+    // Cancel: the queued calls of a second batch are removed (as DELETE does); ended ones are left alone.
+    const later = await client.post('/v1/phoneCalls/batch', {
+      fileId: 'november-list.csv',
+      phoneCalls: Array.from({ length: 4 }, () =>
+        callBody(team, number, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() }),
+      ),
+    });
+    const cancelled = await client.post('/v1/phoneCalls/file/november-list.csv/cancel');
+    expect(cancelled.body.data).toEqual({
+      action: 'cancel',
+      fileId: 'november-list.csv',
+      calls: 10,
+      changed: 4,
+      unchanged: 0,
+      notQueued: 6,
+    });
+    for (const call of later.body.data as Call[])
+      expect((await client.get(`/v1/phoneCalls/${call._id}`)).status).toBe(404);
+    expect((await client.post(`/v1/phoneCalls/batch/${later.body.batchId}/cancel`)).status).toBe(404);
+  }, 120_000);
+
+  it('answers 404 for another team’s batch, 400 for a malformed id, 403 without calls:write', async () => {
+    const mine = await stack.seedTeam('Mine');
+    const theirs = stack.team;
+    const client = apiClient(stack.baseUrl, mine.key);
+    const res = await apiClient(stack.baseUrl, theirs.key).post('/v1/phoneCalls/batch', {
+      phoneCalls: [
+        callBody(theirs, numberForScenario('meeting-tomorrow', '+1415556'), {
+          callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString(),
+        }),
+      ],
+    });
+    expect((await client.post(`/v1/phoneCalls/batch/${res.body.batchId}/pause`)).status).toBe(404);
+    expect((await client.post('/v1/phoneCalls/batch/not-an-id/pause')).status).toBe(400);
+    await apiClient(stack.baseUrl, theirs.key).post(`/v1/phoneCalls/batch/${res.body.batchId}/cancel`);
+  });
+});

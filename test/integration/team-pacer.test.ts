@@ -1,0 +1,206 @@
+// The team pacer on the real Temporal dev server and the real database (FerretDB): real call
+// workflows and a real pacer with its MongoDB spill pages; only the provider side is stubbed, and
+// calls end by their (one-second) ring timeout. The time-skipping test server cannot run these: its
+// clock lock breaks on signal-with-start and external signals.
+import { Client } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import mongoose from 'mongoose';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createPacingActivities } from '../../activities/pacing';
+import { callWorkflowId, pacerWorkflowId } from '../../src/contracts/ids';
+import type { PacingLimits } from '../../src/contracts/pacing';
+import { connectMongo } from '../../src/data/connection';
+import { DialQueueEntry } from '../../src/data/models/dial-queue-entry';
+import { createCallStore } from '../../src/data/call-store';
+import { createPacingStore } from '../../src/data/pacing-store';
+import { Team } from '../../src/data/models/team';
+import { phoneCallWorkflow } from '../../workflows/call';
+import { setPausedUpdate, pacingStateQuery } from '../../workflows/messages';
+import { teamPacerWorkflow } from '../../workflows/team-pacer';
+import type { CallWorkflowInput } from '../../workflows/types';
+import { stubActivities, uniqueId } from '../workflows/environment';
+
+let connection: NativeConnection;
+let client: Client;
+beforeAll(async () => {
+  await connectMongo(inject('mongoUri'), 5);
+  connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  client = new Client({ connection });
+});
+afterAll(async () => {
+  await connection?.close();
+  await mongoose.disconnect();
+});
+
+function callInput(overrides: Partial<CallWorkflowInput> = {}): CallWorkflowInput {
+  return {
+    callId: new mongoose.Types.ObjectId().toHexString(),
+    teamId: new mongoose.Types.ObjectId().toHexString(),
+    toPhoneNumber: '+12125550123',
+    provider: 'twilio',
+    record: false,
+    scheduledFor: null,
+    maxDurationSeconds: 900,
+    ringTimeoutSeconds: 1,
+    paced: true,
+    ...overrides,
+  };
+}
+
+/** A worker with the real pacer activities (over FerretDB) and stubs that count live calls. */
+async function pacedWorker(teamId: string, limits: PacingLimits) {
+  const taskQueue = uniqueId('pacing');
+  await Team.create({ _id: teamId, name: 'Paced', defaultProvider: 'twilio', pacing: limits });
+  const dials: Array<{ callId: string; at: number }> = [];
+  let live = 0;
+  let maxLive = 0;
+  const stubs = stubActivities({
+    ...createPacingActivities({
+      pacing: createPacingStore(),
+      calls: createCallStore(), // the calls have no records here: the status code write finds none
+      pacingDefaults: limits,
+      temporal: { client, taskQueue },
+    }),
+    dialCall: async ({ callId }) => {
+      dials.push({ callId, at: Date.now() });
+      live += 1;
+      maxLive = Math.max(maxLive, live);
+      return { providerCallId: `pc-${callId}` };
+    },
+    hangUpCall: async () => {
+      live -= 1;
+    },
+  });
+  const worker = await Worker.create({
+    connection,
+    taskQueue,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    activities: stubs.activities,
+  });
+  const requested = (callId: string) =>
+    stubs.calls.some(
+      (c) => c.name === 'requestDialSlot' && (c.input as { request: { callId: string } }).request.callId === callId,
+    );
+  const start = (args: CallWorkflowInput) =>
+    client.workflow.start(phoneCallWorkflow, { workflowId: callWorkflowId(args.callId), taskQueue, args: [args] });
+  return { worker, taskQueue, dials, calls: stubs.calls, maxLive: () => maxLive, requested, start };
+}
+
+describe('team pacer', () => {
+  it('holds the live-call cap and the dial rate, and dials in request order', async () => {
+    const limits: PacingLimits = { maxConcurrentCalls: 3, dialsPerSecond: { twilio: 2, vonage: 3, telnyx: 1 } };
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    const stubs = await pacedWorker(teamId, limits);
+    const { worker } = stubs;
+    const inputs = Array.from({ length: 12 }, () => callInput({ teamId }));
+    await worker.runUntil(async () => {
+      const handles = [];
+      // One after the other, so that their requests reach the pacer in this order.
+      for (const args of inputs) {
+        handles.push(await stubs.start(args));
+        await waitFor(() => stubs.requested(args.callId));
+      }
+      const pacer = client.workflow.getHandle(pacerWorkflowId(teamId));
+      const state = await pacer.query(pacingStateQuery);
+      expect(state.liveCalls).toBeLessThanOrEqual(3);
+      expect(state.liveCalls + state.waitingCalls).toBeGreaterThan(0);
+      await Promise.all(handles.map((h) => h.result()));
+      expect((await pacer.query(pacingStateQuery)).liveCalls).toBe(0);
+    });
+    expect(stubs.maxLive()).toBe(3);
+    expect(stubs.dials.map((d) => d.callId)).toEqual(inputs.map((i) => i.callId));
+    for (let i = 1; i < stubs.dials.length; i += 1) {
+      expect(stubs.dials[i]!.at - stubs.dials[i - 1]!.at).toBeGreaterThanOrEqual(500 - 50);
+    }
+  });
+
+  it('queues past its in-memory limit through spill pages, in order, and ends idle', async () => {
+    const limits: PacingLimits = { maxConcurrentCalls: 2, dialsPerSecond: { twilio: 100, vonage: 3, telnyx: 1 } };
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    const stubs = await pacedWorker(teamId, limits);
+    const { worker, taskQueue } = stubs;
+    const inputs = Array.from({ length: 14 }, () => callInput({ teamId }));
+    await worker.runUntil(async () => {
+      const pacer = await client.workflow.start(teamPacerWorkflow, {
+        workflowId: pacerWorkflowId(teamId),
+        taskQueue,
+        args: [{ teamId, tuning: { memoryQueueMax: 4, spillPageSize: 3, idleMs: 1_000 } }],
+      });
+      let spilled = 0;
+      const probe = setInterval(() => {
+        void DialQueueEntry.countDocuments({ teamId }).then((n) => (spilled = Math.max(spilled, n)));
+      }, 50);
+      const handles = [];
+      for (const args of inputs) {
+        handles.push(await stubs.start(args));
+        await waitFor(() => stubs.requested(args.callId));
+      }
+      await Promise.all(handles.map((h) => h.result()));
+      await pacer.result(); // idle for a second (tuned down from ten minutes), then it ends
+      clearInterval(probe);
+      // 14 waiters, 2 live and 4 in the workflow: the rest waited in MongoDB pages.
+      expect(spilled).toBeGreaterThan(0);
+    });
+    expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
+    expect(stubs.maxLive()).toBe(2);
+    expect(stubs.dials.map((d) => d.callId)).toEqual(inputs.map((i) => i.callId));
+  });
+
+  it('takes back the slot of a call terminated while it held one', async () => {
+    const limits: PacingLimits = { maxConcurrentCalls: 1, dialsPerSecond: { twilio: 10, vonage: 3, telnyx: 1 } };
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    const stubs = await pacedWorker(teamId, limits);
+    const { worker, taskQueue } = stubs;
+    const [first, second] = [callInput({ teamId, ringTimeoutSeconds: 600 }), callInput({ teamId })];
+    await worker.runUntil(async () => {
+      await client.workflow.start(teamPacerWorkflow, {
+        workflowId: pacerWorkflowId(teamId),
+        taskQueue,
+        args: [{ teamId, tuning: { sweepMs: 1_000 } }],
+      });
+      const a = await stubs.start(first!);
+      await waitFor(() => stubs.dials.length === 1);
+      const b = await stubs.start(second!);
+      await waitFor(() => stubs.calls.filter((c) => c.name === 'requestDialSlot').length === 2);
+      // Terminated from the UI: no workflow code runs, so nothing gives the slot back but the pacer's sweep.
+      await a.terminate('operator');
+      await b.result();
+    });
+    expect(stubs.dials.map((d) => d.callId)).toEqual([first!.callId, second!.callId]);
+  });
+
+  it('a paused call gives up its place, waits, and is dialled after resume', async () => {
+    const limits: PacingLimits = { maxConcurrentCalls: 1, dialsPerSecond: { twilio: 10, vonage: 3, telnyx: 1 } };
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    const stubs = await pacedWorker(teamId, limits);
+    const { worker } = stubs;
+    const [busy, paused] = [callInput({ teamId, ringTimeoutSeconds: 3 }), callInput({ teamId })];
+    await worker.runUntil(async () => {
+      const a = await stubs.start(busy!);
+      await waitFor(() => stubs.dials.length === 1);
+      const b = await stubs.start(paused!);
+      await waitFor(() => stubs.calls.filter((c) => c.name === 'requestDialSlot').length === 2);
+      expect(await b.executeUpdate(setPausedUpdate, { args: [true] })).toEqual({ changed: true });
+      await a.result();
+      // The slot is free, but the paused call is not dialled, however long it waits.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(stubs.dials).toHaveLength(1);
+      expect((await client.workflow.getHandle(pacerWorkflowId(teamId)).query(pacingStateQuery)).waitingCalls).toBe(0);
+      await b.executeUpdate(setPausedUpdate, { args: [false] });
+      await b.result();
+    });
+    expect(stubs.dials.map((d) => d.callId)).toEqual([busy!.callId, paused!.callId]);
+    const codes = stubs.calls
+      .filter((c) => c.name === 'recordQueuedStatusCode')
+      .map((c) => (c.input as { statusCode: string }).statusCode);
+    expect(codes).toContain('paused');
+  });
+});
+
+async function waitFor(probe: () => boolean): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,97 @@
+// Calling hours on the time-skipping server: days of waiting, across both daylight-saving changes, in
+// seconds. The real call workflow and the real hours check; the provider side is stubbed.
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseCallingHoursRule, type CallingWindow } from '../../src/calling-hours/calling-window';
+import { callWorkflowId } from '../../src/contracts/ids';
+import { phoneCallWorkflow } from '../../workflows/call';
+import type { CallWorkflowInput } from '../../workflows/types';
+import { stubActivities, timeSkippingEnvironment, uniqueId, workerFor } from './environment';
+
+// A fresh test server per test: the Java test server's clock has been seen to run years ahead when a
+// second workflow of one file skipped to far-off dates.
+let env: TestWorkflowEnvironment;
+beforeEach(async () => {
+  env = await timeSkippingEnvironment();
+});
+afterEach(async () => {
+  await env?.teardown();
+});
+
+const weekdays9to20: CallingWindow = { rules: [parseCallingHoursRule('Mon-Fri 09:00-20:00')], skipDates: [] };
+
+function callInput(overrides: Partial<CallWorkflowInput> = {}): CallWorkflowInput {
+  return {
+    callId: uniqueId('call'),
+    teamId: uniqueId('team'),
+    toPhoneNumber: '+12125550123',
+    provider: 'twilio',
+    record: false,
+    scheduledFor: null,
+    maxDurationSeconds: 900,
+    ringTimeoutSeconds: 30,
+    ...overrides,
+  };
+}
+
+/** Stub activities that note the (skipped) workflow clock of every dial. */
+function clockedStubs() {
+  const dials: Array<{ callId: string; at: number }> = [];
+  const stubs = stubActivities({
+    dialCall: async ({ callId }) => {
+      dials.push({ callId, at: await env.currentTimeMs() });
+      return { providerCallId: `pc-${callId}` };
+    },
+  });
+  return { ...stubs, dials };
+}
+
+describe('calling hours', () => {
+  for (const [name, scheduledFor, opensAt] of [
+    // Saturdays before the two daylight-saving changes of 2027 in New York: the Monday 09:00 opening
+    // is 13:00 UTC after spring-forward (EDT) and 14:00 UTC after fall-back (EST).
+    ['spring-forward', '2027-03-13T17:00:00.000Z', '2027-03-15T13:00:00.000Z'],
+    ['fall-back', '2027-11-06T17:00:00.000Z', '2027-11-08T14:00:00.000Z'],
+  ] as const) {
+    it(`a call due on a Saturday waits for Monday 09:00 in the callee's zone across ${name}`, async () => {
+      const { activities, calls, dials } = clockedStubs();
+      const taskQueue = uniqueId('q');
+      const worker = await workerFor(env, activities, taskQueue);
+      const args = callInput({ scheduledFor, callingWindow: weekdays9to20, calleeTimeZones: ['America/New_York'] });
+      const state = await worker.runUntil(
+        env.client.workflow.execute(phoneCallWorkflow, {
+          workflowId: callWorkflowId(args.callId),
+          taskQueue,
+          args: [args],
+        }),
+      );
+      expect(state.status).toBe('noAnswer');
+      expect(dials).toHaveLength(1);
+      expect(dials[0]!.at).toBeGreaterThanOrEqual(Date.parse(opensAt));
+      expect(dials[0]!.at).toBeLessThan(Date.parse(opensAt) + 60_000);
+      const waits = calls
+        .filter((c) => c.name === 'recordQueuedStatusCode')
+        .map((c) => (c.input as { statusCode: string }).statusCode);
+      expect(waits).toEqual(['waiting-for-calling-window']);
+    });
+  }
+
+  it('a call whose hours never open in all its zones at once fails outside-calling-hours, never dialled', async () => {
+    const { activities, calls } = stubActivities();
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = callInput({
+      callingWindow: { rules: [parseCallingHoursRule('Mon-Fri 09:00-12:00')], skipDates: [] },
+      calleeTimeZones: ['Australia/Sydney', 'Europe/London'],
+    });
+    const state = await worker.runUntil(
+      env.client.workflow.execute(phoneCallWorkflow, {
+        workflowId: callWorkflowId(args.callId),
+        taskQueue,
+        args: [args],
+      }),
+    );
+    expect(state).toMatchObject({ status: 'failed', statusCode: 'outside-calling-hours' });
+    expect(calls.some((c) => c.name === 'dialCall')).toBe(false);
+  });
+});
