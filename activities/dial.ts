@@ -6,7 +6,7 @@ import { fillPrompt } from '../src/data/models/call-template';
 import { FAILURES } from '../src/contracts/failures';
 import type { ProviderName } from '../src/contracts/providers';
 import { callbackUrlFor } from '../src/telephony/callback-url';
-import { ProviderRejectedError, type PlaceCallRequest } from '../src/telephony/provider';
+import { ProviderRateLimitedError, ProviderRejectedError, type PlaceCallRequest } from '../src/telephony/provider';
 import { ProviderNotConfiguredError } from '../src/telephony/team-providers';
 import type { ActivityDeps } from './deps';
 
@@ -74,6 +74,15 @@ export function createDialActivities({
         await calls.setProviderCallId(callId, placed.providerCallId);
         return placed;
       } catch (err) {
+        if (err instanceof ProviderRateLimitedError) {
+          // Not a failure of this call: the workflow waits as long as the provider asked and dials again.
+          throw ApplicationFailure.create({
+            type: FAILURES.providerRateLimited,
+            message: err.message,
+            details: [err.retryAfterMs],
+            nonRetryable: true,
+          });
+        }
         if (err instanceof ProviderRejectedError) {
           throw ApplicationFailure.create({
             type: FAILURES.providerRejected,

@@ -59,7 +59,7 @@ const schema = z.object({
   PACING_ENABLED: booleanFlag.default(true),
   /** Service-wide default of a team's live-call cap (a team's own setting wins). */
   PACING_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(1).max(10_000).optional(),
-  /** Service-wide default dials per second per provider account, e.g. `twilio=1,vonage=3,telnyx=1`. */
+  /** Service-wide default dials per second per provider account, e.g. `twilio=1,vonage=3,telnyx=30`. */
   PACING_DIALS_PER_SECOND: z
     .string()
     .optional()
@@ -69,7 +69,7 @@ const schema = z.object({
       for (const part of value.split(',')) {
         const match = /^\s*(twilio|vonage|telnyx)\s*=\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
         if (!match || Number(match[2]) <= 0) {
-          ctx.addIssue({ code: 'custom', message: `must look like twilio=1,vonage=3,telnyx=1; got "${part}"` });
+          ctx.addIssue({ code: 'custom', message: `must look like twilio=1,vonage=3,telnyx=30; got "${part}"` });
           return z.NEVER;
         }
         out[match[1] as 'twilio' | 'vonage' | 'telnyx'] = Number(match[2]);

@@ -13,6 +13,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   startChild,
   upsertMemo,
   upsertSearchAttributes,
@@ -53,7 +54,12 @@ const { dialCall } = proxyActivities<Activities>({
     backoffCoefficient: 2,
     maximumInterval: '1 minute',
     maximumAttempts: 8,
-    nonRetryableErrorTypes: [FAILURES.providerRejected, FAILURES.callRecordMissing, FAILURES.providerNotConfigured],
+    nonRetryableErrorTypes: [
+      FAILURES.providerRejected,
+      FAILURES.callRecordMissing,
+      FAILURES.providerNotConfigured,
+      FAILURES.providerRateLimited,
+    ],
   },
 });
 // Which endpoints an event goes to: a short read, run as a local activity (no task queue round trip),
@@ -221,7 +227,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     state.triggeredAt = triggeredAt;
     let dialled: { providerCallId: string };
     try {
-      dialled = await dialCall({ callId: input.callId });
+      dialled = await dialThroughRateLimits();
     } catch (err) {
       if (isCancellation(err)) throw err;
       const code = rejectionCode(err);
@@ -386,6 +392,26 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    * Asks the provider to end the call. If it cannot (it no longer knows the call, or stays down
    * through every retry), the call is still ended on our side: no call stays live forever.
    */
+  /**
+   * A provider's 429 is its account's dial rate, not a failure of the call: wait as long as it says
+   * (a named timer, with a little jitter so refused calls do not return together) and dial again.
+   * A 429 says the call was not placed, so the next dial needs no lookup first (a retried attempt
+   * before it already made one).
+   */
+  async function dialThroughRateLimits(): Promise<{ providerCallId: string }> {
+    for (let refusals = 0; ; refusals++) {
+      try {
+        return await dialCall({ callId: input.callId });
+      } catch (err) {
+        const retryAfterMs = rateLimitDelay(err);
+        if (retryAfterMs === undefined) throw err;
+        const waitMs = retryAfterMs + Math.floor(Math.random() * Math.min(retryAfterMs, 1_000));
+        log.info('the provider refused the dial for its rate limit', { retryAfterMs, refusals: refusals + 1 });
+        await sleep(waitMs, { summary: `provider rate limit: dial again in ${Math.ceil(waitMs / 1000)} s` });
+      }
+    }
+  }
+
   async function hangUp(): Promise<void> {
     try {
       await hangUpCall({ callId: input.callId, providerCallId: state.providerCallId ?? undefined });
@@ -456,6 +482,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
 
 function latest(a: string, b: string): string {
   return Date.parse(a) >= Date.parse(b) ? a : b;
+}
+
+/** The wait a provider asked for with a 429, or undefined when the dial failed otherwise. */
+function rateLimitDelay(err: unknown): number | undefined {
+  const cause = (err as { cause?: unknown }).cause;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== FAILURES.providerRateLimited) return undefined;
+  const retryAfterMs = Number(cause.details?.[0]);
+  return Number.isFinite(retryAfterMs) && retryAfterMs > 0 ? retryAfterMs : 1_000;
 }
 
 function rejectionCode(err: unknown): StatusCode {

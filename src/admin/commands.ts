@@ -284,7 +284,7 @@ function parseDialsPerSecond(value: string): Partial<Record<ProviderName, number
     const rate = Number(match?.[2]);
     if (!match || !(PROVIDERS as readonly string[]).includes(provider!) || !(rate > 0) || rate > MAX_DIALS_PER_SECOND)
       throw new CommandError(
-        `--dials-per-second must look like twilio=1,vonage=3,telnyx=1 (each above 0, at most ${MAX_DIALS_PER_SECOND}); got "${part}"`,
+        `--dials-per-second must look like twilio=1,vonage=3,telnyx=30 (each above 0, at most ${MAX_DIALS_PER_SECOND}); got "${part}"`,
       );
     out[provider as ProviderName] = rate;
   }

@@ -9,5 +9,7 @@ export const FAILURES = {
   providerRejected: 'PROVIDER_REJECTED',
   /** The team has no credentials for the call's provider (removed after the call was created). */
   providerNotConfigured: 'PROVIDER_NOT_CONFIGURED',
+  /** The provider refused the dial for its account's rate limit (HTTP 429); details[0] is the wait in ms. */
+  providerRateLimited: 'PROVIDER_RATE_LIMITED',
 } as const;
 export type FailureType = (typeof FAILURES)[keyof typeof FAILURES];

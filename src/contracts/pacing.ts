@@ -12,12 +12,13 @@ export interface PacingLimits {
 /**
  * The providers' own default account limits. Twilio: 1 call per second per account unless raised
  * (the excess is queued). Vonage: 3 calls per second per account (the excess is refused with 429).
- * Telnyx: see TELNYX_DEFAULT_DIALS_PER_SECOND.
+ * Telnyx: 30 dials per second per account ("Dials Per Second Limit", developers.telnyx.com/docs/voice/
+ * programmable-voice/dials-per-second-limit; the excess is refused with 429).
  */
 export const PROVIDER_DEFAULT_DIALS_PER_SECOND: Record<ProviderName, number> = {
   twilio: 1,
   vonage: 3,
-  telnyx: 1,
+  telnyx: 30,
 };
 
 export const DEFAULT_MAX_CONCURRENT_CALLS = 10;

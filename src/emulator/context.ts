@@ -2,6 +2,7 @@
 // its own public URL and the dial ledger.
 import type { ProviderName } from '../contracts/providers';
 import type { CallbackQueue } from './delivery';
+import type { DialRateLimiter } from './dial-rate';
 import type { CallPlan } from './scenarios';
 import type { CallSimulator, EmulatedCall, EmulatorLogger } from './simulation';
 
@@ -13,11 +14,13 @@ export interface ProviderContext {
   newQueue(): CallbackQueue;
   /** Records an accepted dial (callsTo counts them). */
   dialled(call: EmulatedCall): void;
+  /** The accounts' dial rates (off unless configured). */
+  dialRate: DialRateLimiter;
 }
 
 export function newCall(
   provider: ProviderName,
-  fields: { id: string; to: string; from: string; record: boolean; plan: CallPlan },
+  fields: { id: string; account: string; to: string; from: string; record: boolean; plan: CallPlan },
 ): EmulatedCall {
   return { provider, ...fields, createdAt: new Date(), state: 'queued', spoken: [] };
 }

@@ -9,6 +9,7 @@ import type { ProviderName } from '../contracts/providers';
 import { createAccountsRoute } from './accounts';
 import type { ProviderContext } from './context';
 import { CallbackQueue } from './delivery';
+import { DialRateLimiter, type DialsPerSecond } from './dial-rate';
 import { json, matchRoute, type Route } from './http';
 import { digitsOf, type Outcome } from './scenarios';
 import {
@@ -22,6 +23,7 @@ import { createTelnyxEmulator } from './telnyx';
 import { createTwilioEmulator } from './twilio';
 import { createVonageEmulator } from './vonage';
 
+export { parseDialsPerSecond, type DialsPerSecond } from './dial-rate';
 export { numberForScenario, outcomeFor, scenarioFor, SCENARIOS, type Outcome, type Scenario } from './scenarios';
 export type { EmulatorLogger } from './simulation';
 
@@ -39,11 +41,17 @@ export interface EmulatorOptions {
   /** Retries of a failed callback after its first attempt. */
   callbackRetries?: number;
   logger?: EmulatorLogger;
+  /** Per-account dial rates, as the providers enforce them (dial-rate.ts); none when absent. */
+  dialsPerSecond?: DialsPerSecond;
 }
 
 export interface EmulatedCallView {
   provider: ProviderName;
   providerCallId: string;
+  /** The account that placed it (Twilio Account SID, Vonage application id, Telnyx API key). */
+  account: string;
+  /** When the provider placed it (ms since the epoch): after the account's dial queue, if any. */
+  placedAt: number | null;
   to: string;
   from: string;
   record: boolean;
@@ -65,6 +73,10 @@ export interface Emulator {
   /** How many dials to `number` the providers accepted (refused dials ring nobody). */
   callsTo(number: string): number;
   calls(): EmulatedCallView[];
+  /** Sets the accounts' dial rates from now on ({} turns them off). */
+  setDialsPerSecond(limits: DialsPerSecond): void;
+  /** Dials a provider refused for its account's rate (429). */
+  rateLimited(provider: ProviderName): number;
   /** Resolves when every call has ended and every callback has been delivered or given up on. */
   idle(): Promise<void>;
 }
@@ -102,6 +114,7 @@ export function createEmulator(options: EmulatorOptions): Emulator {
   const telnyxPublicKeyBase64 = Buffer.from(telnyxJwk.x, 'base64url').toString('base64');
 
   const simulator = new CallSimulator(speedFactor, logger);
+  const dialRate = new DialRateLimiter(options.dialsPerSecond);
   const dialCounts = new Map<string, number>();
   const allCalls: EmulatedCall[] = [];
   const queues = new Set<CallbackQueue>();
@@ -135,6 +148,7 @@ export function createEmulator(options: EmulatorOptions): Emulator {
       allCalls.push(call);
       logger.info({ provider: call.provider, callId: call.id, to: call.to, outcome: call.plan.outcome }, 'call placed');
     },
+    dialRate,
   };
 
   const routes: Route[] = [
@@ -224,6 +238,8 @@ export function createEmulator(options: EmulatorOptions): Emulator {
       return allCalls.map((call) => ({
         provider: call.provider,
         providerCallId: call.id,
+        account: call.account,
+        placedAt: call.placedAt?.getTime() ?? null,
         to: call.to,
         from: call.from,
         record: call.record,
@@ -234,6 +250,14 @@ export function createEmulator(options: EmulatorOptions): Emulator {
         spoken: [...call.spoken],
         hasRecording: call.recording !== undefined,
       }));
+    },
+
+    setDialsPerSecond(limits) {
+      dialRate.configure(limits);
+    },
+
+    rateLimited(provider) {
+      return dialRate.refused(provider);
     },
 
     async idle() {

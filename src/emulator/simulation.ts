@@ -30,11 +30,15 @@ export interface EmulatedCall {
   readonly provider: ProviderName;
   /** The provider's id for the call (CallSid, uuid, call_control_id). */
   readonly id: string;
+  /** The account that placed it (Twilio Account SID, Vonage application, Telnyx API key). */
+  readonly account: string;
   readonly to: string;
   readonly from: string;
   readonly record: boolean;
   readonly plan: CallPlan;
   readonly createdAt: Date;
+  /** When the provider placed it: after the account's dial queue, if any. */
+  placedAt?: Date;
   state: EmulatedCallState;
   ringingAt?: Date;
   answeredAt?: Date;
@@ -90,10 +94,11 @@ export class CallSimulator {
     return Math.max(0, seconds * 1000 * this.speedFactor);
   }
 
-  start(call: EmulatedCall, observer: CallObserver): void {
+  /** `queuedMs`: wall-clock time the account's dial queue holds the call before placing it. */
+  start(call: EmulatedCall, observer: CallObserver, queuedMs = 0): void {
     const controller = new AbortController();
     this.running.set(call, controller);
-    const run = this.run(call, observer, controller.signal)
+    const run = this.run(call, observer, controller.signal, queuedMs)
       .catch((err: unknown) => this.logger.error({ err, callId: call.id }, 'emulated call crashed'))
       .finally(() => {
         this.running.delete(call);
@@ -123,12 +128,17 @@ export class CallSimulator {
   }
 
   private sleep(seconds: number, signal: AbortSignal): Promise<void> {
+    return this.wait(this.scaledMs(seconds), signal);
+  }
+
+  /** Wall-clock milliseconds, cut short by the signal. */
+  private wait(ms: number, signal: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(new Aborted());
       const timer = setTimeout(() => {
         signal.removeEventListener('abort', onAbort);
         resolve();
-      }, this.scaledMs(seconds));
+      }, ms);
       const onAbort = (): void => {
         clearTimeout(timer);
         reject(new Aborted());
@@ -149,9 +159,11 @@ export class CallSimulator {
     return (Date.now() - call.answeredAt.getTime()) / 1000 / this.speedFactor;
   }
 
-  private async run(call: EmulatedCall, observer: CallObserver, signal: AbortSignal): Promise<void> {
+  private async run(call: EmulatedCall, observer: CallObserver, signal: AbortSignal, queuedMs: number): Promise<void> {
     const { plan } = call;
     try {
+      if (queuedMs > 0) await this.wait(queuedMs, signal);
+      call.placedAt = new Date();
       await this.sleep(DIAL_SECONDS, signal);
       observer.initiated(call);
       await this.sleep(INITIATED_TO_RINGING_SECONDS, signal);

@@ -238,8 +238,21 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
         '/to',
       );
     }
+    // Over the account's dials per second, Telnyx refuses the dial (its rate-limit answer and headers).
+    const refused = ctx.dialRate.refusal('telnyx', apiKey);
+    if (refused) {
+      const answer = errors(
+        429,
+        '10011',
+        'Too many requests',
+        'You have exceeded the maximum number of allowed requests.',
+      );
+      const reset = String(Math.ceil(refused.retryAfterMs / 1000));
+      return { ...answer, headers: { ...answer.headers, 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset } };
+    }
     const call = newCall('telnyx', {
       id: `v3:${opaqueToken()}`,
+      account: apiKey,
       to,
       from,
       record: record === 'record-from-answer',

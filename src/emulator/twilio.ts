@@ -222,7 +222,14 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
     if (!E164.test(to) || plan.outcome === 'refused') {
       return twilioError(400, 21211, `Invalid 'To' Phone Number: ${to}`);
     }
-    const call = newCall('twilio', { id: twilioSid('CA'), to, from, record: form.get('Record') === 'true', plan });
+    const call = newCall('twilio', {
+      id: twilioSid('CA'),
+      account: accountSid,
+      to,
+      from,
+      record: form.get('Record') === 'true',
+      plan,
+    });
     const entry: TwilioCall = {
       call,
       accountSid,
@@ -252,7 +259,8 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
         date_created: rfc2822(call.createdAt),
       },
     });
-    ctx.simulator.start(call, observer(entry));
+    // Over the account's calls per second, Twilio queues the call and places it later.
+    ctx.simulator.start(call, observer(entry), ctx.dialRate.queueDelayMs('twilio', accountSid));
     return json(201, response);
   });
 

@@ -272,8 +272,18 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
         invalid_parameters: [{ name: 'to[0].number', reason: 'is not a valid, reachable phone number' }],
       });
     }
+    // Over the account's calls per second, Vonage refuses the dial.
+    const refused = ctx.dialRate.refusal('vonage', applicationId);
+    if (refused) {
+      const answer = problem(429, 'Too Many Requests', 'You have exceeded the rate limit for creating calls.');
+      return {
+        ...answer,
+        headers: { ...answer.headers, 'Retry-After': String(Math.ceil(refused.retryAfterMs / 1000)) },
+      };
+    }
     const call = newCall('vonage', {
       id: randomUUID(),
+      account: applicationId,
       to: number,
       from: String(from?.number),
       record: ncco.some((a) => a.action === 'record'),

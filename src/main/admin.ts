@@ -26,7 +26,7 @@ const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   team create --name NAME [--provider twilio|vonage|telnyx]
   team list
   team set-provider --team TEAM_ID --provider P [--credentials JSON] [--from-number E164]... [--default]
-  team set-limits --team TEAM_ID [--max-concurrent-calls N] [--dials-per-second twilio=1,vonage=3,telnyx=1]
+  team set-limits --team TEAM_ID [--max-concurrent-calls N] [--dials-per-second twilio=1,vonage=3,telnyx=30]
   key create --team TEAM_ID [--scopes s1,s2] [--expires-in 90d|1h|30s] [--name NAME]
   key list --team TEAM_ID
   key revoke --key-id KEY_ID

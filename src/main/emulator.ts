@@ -3,8 +3,10 @@
 // EMULATOR_PUBLIC_BASE_URL (how the service reaches it, for recording links),
 // EMULATOR_VONAGE_SIGNATURE_SECRET and EMULATOR_TELNYX_PRIVATE_KEY (Ed25519 PEM): the secrets the
 // teams' Vonage signatureSecret and Telnyx publicKey must match; generated (and printed) if unset.
+// EMULATOR_DIALS_PER_SECOND: per-account dial rates as the providers enforce them (`twilio=1,
+// vonage=3,telnyx=30`, or one number for all); unset: no limit.
 import { randomBytes } from 'node:crypto';
-import { createEmulator } from '../emulator';
+import { createEmulator, parseDialsPerSecond } from '../emulator';
 import { createLogger } from '../logger';
 
 function numberFromEnv(name: string, fallback: number, valid: (n: number) => boolean, what: string): number {
@@ -32,6 +34,7 @@ async function main(): Promise<void> {
     publicBaseUrl: process.env.EMULATOR_PUBLIC_BASE_URL || undefined,
     vonageSignatureSecret: process.env.EMULATOR_VONAGE_SIGNATURE_SECRET ?? generatedSecret ?? '',
     telnyxSigningKeyPem: process.env.EMULATOR_TELNYX_PRIVATE_KEY || undefined,
+    dialsPerSecond: parseDialsPerSecond(process.env.EMULATOR_DIALS_PER_SECOND),
     logger,
   });
   const { url } = await emulator.start();

@@ -1,10 +1,14 @@
 // The one HTTP client the adapters share: a timeout on every request, network failures and 5xx as
 // plain (retryable) errors, and the dial refusal rule in one function.
 import type { ProviderName } from '../contracts/providers';
-import { ProviderRejectedError } from './provider';
+import { ProviderRateLimitedError, ProviderRejectedError } from './provider';
 
 const REQUEST_TIMEOUT_MS = 15_000;
 const MAX_DETAIL_CHARS = 300;
+/** A 429 that does not say how long to wait. */
+const DEFAULT_RETRY_AFTER_MS = 1_000;
+/** A wait longer than this is read as a mistake (or a date far off) and capped. */
+const MAX_RETRY_AFTER_MS = 10 * 60_000;
 
 /** The query parameter that carries our call id on every status-callback URL. */
 export const CALL_ID_PARAM = 'callId';
@@ -65,7 +69,8 @@ export function unexpected(provider: ProviderName, what: string, res: ProviderRe
  * Why a dial was not accepted. 400/422 is the provider refusing this request for good: an
  * invalid destination when the provider says the problem is the `to` number, otherwise our own
  * setup (e.g. a caller ID the account does not own). 401/403/404 are wrong credentials or
- * account ids, which a retry cannot fix either. Anything else (408, 429, 5xx) may pass: retry.
+ * account ids, which a retry cannot fix either. 429 is the account's dial rate: dial again after
+ * the wait the provider gives. Anything else (408, 5xx) may pass: retry.
  */
 export function dialFailure(provider: ProviderName, res: ProviderResponse, destinationProblem: boolean): Error {
   const detail = `${provider} refused the call (${res.status}): ${detailOf(res)}`;
@@ -75,7 +80,25 @@ export function dialFailure(provider: ProviderName, res: ProviderResponse, desti
   if (res.status === 401 || res.status === 403 || res.status === 404) {
     return new ProviderRejectedError(detail, 'provider-error');
   }
+  if (res.status === 429) return new ProviderRateLimitedError(detail, retryAfterMs(res.headers));
   return unexpected(provider, 'dial', res);
+}
+
+/**
+ * How long a 429 asks us to wait: `Retry-After` (seconds or an HTTP date; Twilio, Vonage) or
+ * Telnyx's `x-ratelimit-reset` (seconds until its window resets).
+ */
+export function retryAfterMs(headers: Headers, now = Date.now()): number {
+  const parse = (value: string | null): number | undefined => {
+    if (!value) return undefined;
+    const trimmed = value.trim();
+    if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
+    const date = Date.parse(trimmed);
+    return Number.isNaN(date) ? undefined : date - now;
+  };
+  const wait = parse(headers.get('retry-after')) ?? parse(headers.get('x-ratelimit-reset'));
+  if (wait === undefined) return DEFAULT_RETRY_AFTER_MS;
+  return Math.min(Math.max(wait, 0), MAX_RETRY_AFTER_MS);
 }
 
 export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {

@@ -91,6 +91,17 @@ export class ProviderRejectedError extends Error {
   }
 }
 
+/** The provider refused the dial for its account's rate (HTTP 429): dial again after `retryAfterMs`. */
+export class ProviderRateLimitedError extends Error {
+  override readonly name = 'ProviderRateLimitedError';
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(message);
+  }
+}
+
 export class CallbackSignatureError extends Error {
   override readonly name = 'CallbackSignatureError';
 }

@@ -80,6 +80,18 @@ async function teamCalls(client: ReturnType<typeof apiClient>, ids: string[]): P
   return calls.length === ids.length ? calls : [];
 }
 
+/** The team's calls among `ids` once every one of them has ended. */
+function teamCallsEnded(client: ReturnType<typeof apiClient>, ids: string[], timeoutMs: number, what: string) {
+  return eventually(
+    async () => {
+      const calls = await teamCalls(client, ids);
+      return calls.length && calls.every((c) => TERMINAL.includes(c.status)) ? calls : undefined;
+    },
+    timeoutMs,
+    what,
+  );
+}
+
 async function allCalls(client: ReturnType<typeof apiClient>, ids: string[]): Promise<Call[]> {
   const out: Call[] = [];
   for (let i = 0; i < ids.length; i += 25) {
@@ -133,14 +145,7 @@ describe('pacing through the API', () => {
     );
 
     for (const [i, { client, ids }] of batches.entries()) {
-      const done = await eventually(
-        async () => {
-          const calls = await teamCalls(client, ids);
-          return calls.length && calls.every((c) => TERMINAL.includes(c.status)) ? calls : undefined;
-        },
-        180_000,
-        `team ${i}'s calls to end`,
-      );
+      const done = await teamCallsEnded(client, ids, 180_000, `team ${i}'s calls to end`);
       expect(done.every((c) => c.status === 'busy')).toBe(true);
       const overlap = maxOverlap(done);
       expect(overlap).toBeLessThanOrEqual(plans[i]!.maxConcurrentCalls);
@@ -152,6 +157,57 @@ describe('pacing through the API', () => {
       }
     }
   }, 300_000);
+});
+
+describe('dial rates measured at the provider', () => {
+  it("never dials faster than the team's setting, as the emulator saw the dials arrive", async () => {
+    const team = await stack.seedTeam('Rate');
+    await setTeamLimits({ team: team.teamId, maxConcurrentCalls: '50', dialsPerSecond: 'twilio=2' });
+    const client = apiClient(stack.baseUrl, team.key);
+    const number = '+14155591486'; // busy, and dialled by this test only
+    const res = await client.post('/v1/phoneCalls/batch', {
+      phoneCalls: Array.from({ length: 14 }, () => callBody(team, number)),
+    });
+    expect(res.status).toBe(201);
+    const ids = (res.body.data as Call[]).map((c) => c._id);
+    await teamCallsEnded(client, ids, 60_000, 'every call to end');
+    const arrivals = stack.emulator
+      .calls()
+      .filter((c) => c.to === number)
+      .map((c) => c.placedAt!)
+      .sort((a, b) => a - b);
+    expect(arrivals).toHaveLength(14);
+    // At 2 per second, any two dials two apart are a second apart. The pacer spaces its grants exactly;
+    // what the provider sees also carries the dial activity's dispatch jitter, allowed here: 100 ms.
+    for (let i = 2; i < arrivals.length; i += 1) {
+      expect(arrivals[i]! - arrivals[i - 2]!, `dials ${i - 2} and ${i}`).toBeGreaterThanOrEqual(900);
+    }
+    expect((arrivals.length - 1) / ((arrivals.at(-1)! - arrivals[0]!) / 1000)).toBeLessThanOrEqual(2.05);
+  }, 90_000);
+
+  it("retries a provider's 429 after its Retry-After and never counts it as a failed call", async () => {
+    const team = await stack.seedTeam('Refused');
+    // The team may dial faster than its Vonage account allows: the provider refuses the excess.
+    await setTeamLimits({ team: team.teamId, maxConcurrentCalls: '50', dialsPerSecond: 'vonage=20' });
+    stack.emulator.setDialsPerSecond({ vonage: 2 });
+    try {
+      const refusedBefore = stack.emulator.rateLimited('vonage');
+      const client = apiClient(stack.baseUrl, team.key);
+      const number = '+14155521486'; // busy, and dialled by this test only
+      const res = await client.post('/v1/phoneCalls/batch', {
+        phoneCalls: Array.from({ length: 10 }, () => callBody(team, number, { telephonyProvider: 'vonage' })),
+      });
+      expect(res.status).toBe(201);
+      const ids = (res.body.data as Call[]).map((c) => c._id);
+      const done = await teamCallsEnded(client, ids, 90_000, 'every call to end');
+      expect(done.map((c) => c.status)).toEqual(Array(10).fill('busy'));
+      expect(stack.emulator.rateLimited('vonage') - refusedBefore).toBeGreaterThan(0);
+      // Each call rang once: refused dials ring nobody, and none was placed twice.
+      expect(stack.emulator.calls().filter((c) => c.to.replace('+', '') === number.slice(1))).toHaveLength(10);
+    } finally {
+      stack.emulator.setDialsPerSecond({});
+    }
+  }, 120_000);
 });
 
 describe('pacing across a worker restart', () => {
@@ -172,14 +228,7 @@ describe('pacing across a worker restart', () => {
     await stack.stopWorker();
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     await stack.startWorker();
-    const done = await eventually(
-      async () => {
-        const calls = await teamCalls(client, ids);
-        return calls.length && calls.every((c) => TERMINAL.includes(c.status)) ? calls : undefined;
-      },
-      120_000,
-      'every call to end after the restart',
-    );
+    const done = await teamCallsEnded(client, ids, 120_000, 'every call to end after the restart');
     expect(done.every((c) => c.status === 'busy')).toBe(true);
     expect(maxOverlap(done)).toBeLessThanOrEqual(3);
     const pacer = stack.temporal.workflow.getHandle(pacerWorkflowId(team.teamId));

@@ -1,8 +1,10 @@
 // The call workflow's timers and races, with stub activities on the time-skipping server: minutes
 // of ringing and days of waiting run in seconds.
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAILURES } from '../../src/contracts/failures';
 import type { ProviderEvent } from '../../src/contracts/providers';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { deleteQueuedCallUpdate, providerEventSignal } from '../../workflows/messages';
@@ -182,5 +184,40 @@ describe('phoneCallWorkflow', () => {
     expect(count(calls, 'dialCall')).toBe(1);
     expect(Date.parse(state.triggeredAt!)).toBeGreaterThanOrEqual(due);
     expect(Date.now() - wallStart).toBeLessThan(30_000);
+  });
+
+  it("waits out a provider's 429 for as long as it asks, dials again and does not fail the call", async () => {
+    const dialledAt: number[] = [];
+    const { activities, calls } = stubActivities({
+      dialCall: async ({ callId }) => {
+        dialledAt.push(await env.currentTimeMs());
+        if (dialledAt.length <= 2) {
+          throw ApplicationFailure.create({
+            type: FAILURES.providerRateLimited,
+            message: 'rate limited',
+            details: [90_000],
+            nonRetryable: true,
+          });
+        }
+        return { providerCallId: `pc-${callId}` };
+      },
+    });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const state = await worker.runUntil(
+      env.client.workflow.execute(phoneCallWorkflow, {
+        workflowId: uniqueId('wf'),
+        taskQueue,
+        args: [input({ ringTimeoutSeconds: 30 })],
+      }),
+    );
+    expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'no-answer' });
+    expect(statuses(calls)).toEqual(['ringing/dialling', 'noAnswer/no-answer']);
+    expect(count(calls, 'dialCall')).toBe(3);
+    // Each dial again came after the 90 s the provider asked for (plus jitter under a second).
+    for (const gap of [dialledAt[1]! - dialledAt[0]!, dialledAt[2]! - dialledAt[1]!]) {
+      expect(gap).toBeGreaterThanOrEqual(90_000);
+      expect(gap).toBeLessThan(92_000);
+    }
   });
 });
