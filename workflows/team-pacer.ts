@@ -58,7 +58,13 @@ export interface PacerInput {
   teamId: string;
   carried?: PacerCarriedState;
   /** Sizes and periods (tests use small ones to exercise spilling, sweeping and ending when idle). */
-  tuning?: Partial<{ memoryQueueMax: number; spillPageSize: number; sweepMs: number; idleMs: number }>;
+  tuning?: Partial<{
+    memoryQueueMax: number;
+    spillPageSize: number;
+    sweepMs: number;
+    idleMs: number;
+    historyEventsBeforeContinue: number;
+  }>;
 }
 
 export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
@@ -77,6 +83,13 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   const nextDialAt: Partial<Record<ProviderName, number>> = carried?.nextDialAt ?? {};
   let changed = false;
   let limits: PacingLimits | null = null;
+  /**
+   * Grant signals sent but not yet acknowledged by the server. A run that closes (continue-as-new,
+   * or idle) with one in flight loses it: the server drops a signal whose sender has closed, and
+   * the call would wait for a slot the pacer counts as held.
+   */
+  let grantsInFlight = 0;
+  const historyEventsBeforeContinue = input.tuning?.historyEventsBeforeContinue ?? HISTORY_EVENTS_BEFORE_CONTINUE;
 
   const waiting = () => queue.length + unspilled.length + (spillTail - spillHead);
 
@@ -107,14 +120,21 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
 
   /** Tells the call its slot is there; a call that has ended cannot be told, and the slot comes back. */
   function grant(callId: string, ticket: number): void {
+    grantsInFlight += 1;
     getExternalWorkflowHandle(callWorkflowId(callId))
       .signal(dialSlotGrantedSignal, { ticket })
       .catch((err: unknown) => {
         log.info('slot granted to a call that has ended; taken back', { callId, error: String(err) });
         if (holders.get(callId) === ticket) holders.delete(callId);
         changed = true;
+      })
+      .finally(() => {
+        grantsInFlight -= 1;
       });
   }
+
+  /** Before this run closes: every grant delivered (or failed and taken back), every handler done. */
+  const settled = () => grantsInFlight === 0 && allHandlersFinished();
 
   /** Grants what the cap and the rates allow now; returns how long until the head of the queue may dial. */
   function grantReady(): number | null {
@@ -160,8 +180,8 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
     const untilDial = grantReady();
 
     const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > HISTORY_EVENTS_BEFORE_CONTINUE) {
-      await condition(allHandlersFinished);
+    if (info.continueAsNewSuggested || info.historyLength > historyEventsBeforeContinue) {
+      await condition(settled);
       return await continueAsNew<typeof teamPacerWorkflow>({
         teamId,
         carried: { holders: [...holders], queue, unspilled, spillHead, spillTail, nextDialAt },
@@ -170,7 +190,11 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
     }
 
     if (holders.size === 0 && waiting() === 0) {
-      if (!(await condition(() => changed, idleMs, { summary: 'idle: no call waits or is live' }))) return;
+      if (!(await condition(() => changed, idleMs, { summary: 'idle: no call waits or is live' }))) {
+        await condition(settled);
+        // A request that arrived while the last grants settled is served by this run.
+        if (holders.size === 0 && waiting() === 0) return;
+      }
       continue;
     }
     const timeout = Math.max(1, Math.min(untilDial ?? Infinity, nextSweep - Date.now()));

@@ -104,7 +104,7 @@ export async function attemptDelivery(input: DeliveryAttemptRequest): Promise<At
 
   const remainingMs = Math.max(0, timeoutMs - (performance.now() - started));
   try {
-    const answer = await send(vetted, prepared, remainingMs);
+    const answer = await send(vetted, prepared, remainingMs, timeoutMs);
     const error =
       answer.statusCode >= 200 && answer.statusCode < 300
         ? null
@@ -160,10 +160,12 @@ class AttemptTimeoutError extends Error {
   }
 }
 
+/** `timeoutMs` is what is left of the attempt's `attemptTimeoutMs`, which the timeout error names. */
 function send(
   vetted: VettedUrl,
   prepared: PreparedRequest,
   timeoutMs: number,
+  attemptTimeoutMs: number,
 ): Promise<{ statusCode: number; statusText: string }> {
   const { url } = vetted;
   const transport = url.protocol === 'https:' ? https : http;
@@ -195,7 +197,7 @@ function send(
       agent: false,
     });
     timer = setTimeout(() => {
-      const err = new AttemptTimeoutError(Math.round(timeoutMs));
+      const err = new AttemptTimeoutError(Math.round(attemptTimeoutMs));
       settle(err);
       request.destroy(err);
     }, timeoutMs);

@@ -11,7 +11,8 @@ import { temporal } from '@temporalio/proto';
 
 let runtimeInstalled = false;
 
-export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
+/** The SDK's own log kept to errors (worker state changes, failures tests provoke); once per process. */
+export function installQuietRuntime(): void {
   if (!runtimeInstalled) {
     // Workflow failures are what several tests provoke: keep the SDK's own log to errors.
     Runtime.install({
@@ -22,6 +23,10 @@ export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment
     });
     runtimeInstalled = true;
   }
+}
+
+export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
+  installQuietRuntime();
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: inject('timeSkippingServerPath') } },
   });
