@@ -2,6 +2,8 @@
 // {"error": {"statusCode": N, "message": ["..."], "error": "<reason phrase>"}, "payload": {}}
 import { STATUS_CODES } from 'node:http';
 import type { Context } from 'koa';
+import type { z } from 'zod';
+import type { errorBodySchema } from '../schemas/responses';
 
 export class HttpError extends Error {
   override readonly name = 'HttpError';
@@ -20,7 +22,9 @@ export const forbidden = (message = 'forbidden resource') => new HttpError(403, 
 export const notFound = (message = 'resource not found') => new HttpError(404, [message]);
 export const conflict = (message: string) => new HttpError(409, [message]);
 
-export function errorBody(status: number, messages: string[]) {
+export type ErrorBody = z.output<typeof errorBodySchema>;
+
+export function errorBody(status: number, messages: string[]): ErrorBody {
   return {
     error: { statusCode: status, message: messages, error: STATUS_CODES[status] ?? 'Error' },
     payload: {},

@@ -1,15 +1,13 @@
 // The OpenAPI 3.1 description of everything the service serves. Request bodies and the list query
-// are generated from the zod schemas that validate them, so names, limits and required fields
-// cannot drift from the code; answers are written out by hand after the views that build them
-// (src/data/phone-call-view.ts, src/data/transcript-view.ts, routes/webhooks.ts, routes/voices.ts).
+// are generated from the zod schemas that validate them, answers from the zod schemas the views are
+// typed by (src/schemas/responses.ts), so names, limits and required fields cannot drift from the code.
 import { z } from 'zod';
-import { CALL_STATUSES, STATUS_CODES, type StatusCode } from '../contracts/call-status';
-import { ALL_EVENTS, CALL_EVENT_NAMES } from '../contracts/events';
+import { CALL_STATUSES, STATUS_CODES, STATUS_MEANINGS } from '../contracts/call-status';
+import { CALL_EVENT_NAMES } from '../contracts/events';
 import { OBJECT_ID_HEX, OBJECT_ID_HEX_ANY_CASE } from '../contracts/ids';
 import { PROVIDERS } from '../contracts/providers';
 import { KNOWN_TIME_ZONES } from '../calling-hours/calling-window';
 import { SCOPES, type Scope } from '../data/models/api-key';
-import { CALL_ORIGINS } from '../data/models/phone-call';
 import { API_KEY_HEADER } from './auth';
 import { errorBody } from './errors';
 import { CURSOR_PATTERN } from './pagination';
@@ -20,6 +18,7 @@ import {
   phoneCallCreateSchema,
   phoneCallListQuerySchema,
 } from '../schemas/phone-calls';
+import { eventNameSchema, responseRegistry } from '../schemas/responses';
 import { webhookCreateSchema, webhookUpdateSchema } from '../schemas/webhooks';
 
 export type JsonSchema = { [keyword: string]: unknown };
@@ -56,7 +55,9 @@ const FIELD_VALIDATORS = new Map<unknown, JsonSchema>([
     {
       pattern: PHONE_INPUT_PATTERN,
       description:
-        'A phone number in E.164 form (`+14155552671`); spaces, dashes, dots and brackets are tolerated and removed. It must be a number that can exist (libphonenumber rules), which no pattern can say exactly. Stored and returned in E.164.',
+        'A phone number in E.164 form (`+14155552671`); spaces, dashes, dots and brackets are tolerated and ' +
+        'removed. It must be a number that can exist (libphonenumber rules), which no pattern can say exactly. ' +
+        'Stored and returned in E.164.',
       examples: ['+14155552671'],
     },
   ],
@@ -66,7 +67,8 @@ const FIELD_VALIDATORS = new Map<unknown, JsonSchema>([
     {
       pattern: DATE_TIME_PATTERN,
       description:
-        'An ISO 8601 date-time with an explicit offset or `Z`, e.g. `2026-11-22T10:00:00Z`; the day must exist in its month.',
+        'An ISO 8601 date-time with an explicit offset or `Z`, e.g. `2026-11-22T10:00:00Z`; the day must exist ' +
+        'in its month.',
     },
   ],
 ]);
@@ -100,18 +102,20 @@ function annotate(schema: JsonSchema, docs: Record<string, JsonSchema>): JsonSch
   return schema;
 }
 
-const EVENT_NAMES_OR_ALL = [...CALL_EVENT_NAMES, ALL_EVENTS];
+const EVENT_NAMES_OR_ALL = eventNameSchema.options;
 
 function phoneCallCreateRequest(): JsonSchema {
   return annotate(fromZod(phoneCallCreateSchema), {
     '': {
       description:
-        'One call to place. Unknown fields are rejected with 400. `callTemplateId` and `phoneNumberId` must exist and belong to the team (else 400 naming the field).',
+        'One call to place. Unknown fields are rejected with 400. `callTemplateId` and `phoneNumberId` must ' +
+        'exist and belong to the team (else 400 naming the field).',
     },
     teamId: { description: 'ID of the team the call belongs to; must be the team of the API key (else 403).' },
     callTemplateId: {
       description:
-        'ID of the call template used; it holds the prompt, the required prompt variables, the custom tags and the result columns.',
+        'ID of the call template used; it holds the prompt, the required prompt variables, the custom tags and ' +
+        'the result columns.',
     },
     nameOfHuman: { description: 'Name of the person being called.' },
     toPhoneNumber: {
@@ -121,17 +125,20 @@ function phoneCallCreateRequest(): JsonSchema {
     promptVariableValues: {
       uniqueItems: true,
       description:
-        'Values for the prompt variables of the template (`{{name}}` in its prompt). Every variable the template declares as required must be given; unknown or duplicate keys are 400.',
+        'Values for the prompt variables of the template (`{{name}}` in its prompt). Every variable the template ' +
+        'declares as required must be given; unknown or duplicate keys are 400.',
     },
     'promptVariableValues[].key': { description: 'Name of a prompt variable of the template.' },
     'promptVariableValues[].value': { description: 'Its value for this call.' },
     phoneNumberId: {
       description:
-        "ID of one of the team's phone numbers; the call is made from it (and through its provider when `telephonyProvider` is left out).",
+        "ID of one of the team's phone numbers; the call is made from it (and through its provider when " +
+        '`telephonyProvider` is left out).',
     },
     fromPhoneNumber: {
       description:
-        "Number to call from. Default: the number behind `phoneNumberId` when it belongs to the call's provider, else a number from the team's settings for that provider.",
+        "Number to call from. Default: the number behind `phoneNumberId` when it belongs to the call's provider, " +
+        "else a number from the team's settings for that provider.",
     },
     toEmailAddress: { description: 'E-mail address of the person called.' },
     status: { description: 'Only `queued` is accepted; it is the default.' },
@@ -145,24 +152,29 @@ function phoneCallCreateRequest(): JsonSchema {
     },
     callDelayedUntil: {
       description:
-        'Places the call at this time (stored in UTC). A time in the past, or now, places the call at once; more than 365 days ahead is 400.',
+        'Places the call at this time (stored in UTC). A time in the past, or now, places the call at once; more ' +
+        'than 365 days ahead is 400.',
       examples: ['2026-11-22T10:00:00.000Z'],
     },
     phoneCallWebhooks: {
       description:
-        "Addresses notified of this call's events, in addition to the team's webhooks. Each is delivered with POST and signed with its own `secret`.",
+        "Addresses notified of this call's events, in addition to the team's webhooks. Each is delivered with " +
+        'POST and signed with its own `secret`.',
     },
     calleeTimeZone: {
       description:
-        "The callee's IANA time zone (e.g. `America/Chicago`), for the call template's calling hours. Default: the zones of `toPhoneNumber` " +
-        "(libphonenumber's geographic data; where a number maps to several zones, only hours open in all of them count), else the template's zone. " +
-        'A template whose hours can never be open in all of those zones at once within a year is 400 naming `toPhoneNumber` (or `calleeTimeZone`).',
+        "The callee's IANA time zone (e.g. `America/Chicago`), for the call template's calling hours. " +
+        "Default: the zones of `toPhoneNumber` (libphonenumber's geographic data; where a number maps to " +
+        "several zones, only hours open in all of them count), else the template's zone. " +
+        'A template whose hours can never be open in all of those zones at once within a year is 400 naming ' +
+        '`toPhoneNumber` (or `calleeTimeZone`).',
       examples: ['America/Chicago'],
       enum: KNOWN_TIME_ZONES,
     },
     'phoneCallWebhooks[].url': {
       description:
-        'Address to notify (absolute http or https URL). Loopback, private, link-local and metadata addresses are refused (400) unless the operator allows them.',
+        'Address to notify (absolute http or https URL). Loopback, private, link-local and metadata addresses ' +
+        'are refused (400) unless the operator allows them.',
     },
     'phoneCallWebhooks[].subscribedEvent': {
       enum: EVENT_NAMES_OR_ALL,
@@ -170,7 +182,8 @@ function phoneCallCreateRequest(): JsonSchema {
     },
     'phoneCallWebhooks[].secret': {
       description:
-        'Signing secret of this entry. A `whsec_`-prefixed secret must continue with padded standard base64 and is decoded as Standard Webhooks says; any other string is used as its UTF-8 bytes. Never returned.',
+        'Signing secret of this entry. A `whsec_`-prefixed secret must continue with padded standard base64 and ' +
+        'is decoded as Standard Webhooks says; any other string is used as its UTF-8 bytes. Never returned.',
     },
   });
 }
@@ -193,7 +206,8 @@ function webhookCreateRequest(): JsonSchema {
     teamId: { description: 'Team the webhook belongs to; must be the team of the API key (else 403).' },
     url: {
       description:
-        'Address to notify. Addresses resolving to loopback, private, link-local or metadata ranges are refused (400) unless the operator allows them.',
+        'Address to notify. Addresses resolving to loopback, private, link-local or metadata ranges are refused ' +
+        '(400) unless the operator allows them.',
     },
     subscribedEvents: {
       description: 'Event names to be notified of (duplicates are dropped); `*` subscribes to every event.',
@@ -201,7 +215,8 @@ function webhookCreateRequest(): JsonSchema {
     'subscribedEvents[]': { enum: EVENT_NAMES_OR_ALL },
     method: {
       description:
-        'HTTP method of the notification. POST sends the event as a JSON body; GET sends its main fields as query parameters.',
+        'HTTP method of the notification. POST sends the event as a JSON body; GET sends its main fields as ' +
+        'query parameters.',
     },
   });
 }
@@ -265,297 +280,30 @@ function phoneCallListParameters(): JsonSchema[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Answer schemas, after the views
+// Answer schemas, generated from zod
 
-const exact = (properties: Record<string, JsonSchema>, required: string[], description?: string): JsonSchema => ({
-  type: 'object',
-  ...(description ? { description } : {}),
-  properties,
-  required,
-  additionalProperties: false,
-});
-const text = (description: string): JsonSchema => ({ type: 'string', description });
-const hexId = (description: string): JsonSchema => ({ type: 'string', pattern: `^${OBJECT_ID_HEX}$`, description });
-const timestamp = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
-const e164Out = (description: string): JsonSchema => ({
-  type: 'string',
-  pattern: '^\\+[1-9][0-9]{1,14}$',
-  description,
-});
-
-const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
-  [STATUS_CODES.queued]: '`queued`: waiting to be placed at once.',
-  [STATUS_CODES.scheduled]: '`queued`: waiting for `callDelayedUntil`.',
-  [STATUS_CODES.waitingForCallingWindow]:
-    "`queued`: due, waiting for the call template's calling hours to open in the callee's time zone.",
-  [STATUS_CODES.waitingForSlot]:
-    "`queued`: due, waiting for a dial slot (the team's live-call cap or its provider account's dials per second).",
-  [STATUS_CODES.paused]: "`queued`: the call's batch is paused.",
-  [STATUS_CODES.dialling]: '`ringing`: the provider accepted the dial.',
-  [STATUS_CODES.answered]: '`inProgress`: the call was answered.',
-  [STATUS_CODES.completed]: '`completed`: the conversation ended.',
-  [STATUS_CODES.busy]: '`busy`: the line was busy.',
-  [STATUS_CODES.noAnswer]: '`noAnswer`: nobody answered.',
-  [STATUS_CODES.providerError]:
-    '`failed`: the provider could not place the call, or the call dropped with a provider error.',
-  [STATUS_CODES.invalidNumber]: '`failed`: the provider refused the number.',
-  [STATUS_CODES.providerNotConfigured]:
-    "`failed`: the team's credentials for the call's provider were removed before the dial.",
-  [STATUS_CODES.maxDuration]: "`failed`: the call ran past the template's maximum duration.",
-  [STATUS_CODES.outsideCallingHours]:
-    "`failed`: the template's calling hours are never open in all of the callee's time zones at once.",
-  [STATUS_CODES.cancelledByOperator]: '`cancelled`: an operator cancelled the call (e.g. from the workflow UI).',
-};
-
-const STATUS_MEANINGS: Record<(typeof CALL_STATUSES)[number], string> = {
-  queued: 'created, waiting to be placed or scheduled for `callDelayedUntil`',
-  ringing: 'the provider is dialling',
-  inProgress: 'answered, the conversation is under way',
-  completed: 'terminal: the conversation ended; results and transcript are stored',
-  busy: 'terminal: the line was busy',
-  noAnswer: 'terminal: nobody answered',
-  failed: 'terminal: the provider refused or dropped the call, or it ran too long',
-  cancelled: 'terminal: an operator cancelled the call',
-};
-
-function phoneCallSchemas(): Record<string, JsonSchema> {
-  const common: Record<string, JsonSchema> = {
-    _id: hexId('Unique ID of the call.'),
-    teamId: hexId('Team the call belongs to.'),
-    callTemplateId: hexId('Call template used.'),
-    nameOfHuman: text('Name of the person called.'),
-    toPhoneNumber: e164Out('Number called, in E.164.'),
-    promptVariableValues: {
-      type: 'array',
-      items: schemaRef('PromptVariableValue'),
-      description: 'Prompt variable values given on create.',
+/**
+ * Every component of `responseRegistry` (src/schemas/responses.ts), with `$ref`s between them. zod
+ * writes its own regular expression beside a string `format` and the safe-integer range on every
+ * integer; the document states the format and the type alone.
+ */
+export function responseComponents(): Record<string, JsonSchema> {
+  const { schemas } = z.toJSONSchema(responseRegistry, {
+    io: 'output',
+    uri: (id) => `#/components/schemas/${id}`,
+    metadata: responseRegistry,
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.format) delete jsonSchema.pattern;
+      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
     },
-    phoneNumberId: hexId('Phone number of the team the call is made from, when one was given.'),
-    fromPhoneNumber: e164Out('Number the call is made from, in E.164.'),
-    toEmailAddress: { type: 'string', format: 'email', description: 'E-mail address of the person called.' },
-    status: schemaRef('CallStatus'),
-    telephonyProvider: schemaRef('TelephonyProvider'),
-    record: { type: 'boolean', description: 'Whether the call is recorded.' },
-    callDelayedUntil: timestamp('When the call is (or was) scheduled for, in UTC.'),
-    calleeTimeZone: text('The callee time zone given on create, if any.'),
-    phoneCallWebhooks: {
-      type: 'array',
-      description: "The call's own webhooks; their secrets are never returned.",
-      items: exact({ url: { type: 'string', format: 'uri' }, subscribedEvent: schemaRef('EventName') }, [
-        'url',
-        'subscribedEvent',
-      ]),
-    },
-    fileId: text('ID of the file the call was triggered from in bulk.'),
-    fileName: text('Name of that file.'),
-    createdAt: timestamp('Creation time (UTC, milliseconds).'),
-    updatedAt: timestamp('Last change (UTC, milliseconds).'),
-  };
-  const alwaysThere = [
-    '_id',
-    'teamId',
-    'callTemplateId',
-    'toPhoneNumber',
-    'promptVariableValues',
-    'fromPhoneNumber',
-    'status',
-    'telephonyProvider',
-    'record',
-    'phoneCallWebhooks',
-    'createdAt',
-    'updatedAt',
-  ];
-  const read: Record<string, JsonSchema> = {
-    ...common,
-    resultValues: {
-      type: 'array',
-      description:
-        'One entry per result column of the call template, filled by the time the status reads `completed` (`value` is empty when nothing was found).',
-      items: exact(
-        { columnName: text('Result column of the template.'), value: text('What the conversation gave for it.') },
-        ['columnName', 'value'],
-      ),
-    },
-    callTriggeredAt: timestamp('When the provider was asked to dial.'),
-    callStartedAt: timestamp('When the call was answered.'),
-    callEndedAt: timestamp('When the call ended.'),
-    statusExtraInfo: exact(
-      {
-        statusCode: {
-          type: 'string',
-          enum: Object.values(STATUS_CODES),
-          description: `Why the status was reached:\n${Object.entries(STATUS_CODE_MEANINGS)
-            .map(([code, meaning]) => `- \`${code}\`: ${meaning}`)
-            .join('\n')}`,
-        },
-        dateTime: timestamp('When that status was reached.'),
-      },
-      ['statusCode', 'dateTime'],
-      'Short stable code of why the current status was reached, and when.',
-    ),
-    fixedMeetingTime: timestamp('A meeting time agreed in the conversation, if any.'),
-    recordingUrl: {
-      type: 'string',
-      format: 'uri',
-      description:
-        'Set when `record` was true and the call was answered: an absolute URL with an unguessable token, fetchable without the API key, serving a WAV file.',
-    },
-    callDuration: { type: 'number', minimum: 0, description: 'Seconds from answer to hang-up (may be fractional).' },
-    callOrigin: {
-      type: 'string',
-      enum: [...CALL_ORIGINS],
-      description:
-        'How the call was created: `api` (POST /v1/phoneCalls), `batch` (POST /v1/phoneCalls/batch), `file` (a batch given `fileId` or `fileName`).',
-    },
-    customTagsHitOnCall: {
-      type: 'array',
-      items: { type: 'string' },
-      description:
-        'Custom tags of the template whose trigger phrase occurs in the transcript (whoever spoke it); filled by `completed`.',
-    },
-  };
-  return {
-    PhoneCallCreated: exact(
-      {
-        ...common,
-        status: { ...schemaRef('CallStatus'), const: 'queued', description: 'Always `queued` right after creation.' },
-      },
-      alwaysThere,
-      'A call as returned by create and batch create: the fields sent, normalised, with the defaults applied. Keys without a value are left out.',
-    ),
-    PhoneCall: exact(
-      read,
-      [...alwaysThere, 'resultValues', 'callOrigin', 'customTagsHitOnCall'],
-      'A call as returned by list, get and delete. Keys without a value (e.g. `callStartedAt` before an answer) are left out.',
-    ),
-  };
+  });
+  for (const schema of Object.values(schemas)) {
+    delete schema.$schema;
+    delete schema.$id;
+  }
+  return schemas as Record<string, JsonSchema>;
 }
-
-function webhookSchemas(): Record<string, JsonSchema> {
-  const properties: Record<string, JsonSchema> = {
-    _id: hexId('Unique ID of the webhook.'),
-    teamId: hexId('Team the webhook belongs to.'),
-    url: { type: 'string', format: 'uri', description: 'Address notified.' },
-    subscribedEvents: {
-      type: 'array',
-      items: schemaRef('EventName'),
-      description: 'Event names subscribed to; `*` means every event.',
-    },
-    method: { type: 'string', enum: ['GET', 'POST'], description: 'HTTP method of the notification.' },
-    createAt: timestamp('Creation time; the field is spelled `createAt` on webhooks.'),
-    updatedAt: timestamp('Last change.'),
-  };
-  const required = Object.keys(properties);
-  return {
-    Webhook: exact(properties, required, 'A webhook; its secret is only shown in the create answer.'),
-    WebhookCreated: exact(
-      {
-        ...properties,
-        secret: {
-          type: 'string',
-          pattern: '^whsec_(?:[A-Za-z0-9+/]{4}){8,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$',
-          description:
-            'Signing secret: `whsec_` and standard padded base64 of at least 24 random bytes. Shown only here; store it.',
-        },
-      },
-      [...required, 'secret'],
-      'A new webhook, with its signing secret.',
-    ),
-  };
-}
-
-const batchControlSchema = exact(
-  {
-    action: { type: 'string', enum: ['pause', 'resume', 'cancel'], description: 'What was asked.' },
-    batchId: hexId('The batch, when addressed by `batchId`.'),
-    fileId: text('The file, when addressed by `fileId`.'),
-    calls: { type: 'integer', minimum: 1, description: 'Calls of the batch (or of every batch with that `fileId`).' },
-    changed: {
-      type: 'integer',
-      minimum: 0,
-      description: 'Queued calls this request paused, resumed or cancelled (a cancelled call is deleted).',
-    },
-    unchanged: {
-      type: 'integer',
-      minimum: 0,
-      description: 'Queued calls already in the state asked for (already paused; not paused, for resume).',
-    },
-    notQueued: {
-      type: 'integer',
-      minimum: 0,
-      description: 'Calls that had begun dialling or had ended: left as they are.',
-    },
-  },
-  ['action', 'calls', 'changed', 'unchanged', 'notQueued'],
-  'Counts of what a batch control did: calls = changed + unchanged + notQueued.',
-);
-
-const transcriptSchema = exact(
-  {
-    _id: hexId('Unique ID of the utterance.'),
-    teamId: hexId('Team of the call.'),
-    phoneCallId: hexId('Call the utterance belongs to.'),
-    text: text('What was said.'),
-    speaker: {
-      type: 'string',
-      enum: ['agent', 'human'],
-      description: 'Who said it: the AI `agent` or the `human` called.',
-    },
-    createdAt: timestamp('When it was said; spoken order.'),
-    updatedAt: timestamp('Last change.'),
-  },
-  ['_id', 'teamId', 'phoneCallId', 'text', 'speaker', 'createdAt', 'updatedAt'],
-  'One utterance of a call.',
-);
-
-const voiceSchema = exact(
-  {
-    id: { type: 'integer', description: 'Unique ID of the voice.' },
-    voiceSampleUrl: {
-      type: 'string',
-      format: 'uri',
-      description: 'Absolute URL of a WAV sample of the voice, fetchable without the API key.',
-    },
-    voiceName: text('Name of the voice.'),
-    gender: text('Gender as given by the source; its letter case varies between records.'),
-    isRecommended: { type: 'boolean', description: 'Whether the voice is recommended.' },
-  },
-  ['id', 'voiceSampleUrl', 'voiceName', 'gender', 'isRecommended'],
-  'A synthetic voice of the catalogue.',
-);
-
-const envelope = (data: JsonSchema) => exact({ data }, ['data']);
-const page = (item: string) =>
-  exact(
-    {
-      data: { type: 'array', items: schemaRef(item) },
-      nextCursor: {
-        type: ['string', 'null'],
-        description: 'Pass as `cursor` for the next page; `null` on the last page.',
-      },
-    },
-    ['data', 'nextCursor'],
-  );
-
-const errorSchema = exact(
-  {
-    error: exact(
-      {
-        statusCode: { type: 'integer', description: 'The HTTP status again.' },
-        message: {
-          type: 'array',
-          items: { type: 'string' },
-          description: 'One entry per problem, each naming the field and why.',
-        },
-        error: { type: 'string', description: 'The standard reason phrase of the status, e.g. `Bad Request`.' },
-      },
-      ['statusCode', 'message', 'error'],
-    ),
-    payload: { type: 'object', additionalProperties: false, description: 'Always empty.' },
-  },
-  ['error', 'payload'],
-  'The one error shape of the service.',
-);
 
 // ---------------------------------------------------------------------------------------------
 // Responses, parameters, headers
@@ -573,7 +321,8 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; examp
   400: {
     name: 'BadRequest',
     description:
-      'Invalid input: a body or query field fails validation (each `message` entry names the field), an unknown field, malformed JSON, or a rule of the operation (see its description).',
+      'Invalid input: a body or query field fails validation (each `message` entry names the field), an unknown ' +
+      'field, malformed JSON, or a rule of the operation (see its description).',
     example: 'toPhoneNumber must be a valid E.164 phone number',
   },
   401: {
@@ -589,7 +338,8 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; examp
   404: {
     name: 'NotFound',
     description:
-      'No such resource for the team of the key (resources of other teams are not revealed), or a malformed id in the path.',
+      'No such resource for the team of the key (resources of other teams are not revealed), or a malformed id ' +
+      'in the path.',
     example: 'resource not found',
   },
   413: {
@@ -605,7 +355,8 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; examp
   429: {
     name: 'TooManyRequests',
     description:
-      'Retry after `Retry-After` seconds: a request with the same `Idempotency-Key` was still being processed after a 10 s wait.',
+      'Retry after `Retry-After` seconds: a request with the same `Idempotency-Key` was still being processed ' +
+      'after a 10 s wait.',
     example: 'a request with this Idempotency-Key is still being processed; retry shortly',
   },
   500: {
@@ -646,36 +397,66 @@ function jsonBody(schemaName: string, example: unknown) {
 const EXAMPLE_TEAM = '665f1c2e8b3e4a0012345678';
 const EXAMPLE_TEMPLATE = '665f1c2e8b3e4a0012345679';
 
-const DESCRIPTION = `Places automated AI phone calls for a team, stores their results and transcripts, and notifies webhooks of call events.
+/** Inline code spans, comma-separated: `a`, `b`. */
+const codeList = (values: readonly string[]) => values.map((value) => `\`${value}\``).join(', ');
 
-## Authentication
-Every \`/v1\` request carries the header \`${API_KEY_HEADER}\`. A key belongs to one team and has scopes (${SCOPES.map((s) => `\`${s}\``).join(', ')}); each operation names the scope it needs. A missing, unknown, revoked or expired key is 401; a key without the scope is 403; a body \`teamId\` of another team is 403; a resource of another team is 404.
-
-## Conventions
-- JSON in and out (\`application/json; charset=utf-8\`); success bodies are \`{"data": ...}\`; lists add \`nextCursor\`.
-- Unknown body fields and unknown query parameters are 400, so typos never pass silently.
-- Timestamps are ISO 8601 UTC with milliseconds (\`2026-11-22T10:00:00.000Z\`); ids are 24-hex ObjectIds and a malformed id in a path is 404.
-- Every answer carries \`X-Request-Id\` (the one sent, if well formed, else a new one).
-- Every error of the API has the shape of the \`Error\` schema (\`payload\` is always empty); a method a path does not serve is 405 in that shape, with \`Allow\` naming the ones it does (and \`OPTIONS\` answers 204 with \`Allow\`). Only the provider callbacks answer some errors as plain text.
-- No string, in a body or a query, may contain the NUL character (U+0000): such a request is 400 naming the field.
-
-## Pagination
-Lists are pages of \`limit\` items (1-1000, default 100). Pass the answer's \`nextCursor\` as \`cursor\` to read the next page; \`nextCursor\` is \`null\` on the last one. Cursors are opaque, and pages stay consistent while new records are written.
-
-## Call statuses
-${CALL_STATUSES.map((s) => `- \`${s}\`: ${STATUS_MEANINGS[s]}`).join('\n')}
-
-Transitions: queued → ringing → inProgress → completed; ringing → busy | noAnswer | failed; inProgress → failed; queued → failed; queued | ringing | inProgress → cancelled. A terminal status never changes. The service spells \`cancelled\`; the list filter also accepts \`canceled\`. \`statusExtraInfo.statusCode\` tells why a status was reached: ${Object.values(
-  STATUS_CODES,
-)
-  .map((c) => `\`${c}\``)
-  .join(', ')}.
-
-## Idempotency
-\`POST /v1/phoneCalls\` and \`POST /v1/phoneCalls/batch\` accept an \`Idempotency-Key\` header (1-255 characters). A retry with the same key and the same body within 24 hours gets the first answer (with \`Idempotent-Replayed: true\`) and creates nothing; the same key with a different body is 400; while the first request is still running, the retry waits up to 10 s for its answer, then gets 429 with \`Retry-After\`.
-
-## Webhooks
-A team's webhooks and a call's \`phoneCallWebhooks\` are notified of call events: ${CALL_EVENT_NAMES.map((e) => `\`${e}\``).join(', ')}; \`*\` subscribes to all. \`phoneCall.<status>\` is sent when a call reaches that status, \`phoneCall.deleted\` when a queued call is deleted, \`transcript.created\` once a call's transcript is stored. Deliveries follow Standard Webhooks (https://www.standardwebhooks.com): headers \`webhook-id\` (unique per event, the same on every retry), \`webhook-timestamp\` (unix seconds) and \`webhook-signature\` (\`v1,\` + base64 HMAC-SHA256 of \`{webhook-id}.{webhook-timestamp}.{content}\`, keyed with the base64-decoded part of the secret after \`whsec_\`). \`content\` is the raw POST body, or for GET the query string as sent without the leading \`?\`. Any 2xx within 15 s is success; otherwise the delivery is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then given up; 410 Gone stops the retries. Delivery is at least once: deduplicate on \`webhook-id\`. See the \`webhooks\` section for the payloads.`;
+const DESCRIPTION = [
+  'Places automated AI phone calls for a team, stores their results and transcripts, ' +
+    'and notifies webhooks of call events.',
+  '',
+  '## Authentication',
+  `Every \`/v1\` request carries the header \`${API_KEY_HEADER}\`. ` +
+    `A key belongs to one team and has scopes (${codeList(SCOPES)}); each operation names the scope it needs. ` +
+    'A missing, unknown, revoked or expired key is 401; a key without the scope is 403; ' +
+    'a body `teamId` of another team is 403; a resource of another team is 404.',
+  '',
+  '## Conventions',
+  '- JSON in and out (`application/json; charset=utf-8`); success bodies are `{"data": ...}`; ' +
+    'lists add `nextCursor`.',
+  '- Unknown body fields and unknown query parameters are 400, so typos never pass silently.',
+  '- Timestamps are ISO 8601 UTC with milliseconds (`2026-11-22T10:00:00.000Z`); ' +
+    'ids are 24-hex ObjectIds and a malformed id in a path is 404.',
+  '- Every answer carries `X-Request-Id` (the one sent, if well formed, else a new one).',
+  '- Every error of the API has the shape of the `Error` schema (`payload` is always empty); ' +
+    'a method a path does not serve is 405 in that shape, with `Allow` naming the ones it does ' +
+    '(and `OPTIONS` answers 204 with `Allow`). Only the provider callbacks answer some errors as plain text.',
+  '- No string, in a body or a query, may contain the NUL character (U+0000): ' +
+    'such a request is 400 naming the field.',
+  '',
+  '## Pagination',
+  'Lists are pages of `limit` items (1-1000, default 100). ' +
+    "Pass the answer's `nextCursor` as `cursor` to read the next page; `nextCursor` is `null` on the last one. " +
+    'Cursors are opaque, and pages stay consistent while new records are written.',
+  '',
+  '## Call statuses',
+  ...CALL_STATUSES.map((s) => `- \`${s}\`: ${STATUS_MEANINGS[s]}`),
+  '',
+  'Transitions: queued → ringing → inProgress → completed; ringing → busy | noAnswer | failed; ' +
+    'inProgress → failed; queued → failed; queued | ringing | inProgress → cancelled. ' +
+    'A terminal status never changes. The service spells `cancelled`; the list filter also accepts `canceled`. ' +
+    `\`statusExtraInfo.statusCode\` tells why a status was reached: ${codeList(Object.values(STATUS_CODES))}.`,
+  '',
+  '## Idempotency',
+  '`POST /v1/phoneCalls` and `POST /v1/phoneCalls/batch` accept an `Idempotency-Key` header (1-255 characters). ' +
+    'A retry with the same key and the same body within 24 hours gets the first answer ' +
+    '(with `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is 400; ' +
+    'while the first request is still running, the retry waits up to 10 s for its answer, ' +
+    'then gets 429 with `Retry-After`.',
+  '',
+  '## Webhooks',
+  "A team's webhooks and a call's `phoneCallWebhooks` are notified of call events: " +
+    `${codeList(CALL_EVENT_NAMES)}; \`*\` subscribes to all. ` +
+    '`phoneCall.<status>` is sent when a call reaches that status, ' +
+    "`phoneCall.deleted` when a queued call is deleted, `transcript.created` once a call's transcript is stored. " +
+    'Deliveries follow Standard Webhooks (https://www.standardwebhooks.com): ' +
+    'headers `webhook-id` (unique per event, the same on every retry), `webhook-timestamp` (unix seconds) ' +
+    'and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{content}`, ' +
+    'keyed with the base64-decoded part of the secret after `whsec_`). ' +
+    '`content` is the raw POST body, or for GET the query string as sent without the leading `?`. ' +
+    'Any 2xx within 15 s is success; otherwise the delivery is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h ' +
+    'and 10 h, then given up; 410 Gone stops the retries. Delivery is at least once: deduplicate on `webhook-id`. ' +
+    'See the `webhooks` section for the payloads.',
+].join('\n');
 
 export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
   const idempotencyKey = ref('parameters', 'Idempotency-Key');
@@ -704,7 +485,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
       {
         name: 'Campaigns',
         description:
-          "A batch is a campaign: pause, resume or cancel its queued calls. Calls are also paced per team (a live-call cap and dials per second per provider account, set by operators) and placed only within their template's calling hours in the callee's time zone; a call waiting for either stays `queued` with status code `waiting-for-slot` or `waiting-for-calling-window`.",
+          'A batch is a campaign: pause, resume or cancel its queued calls. Calls are also paced per team (a ' +
+          'live-call cap and dials per second per provider account, set by operators) and placed only within ' +
+          "their template's calling hours in the callee's time zone; a call waiting for either stays `queued` " +
+          'with status code `waiting-for-slot` or `waiting-for-calling-window`.',
       },
       { name: 'Webhooks', description: "A team's event notifications." },
       { name: 'Voices', description: 'The catalogue of synthetic voices.' },
@@ -714,7 +498,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
       {
         name: 'Provider callbacks',
         description:
-          "For telephony providers only, not for API clients: status callbacks authenticated by the provider's own signature.",
+          "For telephony providers only, not for API clients: status callbacks authenticated by the provider's " +
+          'own signature.',
       },
     ],
     paths: {
@@ -724,7 +509,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'createPhoneCall',
           summary: 'Create a call',
           description:
-            'Queues one call, at once or for `callDelayedUntil`. Needs `calls:write`. 400 for invalid fields, an unknown or foreign `callTemplateId`/`phoneNumberId`, missing required or unknown prompt variables, or an `Idempotency-Key` reused with another body.',
+            'Queues one call, at once or for `callDelayedUntil`. Needs `calls:write`. 400 for invalid fields, an ' +
+            'unknown or foreign `callTemplateId`/`phoneNumberId`, missing required or unknown prompt variables, ' +
+            'or an `Idempotency-Key` reused with another body.',
           security: securityFor('calls:write'),
           parameters: [idempotencyKey],
           requestBody: jsonBody('PhoneCallCreateRequest', {
@@ -743,7 +530,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'listPhoneCalls',
           summary: 'List calls',
           description:
-            "The calls of the key's team, newest first (`createdAt` descending, then `_id` descending), filtered by the query. Needs `calls:read`. Unknown parameters or bad values are 400.",
+            "The calls of the key's team, newest first (`createdAt` descending, then `_id` descending), filtered " +
+            'by the query. Needs `calls:read`. Unknown parameters or bad values are 400.',
           security: securityFor('calls:read'),
           parameters: phoneCallListParameters(),
           responses: { '200': ok('PhoneCallList'), ...errorRefs(V1_ERRORS) },
@@ -755,7 +543,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'createPhoneCallBatch',
           summary: 'Create calls in bulk',
           description:
-            'Creates 1 to 10,000 calls, all or nothing: if any element is invalid nothing is created and the 400 lists every problem prefixed by its index (`phoneCalls.3.toPhoneNumber ...`); an element of another team is 403. The answer lists the calls in request order. `callOrigin` is `batch`, or `file` when `fileId` or `fileName` is given. Needs `calls:write`.',
+            'Creates 1 to 10,000 calls, all or nothing: if any element is invalid nothing is created and the 400 ' +
+            'lists every problem prefixed by its index (`phoneCalls.3.toPhoneNumber ...`); an element of another ' +
+            'team is 403. The answer lists the calls in request order. `callOrigin` is `batch`, or `file` when ' +
+            '`fileId` or `fileName` is given. Needs `calls:write`.',
           security: securityFor('calls:write'),
           parameters: [idempotencyKey],
           requestBody: jsonBody('PhoneCallBatchRequest', {
@@ -794,7 +585,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'deletePhoneCall',
           summary: 'Delete a queued call',
           description:
-            'Only while the call is `queued`: stops its workflow and removes it, so it never rings and a later GET is 404. Answers the call as it was (status `queued`) and sends `phoneCall.deleted`. A call no longer queued (including one being dialled at that moment) is 400, `only queued calls can be deleted; status is <status>`. Needs `calls:write`.',
+            'Only while the call is `queued`: stops its workflow and removes it, so it never rings and a later ' +
+            'GET is 404. Answers the call as it was (status `queued`) and sends `phoneCall.deleted`. ' +
+            'A call no longer queued (including one being dialled at that moment) is 400, ' +
+            '`only queued calls can be deleted; status is <status>`. Needs `calls:write`.',
           security: securityFor('calls:write'),
           responses: { '200': ok('PhoneCallResponse', 'Deleted; the call as it was.'), ...errorRefs(V1_ERRORS) },
         },
@@ -806,7 +600,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'pausePhoneCallBatch',
           summary: 'Pause a batch',
           description:
-            "Pauses a batch. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls already dialling go on. A paused call past its `callDelayedUntil` is dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+            'Pauses a batch. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls ' +
+            'already dialling go on. A paused call past its `callDelayedUntil` is dialled only after resume. ' +
+            "Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
         },
@@ -818,7 +614,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'resumePhoneCallBatch',
           summary: 'Resume a batch',
           description:
-            "Resumes a batch. Its paused calls queue for a dial slot again, at the back of the queue (in creation order among themselves). Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+            'Resumes a batch. Its paused calls queue for a dial slot again, at the back of the queue (in ' +
+            'creation order among themselves). Answers counts. No body. Needs `calls:write`; a batch or file ' +
+            "with no call of the key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
         },
@@ -830,7 +628,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'cancelPhoneCallBatch',
           summary: 'Cancel a batch',
           description:
-            "Cancels a batch. Every call of it that has not begun dialling is deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 afterwards); calls already dialling or ended are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+            'Cancels a batch. Every call of it that has not begun dialling is deleted, ' +
+            'exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 ' +
+            'afterwards); calls already dialling or ended are left alone. Answers counts. No body. ' +
+            "Needs `calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
         },
@@ -842,7 +643,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'pausePhoneCallFile',
           summary: 'Pause every batch created with a fileId',
           description:
-            "Pauses every batch created with a `fileId`. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls already dialling go on. A paused call past its `callDelayedUntil` is dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+            'Pauses every batch created with a `fileId`. Its queued calls wait (status `queued`, status code ' +
+            '`paused`) until resumed; calls already dialling go on. A paused call past its `callDelayedUntil` is ' +
+            'dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no ' +
+            "call of the key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
         },
@@ -854,7 +658,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'resumePhoneCallFile',
           summary: 'Resume every batch created with a fileId',
           description:
-            "Resumes every batch created with a `fileId`. Its paused calls queue for a dial slot again, at the back of the queue (in creation order among themselves). Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+            'Resumes every batch created with a `fileId`. Its paused calls queue for a dial slot again, at the ' +
+            'back of the queue (in creation order among themselves). Answers counts. No body. Needs ' +
+            "`calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
         },
@@ -866,7 +672,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'cancelPhoneCallFile',
           summary: 'Cancel every batch created with a fileId',
           description:
-            "Cancels every batch created with a `fileId`. Every call of it that has not begun dialling is deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 afterwards); calls already dialling or ended are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+            'Cancels every batch created with a `fileId`. Every call of it that has not begun dialling is ' +
+            'deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and ' +
+            'reads 404 afterwards); calls already dialling or ended are left alone. Answers counts. No body. ' +
+            "Needs `calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
         },
@@ -877,7 +686,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'createWebhook',
           summary: 'Create a webhook',
           description:
-            "Registers an address notified of the team's call events. The answer (200) is the only one that shows the signing `secret`. Needs `webhooks:write`.",
+            "Registers an address notified of the team's call events. The answer (200) is the only one that " +
+            'shows the signing `secret`. Needs `webhooks:write`.',
           security: securityFor('webhooks:write'),
           requestBody: jsonBody('WebhookCreateRequest', {
             teamId: EXAMPLE_TEAM,
@@ -906,7 +716,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'updateWebhook',
           summary: 'Update a webhook',
           description:
-            'Changes any of `url`, `subscribedEvents`, `method`; the secret stays and is not shown. Needs `webhooks:write`.',
+            'Changes any of `url`, `subscribedEvents`, `method`; the secret stays and is not shown. Needs ' +
+            '`webhooks:write`.',
           security: securityFor('webhooks:write'),
           requestBody: jsonBody('WebhookUpdateRequest', { subscribedEvents: ['*'], method: 'GET' }),
           responses: { '200': ok('WebhookResponse'), ...errorRefs(V1_BODY_ERRORS) },
@@ -928,7 +739,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'listTranscripts',
           summary: 'List transcripts',
           description:
-            "Utterances of the team's calls in spoken order (`createdAt` ascending, then `_id` ascending); usually filtered by `phoneCallId`. A call's transcript is stored when it ends. Needs `transcripts:read`.",
+            "Utterances of the team's calls in spoken order (`createdAt` ascending, then `_id` ascending); " +
+            "usually filtered by `phoneCallId`. A call's transcript is stored when it ends. Needs " +
+            '`transcripts:read`.',
           security: securityFor('transcripts:read'),
           parameters: [
             {
@@ -1017,7 +830,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'receiveProviderCallback',
           summary: 'Provider status callback (for providers only)',
           description:
-            "Where telephony providers report the progress of a call. Not for API clients. No API key: the request must carry the provider's own signature (Twilio `X-Twilio-Signature`, Vonage a signed `Authorization: Bearer` JWT, Telnyx `telnyx-signature-ed25519` with `telnyx-timestamp`), verified with the credentials of the team owning the call.",
+            'Where telephony providers report the progress of a call. Not for API clients. No API key: the ' +
+            "request must carry the provider's own signature (Twilio `X-Twilio-Signature`, Vonage a signed " +
+            '`Authorization: Bearer` JWT, Telnyx `telnyx-signature-ed25519` with `telnyx-timestamp`), verified ' +
+            'with the credentials of the team owning the call.',
           'x-audience': 'telephony-providers',
           parameters: [
             { name: 'provider', in: 'path', required: true, schema: { type: 'string', enum: [...PROVIDERS] } },
@@ -1054,7 +870,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
         post: {
           summary: 'Event delivery to a POST webhook',
           description:
-            'Sent to a webhook whose `method` is POST, and to every `phoneCallWebhooks` entry of a call. `webhook-signature` signs the raw body. Answer with any 2xx within 15 s; 410 stops retries; anything else is retried.',
+            'Sent to a webhook whose `method` is POST, and to every `phoneCallWebhooks` entry of a call. ' +
+            '`webhook-signature` signs the raw body. Answer with any 2xx within 15 s; 410 stops retries; ' +
+            'anything else is retried.',
           security: [],
           parameters: [
             ref('parameters', 'webhook-id'),
@@ -1071,7 +889,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
         get: {
           summary: 'Event delivery to a GET webhook',
           description:
-            "Sent to a webhook whose `method` is GET: the event's main fields as query parameters, added to the webhook's URL. `webhook-signature` signs the query string exactly as sent, without the leading `?`.",
+            "Sent to a webhook whose `method` is GET: the event's main fields as query parameters, added to the " +
+            "webhook's URL. `webhook-signature` signs the query string exactly as sent, without the leading `?`.",
           security: [],
           parameters: [
             { name: 'type', in: 'query', required: true, description: 'Event name.', schema: schemaRef('EventName') },
@@ -1114,98 +933,17 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           type: 'apiKey',
           in: 'header',
           name: API_KEY_HEADER,
-          description: `An API key of the team. Scopes: ${SCOPES.map((s) => `\`${s}\``).join(', ')}; an operation lists the one it needs in its security requirement.`,
+          description:
+            `An API key of the team. Scopes: ${codeList(SCOPES)}; ` +
+            'an operation lists the one it needs in its security requirement.',
         },
       },
       schemas: {
-        Error: errorSchema,
-        CallStatus: {
-          type: 'string',
-          enum: [...CALL_STATUSES],
-          description: `Status of a call:\n${CALL_STATUSES.map((s) => `- \`${s}\`: ${STATUS_MEANINGS[s]}`).join('\n')}`,
-        },
-        TelephonyProvider: {
-          type: 'string',
-          enum: [...PROVIDERS],
-          description: 'Telephony provider that carries a call.',
-        },
-        EventName: {
-          type: 'string',
-          enum: EVENT_NAMES_OR_ALL,
-          description: 'A webhook event name, or `*` for every event.',
-        },
-        PromptVariableValue: exact({ key: text('Prompt variable name.'), value: text('Its value.') }, ['key', 'value']),
         PhoneCallCreateRequest: phoneCallCreateRequest(),
         PhoneCallBatchRequest: phoneCallBatchRequest(),
-        ...phoneCallSchemas(),
-        PhoneCallCreatedResponse: envelope(schemaRef('PhoneCallCreated')),
-        PhoneCallBatchResponse: exact(
-          {
-            data: { type: 'array', items: schemaRef('PhoneCallCreated'), description: 'The calls, in request order.' },
-            batchId: hexId(
-              'Id of this batch, for the batch controls (`POST /v1/phoneCalls/batch/{batchId}/pause`, `/resume`, `/cancel`).',
-            ),
-          },
-          ['data', 'batchId'],
-        ),
-        BatchControlResponse: envelope(batchControlSchema),
-        PhoneCallResponse: envelope(schemaRef('PhoneCall')),
-        PhoneCallList: page('PhoneCall'),
         WebhookCreateRequest: webhookCreateRequest(),
         WebhookUpdateRequest: webhookUpdateRequest(),
-        ...webhookSchemas(),
-        WebhookCreatedResponse: envelope(schemaRef('WebhookCreated')),
-        WebhookResponse: envelope(schemaRef('Webhook')),
-        Voice: voiceSchema,
-        VoiceList: envelope({ type: 'array', items: schemaRef('Voice') }),
-        Transcript: transcriptSchema,
-        TranscriptList: page('Transcript'),
-        WebhookEvent: {
-          description: 'The body of a POST delivery.',
-          oneOf: [
-            exact(
-              {
-                type: { type: 'string', enum: CALL_EVENT_NAMES.filter((e) => e.startsWith('phoneCall.')) },
-                timestamp: timestamp('When the event happened.'),
-                data: { ...schemaRef('PhoneCall'), description: 'The call in read form, as it is after the event.' },
-              },
-              ['type', 'timestamp', 'data'],
-              'A call event.',
-            ),
-            exact(
-              {
-                type: { type: 'string', const: 'transcript.created' },
-                timestamp: timestamp('When the call ended.'),
-                data: exact(
-                  {
-                    phoneCallId: hexId('The call.'),
-                    teamId: hexId('Its team.'),
-                    transcripts: {
-                      type: 'array',
-                      items: schemaRef('Transcript'),
-                      description: 'Every utterance, in spoken order.',
-                    },
-                  },
-                  ['phoneCallId', 'teamId', 'transcripts'],
-                ),
-              },
-              ['type', 'timestamp', 'data'],
-              "A call's transcript was stored.",
-            ),
-          ],
-        },
-        Health: exact({ status: { type: 'string', const: 'ok' } }, ['status']),
-        Readiness: exact(
-          {
-            status: { type: 'string', enum: ['ready', 'unavailable'] },
-            checks: {
-              type: 'object',
-              description: 'Each dependency (`mongodb`, `temporal`): `ok`, or `unreachable: <reason>`.',
-              additionalProperties: { type: 'string' },
-            },
-          },
-          ['status', 'checks'],
-        ),
+        ...responseComponents(),
       },
       responses: errorResponses(),
       parameters: {
@@ -1243,7 +981,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           in: 'header',
           required: false,
           description:
-            'Makes the create safe to retry: the same key with the same body within 24 h answers the first response again and creates nothing; with a different body, 400; while the first is still running, the retry waits up to 10 s for its answer, then gets 429. Keys are per team and per endpoint.',
+            'Makes the create safe to retry: the same key with the same body within 24 h answers the first ' +
+            'response again and creates nothing; with a different body, 400; while the first is still running, ' +
+            'the retry waits up to 10 s for its answer, then gets 429. Keys are per team and per endpoint.',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
         Limit: {

@@ -1,7 +1,9 @@
 // Pause, resume or cancel every queued call of a batch (by its id) or of a file (by `fileId`, across
 // the batches that gave it). Each call's workflow decides for itself (queued-call-control.ts), so a
 // call that has begun dialling goes on. Used by the API (routes/phone-call-batches.ts) and the CLI.
+import type { z } from 'zod';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
+import type { batchControlResultSchema } from '../schemas/responses';
 import type { QueuedCallControl } from './queued-call-control';
 import { mapBounded } from './run-bounded';
 
@@ -9,19 +11,8 @@ export const BATCH_ACTIONS = ['pause', 'resume', 'cancel'] as const;
 export type BatchAction = (typeof BATCH_ACTIONS)[number];
 export type BatchSelector = { batchId: string } | { fileId: string };
 
-export interface BatchControlResult {
-  action: BatchAction;
-  batchId?: string;
-  fileId?: string;
-  /** Calls of the batch (or file) found. */
-  calls: number;
-  /** Queued calls this request paused, resumed or cancelled. */
-  changed: number;
-  /** Queued calls already in the state asked for (already paused; not paused, for resume). */
-  unchanged: number;
-  /** Calls that had begun dialling or had ended: left as they are. */
-  notQueued: number;
-}
+/** The counts, as the API answers them (each field is described in the schema). */
+export type BatchControlResult = z.output<typeof batchControlResultSchema>;
 
 /** The counts, or null when the team has no call in that batch or file. */
 export async function controlBatch(

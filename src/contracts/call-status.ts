@@ -76,3 +76,40 @@ export const STATUS_CODES = {
   cancelledByOperator: 'cancelled-by-operator',
 } as const;
 export type StatusCode = (typeof STATUS_CODES)[keyof typeof STATUS_CODES];
+
+/** What each status means, for API clients (the OpenAPI document). */
+export const STATUS_MEANINGS: Record<CallStatus, string> = {
+  queued: 'created, waiting to be placed or scheduled for `callDelayedUntil`',
+  ringing: 'the provider is dialling',
+  inProgress: 'answered, the conversation is under way',
+  completed: 'terminal: the conversation ended; results and transcript are stored',
+  busy: 'terminal: the line was busy',
+  noAnswer: 'terminal: nobody answered',
+  failed: 'terminal: the provider refused or dropped the call, or it ran too long',
+  cancelled: 'terminal: an operator cancelled the call',
+};
+
+/** What each status code means, with the status it comes with, for API clients (the OpenAPI document). */
+export const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
+  [STATUS_CODES.queued]: '`queued`: waiting to be placed at once.',
+  [STATUS_CODES.scheduled]: '`queued`: waiting for `callDelayedUntil`.',
+  [STATUS_CODES.waitingForCallingWindow]:
+    "`queued`: due, waiting for the call template's calling hours to open in the callee's time zone.",
+  [STATUS_CODES.waitingForSlot]:
+    "`queued`: due, waiting for a dial slot (the team's live-call cap or its provider account's dials per second).",
+  [STATUS_CODES.paused]: "`queued`: the call's batch is paused.",
+  [STATUS_CODES.dialling]: '`ringing`: the provider accepted the dial.',
+  [STATUS_CODES.answered]: '`inProgress`: the call was answered.',
+  [STATUS_CODES.completed]: '`completed`: the conversation ended.',
+  [STATUS_CODES.busy]: '`busy`: the line was busy.',
+  [STATUS_CODES.noAnswer]: '`noAnswer`: nobody answered.',
+  [STATUS_CODES.providerError]:
+    '`failed`: the provider could not place the call, or the call dropped with a provider error.',
+  [STATUS_CODES.invalidNumber]: '`failed`: the provider refused the number.',
+  [STATUS_CODES.providerNotConfigured]:
+    "`failed`: the team's credentials for the call's provider were removed before the dial.",
+  [STATUS_CODES.maxDuration]: "`failed`: the call ran past the template's maximum duration.",
+  [STATUS_CODES.outsideCallingHours]:
+    "`failed`: the template's calling hours are never open in all of the callee's time zones at once.",
+  [STATUS_CODES.cancelledByOperator]: '`cancelled`: an operator cancelled the call (e.g. from the workflow UI).',
+};

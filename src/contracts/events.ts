@@ -15,6 +15,8 @@ export const CALL_EVENT_NAMES = [
 ] as const;
 export type CallEventName = (typeof CALL_EVENT_NAMES)[number];
 export const ALL_EVENTS = '*';
+/** What a webhook subscribes to: one event, or `*` for all. */
+export type SubscribedEvent = CallEventName | typeof ALL_EVENTS;
 
 export function statusEventName(status: CallStatus): CallEventName {
   return `phoneCall.${status}`;

@@ -1,16 +1,32 @@
-// The two answer forms of a PhoneCall (decisions.md): the create form and the read form.
-// Internal fields (providerCallId, dispatchBatchId, sealed secrets) never leave through here.
+// The two answer forms of a PhoneCall (decisions.md): the create form and the read form, typed by
+// their response schemas (src/schemas/responses.ts). Internal fields (providerCallId,
+// dispatchBatchId, sealed secrets) never leave through here.
+import type { z } from 'zod';
+import type { StatusCode } from '../contracts/call-status';
+import type { SubscribedEvent } from '../contracts/events';
+import type { phoneCallCreateViewSchema, phoneCallReadViewSchema } from '../schemas/responses';
 import type { PhoneCallDoc } from './models/phone-call';
+
+export type PhoneCallCreateView = z.output<typeof phoneCallCreateViewSchema>;
+export type PhoneCallReadView = z.output<typeof phoneCallReadViewSchema>;
 
 type Lean = PhoneCallDoc;
 
-const iso = (value: Date | null | undefined) => (value ? new Date(value).toISOString() : undefined);
+/** A view before `definedOnly`: every key written out, the optional ones possibly empty. */
+type Unpruned<T> = { [K in keyof Required<T>]: undefined extends T[K] ? T[K] | null : T[K] };
 
-function definedOnly<T extends Record<string, unknown>>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
+function iso(value: Date): string;
+function iso(value: Date | null | undefined): string | undefined;
+function iso(value: Date | null | undefined) {
+  return value ? new Date(value).toISOString() : undefined;
 }
 
-function common(doc: Lean) {
+/** Leaves out the keys without a value, as the answers do. */
+function definedOnly<T extends object>(value: Unpruned<T>): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null)) as T;
+}
+
+function common(doc: Lean): Unpruned<Pick<PhoneCallReadView, keyof PhoneCallCreateView>> {
   return {
     _id: doc._id.toHexString(),
     teamId: doc.teamId.toHexString(),
@@ -26,7 +42,11 @@ function common(doc: Lean) {
     record: doc.record,
     callDelayedUntil: iso(doc.callDelayedUntil),
     calleeTimeZone: doc.calleeTimeZone ?? undefined,
-    phoneCallWebhooks: doc.phoneCallWebhooks.map(({ url, subscribedEvent }) => ({ url, subscribedEvent })),
+    // Validated as an event name on create.
+    phoneCallWebhooks: doc.phoneCallWebhooks.map(({ url, subscribedEvent }) => ({
+      url,
+      subscribedEvent: subscribedEvent as SubscribedEvent,
+    })),
     fileId: doc.fileId ?? undefined,
     fileName: doc.fileName ?? undefined,
     createdAt: iso(doc.createdAt),
@@ -34,21 +54,22 @@ function common(doc: Lean) {
   };
 }
 
-export type PhoneCallCreateView = ReturnType<typeof toCreateView>;
-export function toCreateView(doc: Lean) {
-  return definedOnly(common(doc));
+export function toCreateView(doc: Lean): PhoneCallCreateView {
+  // Only a call just stored is shown in the create form, and a call is stored queued.
+  if (doc.status !== 'queued') throw new Error(`call ${doc._id.toHexString()} is ${doc.status}, not queued`);
+  return definedOnly<PhoneCallCreateView>({ ...common(doc), status: doc.status });
 }
 
-export type PhoneCallReadView = ReturnType<typeof toReadView>;
-export function toReadView(doc: Lean) {
-  return definedOnly({
+export function toReadView(doc: Lean): PhoneCallReadView {
+  return definedOnly<PhoneCallReadView>({
     ...common(doc),
     resultValues: doc.resultValues.map(({ columnName, value }) => ({ columnName, value: value ?? '' })),
     callTriggeredAt: iso(doc.callTriggeredAt),
     callStartedAt: iso(doc.callStartedAt),
     callEndedAt: iso(doc.callEndedAt),
+    // The call workflow writes a StatusCode; the record stores it as a plain string.
     statusExtraInfo: doc.statusExtraInfo
-      ? { statusCode: doc.statusExtraInfo.statusCode, dateTime: iso(doc.statusExtraInfo.dateTime) }
+      ? { statusCode: doc.statusExtraInfo.statusCode as StatusCode, dateTime: iso(doc.statusExtraInfo.dateTime) }
       : undefined,
     fixedMeetingTime: iso(doc.fixedMeetingTime),
     recordingUrl: doc.recordingUrl ?? undefined,

@@ -493,6 +493,40 @@ describe('phone calls', () => {
   });
 });
 
+describe('campaigns', () => {
+  it('pause, resume and cancel by batchId and by fileId: 200 with the counts, 400, 404', async () => {
+    const fileId = `campaign-${Date.now()}`;
+    const createBatch = async (extra: Json) => {
+      const phoneCalls = [callBody({ toPhoneNumber: '+14155550011' }), callBody({ toPhoneNumber: '+14155550012' })];
+      const created = await call('POST', '/v1/phoneCalls/batch', { body: { phoneCalls, ...extra } });
+      expect(created.status).toBe(201);
+      return created.body.batchId as string;
+    };
+    const batchId = await createBatch({});
+    await createBatch({ fileId });
+    const control = async (by: 'batch' | 'file', action: string, id: string) =>
+      call('POST', `/v1/phoneCalls/${by}/{${by}Id}/${action}`, { path: { [`${by}Id`]: id } });
+    const expectCounts = (res: ApiResponse, action: string, selector: Json) => {
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject({ action, ...selector, calls: 2 });
+      const { changed, unchanged, notQueued } = res.body.data as Record<string, number>;
+      expect(changed + unchanged + notQueued).toBe(2);
+    };
+
+    for (const action of ['pause', 'resume', 'cancel']) {
+      expectCounts(await control('batch', action, batchId), action, { batchId });
+      expectCounts(await control('file', action, fileId), action, { fileId });
+    }
+    // The cancels deleted the queued calls: neither selector finds a call any more.
+    expect((await control('batch', 'cancel', batchId)).status).toBe(404);
+    expect((await control('file', 'cancel', fileId)).status).toBe(404);
+    expect((await control('batch', 'pause', 'not-an-id')).status).toBe(400);
+    expect((await control('batch', 'resume', 'f'.repeat(24))).status).toBe(404);
+    expect((await control('file', 'pause', 'x'.repeat(201))).status).toBe(400);
+    expect((await control('file', 'resume', `${fileId}-unknown`)).status).toBe(404);
+  });
+});
+
 describe('webhooks', () => {
   it('create (200, with the secret), get and patch (200, without), and their errors', async () => {
     const body = {

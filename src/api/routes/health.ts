@@ -1,11 +1,13 @@
 // Outside /v1 and without a key: liveness and readiness.
 import Router from '@koa/router';
+import type { z } from 'zod';
+import type { healthSchema, readinessSchema } from '../../schemas/responses';
 import type { RequestState } from '../state';
 
 export function createHealthRouter(deps: { checks: Record<string, () => Promise<void>> }): Router {
   const router = new Router<RequestState>();
   router.get('/healthz', (ctx) => {
-    ctx.body = { status: 'ok' };
+    ctx.body = { status: 'ok' } satisfies z.output<typeof healthSchema>;
   });
   router.get('/readyz', async (ctx) => {
     const results = await Promise.all(
@@ -20,7 +22,10 @@ export function createHealthRouter(deps: { checks: Record<string, () => Promise<
     );
     const failing = results.filter(([, state]) => state !== 'ok');
     ctx.status = failing.length ? 503 : 200;
-    ctx.body = { status: failing.length ? 'unavailable' : 'ready', checks: Object.fromEntries(results) };
+    ctx.body = {
+      status: failing.length ? 'unavailable' : 'ready',
+      checks: Object.fromEntries(results),
+    } satisfies z.output<typeof readinessSchema>;
   });
   return router;
 }

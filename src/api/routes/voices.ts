@@ -1,10 +1,12 @@
 // Endpoint 9 and the voice samples it links to. Samples are synthesised once per process with the
 // same engine as recordings (espeak-ng when installed, else tones) and served without the key.
 import Router from '@koa/router';
+import type { z } from 'zod';
 import { synthesizeSpeechWav } from '../../audio';
 import { Voice } from '../../data/models/voice';
 import { requireScope } from '../auth';
 import { notFound } from '../errors';
+import type { voiceViewSchema } from '../../schemas/responses';
 import type { RequestState } from '../state';
 
 export function createVoicesRouter(deps: { publicBaseUrl: string }): Router {
@@ -12,7 +14,7 @@ export function createVoicesRouter(deps: { publicBaseUrl: string }): Router {
   router.get('/', requireScope('voices:read'), async (ctx) => {
     const voices = await Voice.find().sort({ id: 1 }).lean();
     ctx.body = {
-      data: voices.map((v) => ({
+      data: voices.map((v): z.output<typeof voiceViewSchema> => ({
         id: v.id,
         voiceSampleUrl: `${deps.publicBaseUrl}/voices/${v.id}/sample.wav`,
         voiceName: v.voiceName,

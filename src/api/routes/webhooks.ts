@@ -1,6 +1,8 @@
 // Endpoints 1-3: create, read and update a team's webhooks. The secret is generated here, stored
 // sealed, and shown only in the create answer.
 import Router from '@koa/router';
+import type { z } from 'zod';
+import type { SubscribedEvent } from '../../contracts/events';
 import { isObjectIdHex } from '../../contracts/ids';
 import type { SecretBox } from '../../crypto/secret-box';
 import { Webhook, type WebhookDoc } from '../../data/models/webhook';
@@ -8,16 +10,21 @@ import { generateWebhookSecret } from '../../webhooks/signing';
 import { webhookUrlProblem } from '../../webhooks/url-policy';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, notFound } from '../errors';
+import type { webhookCreatedViewSchema, webhookViewSchema } from '../../schemas/responses';
 import { webhookCreateSchema, webhookUpdateSchema } from '../../schemas/webhooks';
 import { parseOrThrow } from '../validation';
 import type { RequestState } from '../state';
 
-export function toWebhookView(doc: WebhookDoc) {
+export type WebhookView = z.output<typeof webhookViewSchema>;
+type WebhookCreatedView = z.output<typeof webhookCreatedViewSchema>;
+
+export function toWebhookView(doc: WebhookDoc): WebhookView {
   return {
     _id: doc._id.toHexString(),
     teamId: doc.teamId.toHexString(),
     url: doc.url,
-    subscribedEvents: [...doc.subscribedEvents],
+    // Validated as event names on create and update.
+    subscribedEvents: [...doc.subscribedEvents] as SubscribedEvent[],
     method: doc.method,
     createAt: (doc.createAt ?? new Date(0)).toISOString(),
     updatedAt: (doc.updatedAt ?? new Date(0)).toISOString(),
@@ -53,7 +60,7 @@ export function createWebhooksRouter(deps: { secretBox: SecretBox; allowPrivateU
       secretSealed: deps.secretBox.seal(secret),
     }).save();
     ctx.status = 200;
-    ctx.body = { data: { ...toWebhookView(created.toObject()), secret } };
+    ctx.body = { data: { ...toWebhookView(created.toObject()), secret } satisfies WebhookCreatedView };
   });
 
   router.get('/:id', requireScope('webhooks:read'), async (ctx) => {
