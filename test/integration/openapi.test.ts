@@ -392,35 +392,6 @@ describe('phone calls', () => {
     expect((await call('DELETE', '/v1/phoneCalls/{id}', { path: { id: scheduledId } })).status).toBe(404);
   });
 
-  it('batch and file controls: pause, resume and cancel with counts; 404 for an unknown batch or file', async () => {
-    const fileId = `file-${Date.now()}`;
-    const batch = await call('POST', '/v1/phoneCalls/batch', {
-      body: { fileId, phoneCalls: [callBody(), callBody()] },
-    });
-    expect(batch.status).toBe(201);
-    const batchId = batch.body.batchId as string;
-    // A second batch of the same file, so that the file still has a call after its first batch is cancelled.
-    expect((await call('POST', '/v1/phoneCalls/batch', { body: { fileId, phoneCalls: [callBody()] } })).status).toBe(
-      201,
-    );
-    for (const action of ['pause', 'resume', 'cancel']) {
-      const byBatch = await call('POST', `/v1/phoneCalls/batch/{batchId}/${action}`, { path: { batchId } });
-      expect(byBatch.status).toBe(200);
-      expect(byBatch.body.data).toMatchObject({ action, batchId, calls: 2 });
-      const byFile = await call('POST', `/v1/phoneCalls/file/{fileId}/${action}`, { path: { fileId } });
-      expect(byFile.status).toBe(200);
-      expect(byFile.body.data).toMatchObject({ action, fileId });
-      const unknownBatch = await call('POST', `/v1/phoneCalls/batch/{batchId}/${action}`, {
-        path: { batchId: '0123456789abcdef01234567' },
-      });
-      expect(unknownBatch.status).toBe(404);
-      const unknownFile = await call('POST', `/v1/phoneCalls/file/{fileId}/${action}`, {
-        path: { fileId: 'no-such-file' },
-      });
-      expect(unknownFile.status).toBe(404);
-    }
-  });
-
   it('calls that ran: read forms of every outcome, a 400 delete, transcripts and the recording', async () => {
     const outcomes: Record<string, string> = {
       '+14155552671': 'completed',
