@@ -389,10 +389,6 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   }
 
   /**
-   * Asks the provider to end the call. If it cannot (it no longer knows the call, or stays down
-   * through every retry), the call is still ended on our side: no call stays live forever.
-   */
-  /**
    * A provider's 429 is its account's dial rate, not a failure of the call: wait as long as it says
    * (a named timer, with a little jitter so refused calls do not return together) and dial again.
    * A 429 says the call was not placed, so the next dial needs no lookup first (a retried attempt
@@ -412,6 +408,10 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     }
   }
 
+  /**
+   * Asks the provider to end the call. If it cannot (it no longer knows the call, or stays down
+   * through every retry), the call is still ended on our side: no call stays live forever.
+   */
   async function hangUp(): Promise<void> {
     try {
       await hangUpCall({ callId: input.callId, providerCallId: state.providerCallId ?? undefined });
