@@ -364,6 +364,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           });
           continue;
         }
+        // A delete or pause may have arrived while the hours were checked: the loop's top handles both.
+        if (deleteRequested || paused) continue;
         if (slotGranted) return 'ready';
       }
       if (!input.paced) return 'ready';
@@ -381,7 +383,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         await condition(() => slotGranted || deleteRequested || paused, SLOT_REQUEST_REPEAT, {
           summary: 'waiting for a dial slot',
         });
-        if (!slotGranted) continue;
+        // A delete or pause that arrived with the grant wins: the call must not dial after either.
+        if (deleteRequested || paused || !slotGranted) continue;
         if (input.callingWindow) continue; // check the hours again with the slot in hand
       }
       return 'ready';
