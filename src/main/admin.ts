@@ -188,7 +188,7 @@ function formatHuman(result: object): string {
     .map(([key, value]) =>
       Array.isArray(value)
         ? `${key}:\n${value.map((v) => `  ${JSON.stringify(v)}`).join('\n')}`
-        : `${key}: ${String(value)}`,
+        : `${key}: ${value !== null && typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
     )
     .join('\n');
 }
