@@ -58,6 +58,24 @@ function callBody(team: SeededTeam, to: string, extra: Record<string, unknown> =
   };
 }
 
+/** A new team with these limits and one batch of `count` calls to `to`; its client and call ids. */
+async function pacedBatch(
+  name: string,
+  limits: { maxConcurrentCalls: string; dialsPerSecond: string },
+  count: number,
+  to: string,
+  extra: Record<string, unknown> = {},
+) {
+  const team = await stack.seedTeam(name);
+  await setTeamLimits({ team: team.teamId, ...limits });
+  const client = apiClient(stack.baseUrl, team.key);
+  const res = await client.post('/v1/phoneCalls/batch', {
+    phoneCalls: Array.from({ length: count }, () => callBody(team, to, extra)),
+  });
+  expect(res.status).toBe(201);
+  return { team, client, ids: (res.body.data as Call[]).map((c) => c._id) };
+}
+
 /** The most calls whose [dial, end] intervals overlap at one instant. */
 function maxOverlap(calls: Call[]): number {
   const edges = calls.flatMap((c) => [
@@ -161,15 +179,13 @@ describe('pacing through the API', () => {
 
 describe('dial rates measured at the provider', () => {
   it("never dials faster than the team's setting, as the emulator saw the dials arrive", async () => {
-    const team = await stack.seedTeam('Rate');
-    await setTeamLimits({ team: team.teamId, maxConcurrentCalls: '50', dialsPerSecond: 'twilio=2' });
-    const client = apiClient(stack.baseUrl, team.key);
     const number = '+14155591486'; // busy, and dialled by this test only
-    const res = await client.post('/v1/phoneCalls/batch', {
-      phoneCalls: Array.from({ length: 14 }, () => callBody(team, number)),
-    });
-    expect(res.status).toBe(201);
-    const ids = (res.body.data as Call[]).map((c) => c._id);
+    const { client, ids } = await pacedBatch(
+      'Rate',
+      { maxConcurrentCalls: '50', dialsPerSecond: 'twilio=2' },
+      14,
+      number,
+    );
     await teamCallsEnded(client, ids, 60_000, 'every call to end');
     const arrivals = stack.emulator
       .calls()
@@ -186,19 +202,18 @@ describe('dial rates measured at the provider', () => {
   }, 90_000);
 
   it("retries a provider's 429 after its Retry-After and never counts it as a failed call", async () => {
-    const team = await stack.seedTeam('Refused');
     // The team may dial faster than its Vonage account allows: the provider refuses the excess.
-    await setTeamLimits({ team: team.teamId, maxConcurrentCalls: '50', dialsPerSecond: 'vonage=20' });
     stack.emulator.setDialsPerSecond({ vonage: 2 });
     try {
       const refusedBefore = stack.emulator.rateLimited('vonage');
-      const client = apiClient(stack.baseUrl, team.key);
       const number = '+14155521486'; // busy, and dialled by this test only
-      const res = await client.post('/v1/phoneCalls/batch', {
-        phoneCalls: Array.from({ length: 10 }, () => callBody(team, number, { telephonyProvider: 'vonage' })),
-      });
-      expect(res.status).toBe(201);
-      const ids = (res.body.data as Call[]).map((c) => c._id);
+      const { client, ids } = await pacedBatch(
+        'Refused',
+        { maxConcurrentCalls: '50', dialsPerSecond: 'vonage=20' },
+        10,
+        number,
+        { telephonyProvider: 'vonage' },
+      );
       const done = await teamCallsEnded(client, ids, 90_000, 'every call to end');
       expect(done.map((c) => c.status)).toEqual(Array(10).fill('busy'));
       expect(stack.emulator.rateLimited('vonage') - refusedBefore).toBeGreaterThan(0);
@@ -212,14 +227,12 @@ describe('dial rates measured at the provider', () => {
 
 describe('pacing across a worker restart', () => {
   it('holds the cap while the worker is stopped mid-campaign and restarted, and leaks no slot', async () => {
-    const team = await stack.seedTeam('Restart');
-    await setTeamLimits({ team: team.teamId, maxConcurrentCalls: '3', dialsPerSecond: 'twilio=20' });
-    const client = apiClient(stack.baseUrl, team.key);
-    const res = await client.post('/v1/phoneCalls/batch', {
-      phoneCalls: Array.from({ length: 40 }, () => callBody(team, '+14155571486')),
-    });
-    expect(res.status).toBe(201);
-    const ids = (res.body.data as Call[]).map((c) => c._id);
+    const { team, client, ids } = await pacedBatch(
+      'Restart',
+      { maxConcurrentCalls: '3', dialsPerSecond: 'twilio=20' },
+      40,
+      '+14155571486',
+    );
     await eventually(
       async () => ((await teamCalls(client, ids)).filter((c) => c.callTriggeredAt).length >= 6 ? true : undefined),
       60_000,
