@@ -1,5 +1,6 @@
 // After an answered call ends: copy its recording, store its transcript (one record per utterance,
-// in spoken order) and fill the conversation's results. Idempotent: a retry rewrites the same data.
+// in spoken order) and fill the conversation's results; a callee who asked not to be called again
+// goes on the team's do-not-call list. Idempotent: a retry rewrites the same data.
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURES } from '../src/contracts/failures';
 import type { ProviderName } from '../src/contracts/providers';
@@ -20,7 +21,8 @@ export function createCaptureActivities({
   calls,
   templates,
   conversations,
-}: Pick<ActivityDeps, 'config' | 'providers' | 'calls' | 'templates' | 'conversations'>) {
+  doNotCall,
+}: Pick<ActivityDeps, 'config' | 'providers' | 'calls' | 'templates' | 'conversations' | 'doNotCall'>) {
   return {
     async captureCallOutputs(input: CaptureInput): Promise<{ transcriptEvent: Record<string, unknown> | null }> {
       const call = await calls.findById(input.callId);
@@ -65,6 +67,13 @@ export function createCaptureActivities({
           callDurationSeconds: (Date.parse(input.endedAt) - answeredMs) / 1000,
         },
       );
+      if (results.optedOut) {
+        await doNotCall.add(
+          call.teamId.toHexString(),
+          [{ phoneNumber: call.toPhoneNumber, reason: 'the callee asked not to be called again' }],
+          { source: 'callee', callId: input.callId },
+        );
+      }
       await calls.saveResults(call._id, {
         resultValues: results.resultValues,
         customTagsHitOnCall: results.customTagsHitOnCall,

@@ -4,6 +4,7 @@ import type { PacingLimits } from '../src/contracts/pacing';
 import type { SecretBox } from '../src/crypto/secret-box';
 import type { CallStore } from '../src/data/call-store';
 import type { ConversationStore } from '../src/data/conversation-store';
+import type { DoNotCallStore } from '../src/data/do-not-call-store';
 import type { PacingStore } from '../src/data/pacing-store';
 import type { TemplateStore } from '../src/data/template-store';
 import type { WebhookStore } from '../src/data/webhook-store';
@@ -25,6 +26,7 @@ export interface ActivityDeps {
   conversations: ConversationStore;
   webhooks: WebhookStore;
   pacing: PacingStore;
+  doNotCall: DoNotCallStore;
   /** The service's pacing defaults (a team's own settings override them). */
   pacingDefaults: PacingLimits;
   /** For the pacer: signal-with-start and describing call workflows. */

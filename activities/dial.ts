@@ -1,5 +1,6 @@
 // Dialling and hanging up through the call's provider. A retried dial asks the provider first
-// whether the call was already placed, so a person is never rung twice for one call.
+// whether the call was already placed, so a person is never rung twice for one call; a number on
+// the team's do-not-call list is never rung at all.
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { fillPrompt } from '../src/data/models/call-template';
@@ -16,7 +17,8 @@ export function createDialActivities({
   logger,
   calls,
   templates,
-}: Pick<ActivityDeps, 'config' | 'providers' | 'logger' | 'calls' | 'templates'>) {
+  doNotCall,
+}: Pick<ActivityDeps, 'config' | 'providers' | 'logger' | 'calls' | 'templates' | 'doNotCall'>) {
   /** Credentials removed after create cannot come back by retrying: the call ends at once. */
   async function providerFor(...args: Parameters<typeof providers>) {
     try {
@@ -68,6 +70,14 @@ export function createDialActivities({
           await calls.setProviderCallId(callId, earlier.providerCallId);
           return earlier;
         }
+      }
+      // Checked right before every dial (create checked too): a number listed since is never rung.
+      if ((await doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber])).size > 0) {
+        throw ApplicationFailure.create({
+          type: FAILURES.doNotCall,
+          message: `${call.toPhoneNumber} is on the team's do-not-call list`,
+          nonRetryable: true,
+        });
       }
       try {
         const placed = await provider.placeCall(request);

@@ -81,6 +81,9 @@ async function api<T>(tenant: Tenant, method: string, route: string, body?: unkn
 }
 
 /** A TOML value: strings as JSON strings (valid TOML basic strings), arrays, inline tables. */
+/** The one number the fuzzer lists and unlists. */
+const DNC_NUMBER = '+14155550199';
+
 function toml(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(toml).join(', ')}]`;
   if (value !== null && typeof value === 'object') {
@@ -131,6 +134,11 @@ async function writeConfig(tenant: Tenant, dir: string): Promise<string> {
     // to an event the fuzzed calls (scheduled months ahead) never reach.
     `"body.subscribedEvents" = ${toml(['phoneCall.completed'])}`,
     `"query.toPhoneNumber" = ${toml(call.toPhoneNumber)}`,
+    // Phone numbers must be numbers that can exist, which no pattern can say: the do-not-call list gets
+    // one, never the number the fuzzed calls go to (a listed number is refused on create).
+    `"path.phoneNumber" = ${toml(DNC_NUMBER)}`,
+    `"query.phoneNumber" = ${toml(DNC_NUMBER)}`,
+    `"body.entries" = ${toml([{ phoneNumber: DNC_NUMBER, reason: 'schemathesis' }])}`,
   ];
   for (const [field, value] of Object.entries(call)) lines.push(`${toml(`body.${field}`)} = ${toml(value)}`);
   // A batch's elements are the single create's body, fuzzed there; here one element, so that the

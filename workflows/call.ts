@@ -59,6 +59,7 @@ const { dialCall } = proxyActivities<Activities>({
       FAILURES.callRecordMissing,
       FAILURES.providerNotConfigured,
       FAILURES.providerRateLimited,
+      FAILURES.doNotCall,
     ],
   },
 });
@@ -499,6 +500,7 @@ function rejectionCode(err: unknown): StatusCode {
   const cause = (err as { cause?: unknown }).cause;
   if (cause instanceof ApplicationFailure && cause.type === FAILURES.providerNotConfigured)
     return STATUS_CODES.providerNotConfigured;
+  if (cause instanceof ApplicationFailure && cause.type === FAILURES.doNotCall) return STATUS_CODES.doNotCall;
   if (cause instanceof ApplicationFailure && cause.type === FAILURES.providerRejected) {
     const code = cause.details?.[0];
     return code === STATUS_CODES.invalidNumber ? STATUS_CODES.invalidNumber : STATUS_CODES.providerError;

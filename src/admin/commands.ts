@@ -30,7 +30,7 @@ function teamObjectId(teamId: string): Types.ObjectId {
   return new Types.ObjectId(teamId);
 }
 
-async function requireTeam(teamId: string) {
+export async function requireTeam(teamId: string) {
   const team = await Team.findById(teamObjectId(teamId)).lean();
   if (!team) throw new CommandError(`no team with id ${teamId}`);
   return team;
@@ -42,7 +42,7 @@ function requireProvider(value: string | undefined): ProviderName {
   return value as ProviderName;
 }
 
-function requireE164(value: string | undefined, flag: string): string {
+export function requireE164(value: string | undefined, flag: string): string {
   const parsed = value ? parsePhoneNumberFromString(value) : undefined;
   if (!parsed?.isValid()) throw new CommandError(`${flag} must be a valid E.164 phone number`);
   return parsed.number;

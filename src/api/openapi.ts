@@ -20,6 +20,7 @@ import {
 } from '../schemas/phone-calls';
 import { eventNameSchema, responseRegistry } from '../schemas/responses';
 import { webhookCreateSchema, webhookUpdateSchema } from '../schemas/webhooks';
+import { doNotCallAddSchema, doNotCallListQuerySchema, MAX_DNC_ADD } from '../schemas/do-not-call';
 
 export type JsonSchema = { [keyword: string]: unknown };
 export type OpenApiDocument = { openapi: '3.1.0'; [field: string]: unknown };
@@ -235,9 +236,11 @@ function webhookUpdateRequest(): JsonSchema {
   });
 }
 
-/** The list query, one parameter per field of the zod schema that validates it. */
+type ParameterDocs = Record<string, { description: string; schema?: JsonSchema }>;
+
+/** The phone call list's query parameters. */
 function phoneCallListParameters(): JsonSchema[] {
-  const docs: Record<string, { description: string; schema?: JsonSchema }> = {
+  return queryParameters('the phone call list', phoneCallListQuerySchema, {
     callTemplateId: { description: 'Only calls made with this call template.' },
     phoneNumberId: { description: 'Only calls made from this phone number of the team.' },
     createdAfter: {
@@ -255,20 +258,48 @@ function phoneCallListParameters(): JsonSchema[] {
     },
     fileId: { description: 'Only calls of a batch triggered from this file.' },
     limit: { description: 'Page size, 1 to 1000.' },
-    cursor: {
-      description: 'The `nextCursor` of the previous page; leave out for the first page.',
-      schema: CURSOR_SCHEMA,
+    cursor: PAGE_CURSOR_DOCS,
+  });
+}
+
+/** The do-not-call list's query parameters. */
+function doNotCallListParameters(): JsonSchema[] {
+  return queryParameters('the do-not-call list', doNotCallListQuerySchema, {
+    phoneNumber: {
+      description: 'Only the entry of this number (normalised like on create). Encode the leading `+` as `%2B`.',
     },
-  };
-  const query = fromZod(phoneCallListQuerySchema);
+    limit: { description: 'Page size, 1 to 1000.' },
+    cursor: PAGE_CURSOR_DOCS,
+  });
+}
+
+function doNotCallAddRequest(): JsonSchema {
+  return annotate(fromZod(doNotCallAddSchema), {
+    '': { description: "Numbers to put on the team's do-not-call list." },
+    teamId: { description: 'Team whose list it is; must be the team of the API key (else 403).' },
+    entries: {
+      description: `1 to ${MAX_DNC_ADD.toLocaleString('en-US')} numbers; a number given twice is listed once.`,
+    },
+    'entries[].reason': { description: 'Why the number is listed (who asked, where); shown on the entry.' },
+  });
+}
+
+const PAGE_CURSOR_DOCS = {
+  description: 'The `nextCursor` of the previous page; leave out for the first page.',
+  schema: CURSOR_SCHEMA,
+};
+
+/** One query parameter per field of the zod schema that validates the query; each must be documented. */
+function queryParameters(what: string, schema: z.ZodType, docs: ParameterDocs): JsonSchema[] {
+  const query = fromZod(schema);
   const properties = query.properties as Record<string, JsonSchema>;
   const required = new Set((query.required as string[] | undefined) ?? []);
   for (const name of Object.keys(docs)) {
-    if (!(name in properties)) throw new Error(`OpenAPI: the list query has no ${name}`);
+    if (!(name in properties)) throw new Error(`OpenAPI: the query of ${what} has no ${name}`);
   }
   return Object.entries(properties).map(([name, schema]) => {
     const doc = docs[name];
-    if (!doc) throw new Error(`OpenAPI: the list query parameter ${name} is not documented`);
+    if (!doc) throw new Error(`OpenAPI: the query parameter ${name} of ${what} is not documented`);
     return {
       name,
       in: 'query',
@@ -490,6 +521,14 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           "their template's calling hours in the callee's time zone; a call waiting for either stays `queued` " +
           'with status code `waiting-for-slot` or `waiting-for-calling-window`.',
       },
+      {
+        name: 'Do-not-call list',
+        description:
+          'Numbers a team must never call. A listed number is refused on create (400 naming `toPhoneNumber`) ' +
+          'and checked again right before every dial: a call whose number was listed after create ends ' +
+          '`failed` with status code `do-not-call`, never rung. A callee who asks on a call not to be called ' +
+          "again is listed automatically (source `callee`) and the call's `customTagsHitOnCall` gains `optOut`.",
+      },
       { name: 'Webhooks', description: "A team's event notifications." },
       { name: 'Voices', description: 'The catalogue of synthetic voices.' },
       { name: 'Transcripts', description: 'What was said on calls, one record per utterance.' },
@@ -511,7 +550,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           description:
             'Queues one call, at once or for `callDelayedUntil`. Needs `calls:write`. 400 for invalid fields, an ' +
             'unknown or foreign `callTemplateId`/`phoneNumberId`, missing required or unknown prompt variables, ' +
-            'or an `Idempotency-Key` reused with another body.',
+            "a `toPhoneNumber` on the team's do-not-call list, or an `Idempotency-Key` reused with another body.",
           security: securityFor('calls:write'),
           parameters: [idempotencyKey],
           requestBody: jsonBody('PhoneCallCreateRequest', {
@@ -678,6 +717,49 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             "Needs `calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/doNotCall': {
+        get: {
+          tags: ['Do-not-call list'],
+          operationId: 'listDoNotCall',
+          summary: 'List the do-not-call list',
+          description:
+            "The numbers on the key's team's list, newest first (`createdAt` descending, then `_id` descending). " +
+            'Needs `dnc:read`.',
+          security: securityFor('dnc:read'),
+          parameters: doNotCallListParameters(),
+          responses: { '200': ok('DoNotCallList'), ...errorRefs(V1_ERRORS) },
+        },
+        post: {
+          tags: ['Do-not-call list'],
+          operationId: 'addToDoNotCall',
+          summary: 'Add numbers to the do-not-call list',
+          description:
+            'Lists one or many numbers. A number already listed keeps its first entry (who, why, when) and is ' +
+            'answered with it; `added` counts the new ones, so a retry is harmless. Queued calls to a listed ' +
+            'number are not dialled. 400 for an invalid number (each problem names its element). Needs ' +
+            '`dnc:write`.',
+          security: securityFor('dnc:write'),
+          requestBody: jsonBody('DoNotCallAddRequest', {
+            teamId: EXAMPLE_TEAM,
+            entries: [{ phoneNumber: '+14155550123', reason: 'asked by e-mail on 2026-11-20' }],
+          }),
+          responses: { '200': ok('DoNotCallAddResponse'), ...errorRefs(V1_BODY_ERRORS) },
+        },
+      },
+      '/v1/doNotCall/{phoneNumber}': {
+        parameters: [ref('parameters', 'DoNotCallNumber')],
+        delete: {
+          tags: ['Do-not-call list'],
+          operationId: 'removeFromDoNotCall',
+          summary: 'Remove a number from the do-not-call list',
+          description:
+            'The number may be called again (new calls only: a call that already failed with `do-not-call` ' +
+            'stays failed). Answers the removed entry; a number not on the list is 404, one that is not a ' +
+            'valid phone number is 400. Needs `dnc:write`.',
+          security: securityFor('dnc:write'),
+          responses: { '200': ok('DoNotCallEntryResponse', 'Removed; the entry as it was.'), ...errorRefs(V1_ERRORS) },
         },
       },
       '/v1/webhooks': {
@@ -943,6 +1025,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
         PhoneCallBatchRequest: phoneCallBatchRequest(),
         WebhookCreateRequest: webhookCreateRequest(),
         WebhookUpdateRequest: webhookUpdateRequest(),
+        DoNotCallAddRequest: doNotCallAddRequest(),
         ...responseComponents(),
       },
       responses: errorResponses(),
@@ -953,6 +1036,15 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           required: true,
           description: 'The `batchId` of a batch create answer (24 hex characters; anything else is 400).',
           schema: { type: 'string', pattern: `^${OBJECT_ID_HEX_ANY_CASE}$` },
+        },
+        DoNotCallNumber: {
+          name: 'phoneNumber',
+          in: 'path',
+          required: true,
+          description:
+            'The listed number, in E.164 (`+14155550123`, the `+` may be sent as is or as `%2B`); it is ' +
+            'normalised like on create, so spaces and dashes (URL-encoded) are tolerated.',
+          schema: { type: 'string', pattern: PHONE_INPUT_PATTERN },
         },
         FileId: {
           name: 'fileId',

@@ -1,6 +1,6 @@
 // Turns validated create requests into PhoneCall documents: checks what needs the database
-// (template, phone number, prompt variables), picks defaults (provider, from-number) and collects
-// every problem, prefixed per batch element, before anything is written.
+// (template, phone number, prompt variables, the do-not-call list), picks defaults (provider,
+// from-number) and collects every problem, prefixed per batch element, before anything is written.
 import { Types } from 'mongoose';
 import { checkCallingWindow, type CallingWindow } from '../calling-hours/calling-window';
 import { timeZonesOfNumber } from '../calling-hours/callee-time-zones';
@@ -8,6 +8,7 @@ import type { PhoneCallCreateInput } from '../schemas/phone-calls';
 import type { ProviderName } from '../contracts/providers';
 import type { SecretBox } from '../crypto/secret-box';
 import { CallTemplate, type CallTemplateDoc } from '../data/models/call-template';
+import { listedAmong } from '../data/do-not-call-store';
 import type { CallOrigin } from '../data/models/phone-call';
 import { PhoneNumber, type PhoneNumberDoc } from '../data/models/phone-number';
 import { Team, type TeamDoc } from '../data/models/team';
@@ -61,9 +62,13 @@ export async function prepareCalls(
   if (!team) return { calls: [], problems: ['teamId does not name an existing team'] };
   const templateIds = [...new Set(inputs.map(({ input }) => input.callTemplateId))];
   const numberIds = [...new Set(inputs.flatMap(({ input }) => (input.phoneNumberId ? [input.phoneNumberId] : [])))];
-  const [templates, numbers] = await Promise.all([
+  const [templates, numbers, doNotCall] = await Promise.all([
     CallTemplate.find({ _id: { $in: templateIds }, teamId: team._id }).lean(),
     numberIds.length ? PhoneNumber.find({ _id: { $in: numberIds }, teamId: team._id }).lean() : Promise.resolve([]),
+    listedAmong(
+      options.teamId,
+      inputs.map(({ input }) => input.toPhoneNumber),
+    ),
   ]);
   const templateById = new Map(templates.map((t) => [t._id.toHexString(), t]));
   const numberById = new Map(numbers.map((n) => [n._id.toHexString(), n]));
@@ -77,6 +82,8 @@ export async function prepareCalls(
   for (const { input, prefix } of inputs) {
     const field = (name: string) => (prefix ? `${prefix}.${name}` : name);
     const found: string[] = [];
+    if (doNotCall.has(input.toPhoneNumber))
+      found.push(`${field('toPhoneNumber')} ${input.toPhoneNumber} is on the team's do-not-call list`);
     const template = templateById.get(input.callTemplateId);
     if (!template) found.push(`${field('callTemplateId')} does not name a call template of this team`);
     const number = input.phoneNumberId ? numberById.get(input.phoneNumberId) : undefined;

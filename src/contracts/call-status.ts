@@ -74,6 +74,8 @@ export const STATUS_CODES = {
   /** The calling hours can never be open in all of the callee's zones at once (a safety net: create refuses these). */
   outsideCallingHours: 'outside-calling-hours',
   cancelledByOperator: 'cancelled-by-operator',
+  /** The number went on the team's do-not-call list after the call was created: never dialled. */
+  doNotCall: 'do-not-call',
 } as const;
 export type StatusCode = (typeof STATUS_CODES)[keyof typeof STATUS_CODES];
 
@@ -112,4 +114,6 @@ export const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
   [STATUS_CODES.outsideCallingHours]:
     "`failed`: the template's calling hours are never open in all of the callee's time zones at once.",
   [STATUS_CODES.cancelledByOperator]: '`cancelled`: an operator cancelled the call (e.g. from the workflow UI).',
+  [STATUS_CODES.doNotCall]:
+    "`failed`: the number was put on the team's do-not-call list after the call was created; it was never dialled.",
 };

@@ -11,5 +11,7 @@ export const FAILURES = {
   providerNotConfigured: 'PROVIDER_NOT_CONFIGURED',
   /** The provider refused the dial for its account's rate limit (HTTP 429); details[0] is the wait in ms. */
   providerRateLimited: 'PROVIDER_RATE_LIMITED',
+  /** The number is on the team's do-not-call list (listed after the call was created): never dialled. */
+  doNotCall: 'DO_NOT_CALL',
 } as const;
 export type FailureType = (typeof FAILURES)[keyof typeof FAILURES];

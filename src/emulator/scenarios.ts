@@ -22,6 +22,8 @@ export function outcomeFor(number: string): Outcome {
 
 export interface Scenario {
   id: string;
+  /** Reached by numbers ending in these four digits only; the others are reached by number hash. */
+  lastFour?: string;
   /** Each turn: what the human says, then how the agent answers it. */
   turns: readonly (readonly [human: string, agent: string])[];
 }
@@ -67,10 +69,7 @@ export const SCENARIOS: readonly Scenario[] = [
     id: 'not-interested',
     turns: [
       ["Sorry, I'm not interested.", 'I understand. Is there perhaps a better time to reach you in the future?'],
-      [
-        "No, really, I'm not interested. Please don't call again.",
-        "Of course. I'm sorry to have bothered you. Have a good day.",
-      ],
+      ["No, really, I'm not interested. Thanks anyway.", "Of course. I'm sorry to have bothered you. Have a good day."],
     ],
   },
   {
@@ -87,7 +86,25 @@ export const SCENARIOS: readonly Scenario[] = [
       ["Yes, that's fine. Send me an email and I'll have a look.", "I'll send it right away. Thank you, goodbye."],
     ],
   },
+  {
+    // Numbers ending in 7867 ("STOP" on a keypad): the callee asks to go on the do-not-call list.
+    id: 'opt-out',
+    lastFour: '7867',
+    turns: [
+      [
+        'Who is this? How did you get my number?',
+        "I'm calling on behalf of the team that sent you our last offer. Do you have a minute?",
+      ],
+      [
+        "No. I've had three of these calls this week. Take me off your list and stop calling me.",
+        "I'm sorry for the trouble. I've noted that, and you won't be called again. Goodbye.",
+      ],
+    ],
+  },
 ];
+
+/** The scenarios picked by number hash: every one without digits of its own. */
+const HASHED_SCENARIOS = SCENARIOS.filter((s) => s.lastFour === undefined);
 
 /** FNV-1a over the number's digits: stable across runs and machines. */
 export function numberHash(number: string): number {
@@ -100,7 +117,10 @@ export function numberHash(number: string): number {
 }
 
 export function scenarioFor(number: string): Scenario {
-  return SCENARIOS[numberHash(number) % SCENARIOS.length];
+  const lastFour = digitsOf(number).slice(-4);
+  return (
+    SCENARIOS.find((s) => s.lastFour === lastFour) ?? HASHED_SCENARIOS[numberHash(number) % HASHED_SCENARIOS.length]!
+  );
 }
 
 /**

@@ -21,6 +21,7 @@ import { connectMongo } from '../data/connection';
 import { loadConfigWithLocalStack } from '../local/stack-settings';
 import { provisionEmulatorAccounts } from '../admin/emulator-accounts';
 import { isBatchAction, runBatchCommand } from '../admin/batch-commands';
+import { isDncVerb, runDncCommand } from '../admin/do-not-call-commands';
 
 const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   team create --name NAME [--provider twilio|vonage|telnyx]
@@ -37,7 +38,11 @@ const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   template list --team TEAM_ID
   phone-number create --team TEAM_ID --number E164 --provider P
   phone-number list --team TEAM_ID
-  batch pause|resume|cancel --team TEAM_ID (--batch-id BATCH_ID | --file-id FILE_ID)`;
+  batch pause|resume|cancel --team TEAM_ID (--batch-id BATCH_ID | --file-id FILE_ID)
+  dnc import --team TEAM_ID --file FILE.csv [--reason TEXT] [--default-country US]
+  dnc add --team TEAM_ID --number E164 [--reason TEXT]
+  dnc remove --team TEAM_ID --number E164
+  dnc list --team TEAM_ID [--limit N]`;
 
 const options = {
   json: { type: 'boolean' },
@@ -65,6 +70,10 @@ const options = {
   'skip-date': { type: 'string', multiple: true },
   'batch-id': { type: 'string' },
   'file-id': { type: 'string' },
+  file: { type: 'string' },
+  reason: { type: 'string' },
+  'default-country': { type: 'string' },
+  limit: { type: 'string' },
 } as const;
 
 const note = (line: string) => process.stderr.write(`${line}\n`);
@@ -88,6 +97,16 @@ async function run(argv: string[]): Promise<object> {
         { action: verb, team: need(values.team, '--team'), batchId: values['batch-id'], fileId: values['file-id'] },
         config,
       );
+    }
+    if (noun === 'dnc' && isDncVerb(verb)) {
+      return await runDncCommand(verb, {
+        team: need(values.team, '--team'),
+        file: values.file,
+        number: values.number,
+        reason: values.reason,
+        defaultCountry: values['default-country'],
+        limit: values.limit,
+      });
     }
     switch (command) {
       case 'team create': {

@@ -21,6 +21,8 @@ import { createTelephonyCallbackRouter } from '../api/routes/provider-callbacks'
 import { createTeamProviderResolver } from '../telephony/team-providers';
 import { connectTemporalClient, pingTemporal } from '../temporal/connection';
 import { createTranscriptsRouter } from '../api/routes/transcripts';
+import { createDoNotCallRouter } from '../api/routes/do-not-call';
+import { createDoNotCallStore } from '../data/do-not-call-store';
 import { createVoiceSamplesRouter, createVoicesRouter } from '../api/routes/voices';
 import { createWebhooksRouter } from '../api/routes/webhooks';
 import { syncVoiceCatalogue } from '../voices/sync';
@@ -75,6 +77,7 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
       createPhoneCallBatchesRouter({ control, concurrency: config.BATCH_START_CONCURRENCY }),
       createWebhooksRouter({ secretBox, allowPrivateUrls: config.ALLOW_PRIVATE_WEBHOOK_URLS }),
       createTranscriptsRouter(),
+      createDoNotCallRouter({ list: createDoNotCallStore() }),
       createVoicesRouter({ publicBaseUrl: config.PUBLIC_BASE_URL }),
     ],
   });

@@ -36,6 +36,17 @@ export const e164 = z.string({ error: 'must be a string' }).transform((value, ct
   return parsed.number;
 });
 
+/** A list's page size (`limit`): 1-1000, default 100. */
+export const pageLimit = z.coerce
+  .number({ error: 'must be a number' })
+  .int('must be an integer')
+  .min(1, 'must be between 1 and 1000')
+  .max(1000, 'must be between 1 and 1000')
+  .default(100);
+
+/** A list's `cursor`: opaque, as a previous page's `nextCursor` gave it (src/api/pagination.ts reads it). */
+export const pageCursor = z.string().min(1, 'must not be empty').max(200).optional();
+
 export const httpUrl = text()
   .max(2048, 'must be at most 2048 characters')
   .refine((value) => {

@@ -5,7 +5,7 @@ import { parseStatusFilter } from '../contracts/call-status';
 import { PROVIDERS } from '../contracts/providers';
 import { webhookSecretProblem } from '../webhooks/signing';
 import { isTimeZone } from '../calling-hours/calling-window';
-import { e164, httpUrl, isoDateTime, objectId, text, visibleText } from './common';
+import { e164, httpUrl, isoDateTime, objectId, pageCursor, pageLimit, text, visibleText } from './common';
 
 const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 60 * 60 * 1000;
 export const MAX_BATCH = 10_000;
@@ -97,12 +97,7 @@ export const phoneCallListQuerySchema = z.strictObject({
     })
     .optional(),
   fileId: text().min(1, 'must not be empty').max(200).optional(),
-  limit: z.coerce
-    .number({ error: 'must be a number' })
-    .int('must be an integer')
-    .min(1, 'must be between 1 and 1000')
-    .max(1000, 'must be between 1 and 1000')
-    .default(100),
-  cursor: z.string().min(1, 'must not be empty').max(200).optional(),
+  limit: pageLimit,
+  cursor: pageCursor,
 });
 export type PhoneCallListQuery = z.output<typeof phoneCallListQuerySchema>;

@@ -7,6 +7,7 @@ import { CALL_STATUSES, STATUS_CODE_MEANINGS, STATUS_CODES, STATUS_MEANINGS } fr
 import { ALL_EVENTS, CALL_EVENT_NAMES } from '../contracts/events';
 import { OBJECT_ID_HEX } from '../contracts/ids';
 import { PROVIDERS } from '../contracts/providers';
+import { DNC_SOURCES } from '../data/models/do-not-call-entry';
 import { CALL_ORIGINS } from '../data/models/phone-call';
 
 /**
@@ -257,6 +258,40 @@ export const transcriptViewSchema = component(
   'One utterance of a call.',
 );
 component('TranscriptList', page(transcriptViewSchema));
+
+// ---------------------------------------------------------------------------------------------
+// Do-not-call list
+
+export const doNotCallEntryViewSchema = component(
+  'DoNotCallEntry',
+  z.strictObject({
+    _id: hexId('Unique ID of the entry.'),
+    teamId: hexId('Team whose list it is on.'),
+    phoneNumber: e164('The number never to be called, in E.164.'),
+    reason: text('Why it was listed, as given (empty when none was).'),
+    source: described(
+      z.enum(DNC_SOURCES),
+      'Who listed it: `api` (an API key, `keyId`), `cli` (an operator) or `callee` (the person asked on call ' +
+        '`callId` not to be called again).',
+    ),
+    keyId: hexId('The API key that listed it (source `api`), else `null`.').nullable(),
+    callId: hexId('The call on which the callee asked (source `callee`), else `null`.').nullable(),
+    createdAt: timestamp('When it was listed.'),
+  }),
+  "A number on the team's do-not-call list: never dialled, and refused on create.",
+);
+export const doNotCallAddResultSchema = component(
+  'DoNotCallAddResponse',
+  z.strictObject({
+    data: described(
+      z.array(doNotCallEntryViewSchema),
+      "Each number's entry, in request order, duplicates once: new, or the one it already had.",
+    ),
+    added: count(0, 'How many numbers were not listed before this request.'),
+  }),
+);
+component('DoNotCallEntryResponse', envelope(doNotCallEntryViewSchema));
+component('DoNotCallList', page(doNotCallEntryViewSchema));
 
 component(
   'WebhookEvent',

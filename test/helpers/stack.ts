@@ -1,6 +1,6 @@
 // One service stack per test file, on the real servers the global setup started.
 import { inject } from 'vitest';
-import { startServiceStack, type TestStack } from './service-stack';
+import { startServiceStack, type SeededTeam, type TestStack } from './service-stack';
 
 export type { SeededTeam, TestStack } from './service-stack';
 
@@ -15,4 +15,19 @@ export async function startTestStack(
     },
     options,
   );
+}
+
+/** A create body for a seeded team's template (its one required variable given), to `to`. */
+export function seededCallBody(
+  team: Pick<SeededTeam, 'teamId' | 'templateId'>,
+  to: string,
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    teamId: team.teamId,
+    callTemplateId: team.templateId,
+    toPhoneNumber: to,
+    promptVariableValues: [{ key: 'firstName', value: 'Lin' }],
+    ...extra,
+  };
 }

@@ -1,14 +1,13 @@
 // Campaigns through the API on the real stack: the pacer's cap and rate under a burst across teams,
 // calling hours in the callee's zone, and pause / resume / cancel of a batch.
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTemplate, setTeamLimits } from '../../src/admin/commands';
 import { pacerWorkflowId } from '../../src/contracts/ids';
 import { numberForScenario } from '../../src/emulator';
 import { pacingStateQuery } from '../../workflows/messages';
+import { runAdmin, stackAdminEnv } from '../helpers/admin-cli';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
-import { startTestStack, type SeededTeam, type TestStack } from '../helpers/stack';
+import { seededCallBody, startTestStack, type SeededTeam, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -19,24 +18,7 @@ afterAll(async () => {
 });
 
 /** The operator CLI against this stack's database and Temporal. */
-function admin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { config } = stack;
-  const env = {
-    ...process.env,
-    MONGODB_URI: config.MONGODB_URI,
-    ENCRYPTION_KEY: config.ENCRYPTION_KEY,
-    TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
-    TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
-  };
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', path.resolve('src/main/admin.ts'), ...args],
-      { env },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const admin = (args: string[]) => runAdmin(stackAdminEnv(stack.config), args);
 
 type Call = {
   _id: string;
@@ -47,16 +29,8 @@ type Call = {
 };
 const TERMINAL = ['completed', 'busy', 'noAnswer', 'failed', 'cancelled'];
 
-function callBody(team: SeededTeam, to: string, extra: Record<string, unknown> = {}) {
-  return {
-    teamId: team.teamId,
-    callTemplateId: team.templateId,
-    toPhoneNumber: to,
-    promptVariableValues: [{ key: 'firstName', value: 'Lin' }],
-    telephonyProvider: 'twilio',
-    ...extra,
-  };
-}
+const callBody = (team: SeededTeam, to: string, extra: Record<string, unknown> = {}) =>
+  seededCallBody(team, to, { telephonyProvider: 'twilio', ...extra });
 
 /** A new team with these limits and one batch of `count` calls to `to`; its client and call ids. */
 async function pacedBatch(

@@ -213,6 +213,8 @@ describe('the document', () => {
       '/v1/phoneCalls/file/{fileId}/pause': ['post'],
       '/v1/phoneCalls/file/{fileId}/resume': ['post'],
       '/v1/phoneCalls/file/{fileId}/cancel': ['post'],
+      '/v1/doNotCall': ['get', 'post'],
+      '/v1/doNotCall/{phoneNumber}': ['delete'],
       '/v1/webhooks': ['post'],
       '/v1/webhooks/{_id}': ['get', 'patch'],
       '/v1/voices': ['get'],
@@ -544,6 +546,41 @@ describe('webhooks', () => {
   });
 });
 
+describe('do-not-call list', () => {
+  it('add (200, each number once), list with cursor and filter, remove, and their errors', async () => {
+    const body = {
+      teamId: stack.team.teamId,
+      entries: [{ phoneNumber: '+14155550171', reason: 'asked by e-mail' }, { phoneNumber: '+14155550172' }],
+    };
+    assertRequestValid('POST', '/v1/doNotCall', body);
+    const added = await call('POST', '/v1/doNotCall', { body });
+    expect(added.status).toBe(200);
+    expect(added.body.added).toBe(2);
+    const page = await call('GET', '/v1/doNotCall', { query: { limit: '1' } });
+    expect(page.status).toBe(200);
+    expect(page.body.nextCursor).not.toBeNull();
+    const filtered = await call('GET', '/v1/doNotCall', { query: { phoneNumber: '+14155550171' } });
+    expect(filtered.body.data).toHaveLength(1);
+    const removed = await call('DELETE', '/v1/doNotCall/{phoneNumber}', { path: { phoneNumber: '+14155550172' } });
+    expect(removed.status).toBe(200);
+    expect(removed.body.data.phoneNumber).toBe('+14155550172');
+
+    expect((await call('POST', '/v1/doNotCall', { body: { ...body, entries: [{ phoneNumber: '12' }] } })).status).toBe(
+      400,
+    );
+    expect((await call('POST', '/v1/doNotCall', { body: { ...body, teamId: 'b'.repeat(24) } })).status).toBe(403);
+    expect((await call('GET', '/v1/doNotCall', { query: { limit: '0' } })).status).toBe(400);
+    expect(
+      (await call('DELETE', '/v1/doNotCall/{phoneNumber}', { path: { phoneNumber: '+14155550172' } })).status,
+    ).toBe(404);
+    expect((await call('DELETE', '/v1/doNotCall/{phoneNumber}', { path: { phoneNumber: '+1' } })).status).toBe(400);
+    // The number goes back to being callable: the calls test of this file does not use it.
+    expect(
+      (await call('DELETE', '/v1/doNotCall/{phoneNumber}', { path: { phoneNumber: '+14155550171' } })).status,
+    ).toBe(200);
+  });
+});
+
 describe('voices, scopes and the routes outside /v1', () => {
   it('GET /v1/voices: 200, and each sample is served as audio', async () => {
     const voices = await call('GET', '/v1/voices');
@@ -580,6 +617,7 @@ describe('voices, scopes and the routes outside /v1', () => {
         .status,
     ).toBe(403);
     expect((await call('GET', '/v1/transcripts', { key })).status).toBe(403);
+    expect((await call('GET', '/v1/doNotCall', { key })).status).toBe(403);
 
     const { key: transcriptsOnly } = await createKey({ team: stack.team.teamId, scopes: 'transcripts:read' });
     expect((await call('GET', '/v1/voices', { key: transcriptsOnly })).status).toBe(403);

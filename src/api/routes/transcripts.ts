@@ -6,19 +6,14 @@ import { Transcript, type TranscriptDoc } from '../../data/models/transcript';
 import { toTranscriptView } from '../../data/transcript-view';
 import { authOf, requireScope } from '../auth';
 import { decodeCursor, encodeCursor } from '../pagination';
-import { objectId } from '../../schemas/common';
+import { objectId, pageCursor, pageLimit } from '../../schemas/common';
 import { parseOrThrow } from '../validation';
 import type { RequestState } from '../state';
 
 const querySchema = z.strictObject({
   phoneCallId: objectId.optional(),
-  limit: z.coerce
-    .number({ error: 'must be a number' })
-    .int('must be an integer')
-    .min(1, 'must be between 1 and 1000')
-    .max(1000, 'must be between 1 and 1000')
-    .default(100),
-  cursor: z.string().min(1).max(200).optional(),
+  limit: pageLimit,
+  cursor: pageCursor,
 });
 
 export function createTranscriptsRouter(): Router {

@@ -7,6 +7,8 @@ export const SCOPES = [
   'webhooks:write',
   'voices:read',
   'transcripts:read',
+  'dnc:read',
+  'dnc:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -3,6 +3,8 @@
 import { Types } from 'mongoose';
 import type { CallResults, CallStore, StatusChange, StatusChangeResult } from '../../../src/data/call-store';
 import type { ConversationStore, UtteranceRecord } from '../../../src/data/conversation-store';
+import type { DoNotCallStore } from '../../../src/data/do-not-call-store';
+import type { DoNotCallEntryDoc } from '../../../src/data/models/do-not-call-entry';
 import type { CallTemplateDoc } from '../../../src/data/models/call-template';
 import type { PhoneCallDoc } from '../../../src/data/models/phone-call';
 import type { WebhookDoc } from '../../../src/data/models/webhook';
@@ -125,9 +127,38 @@ export function memoryStores() {
       attempts.push(record);
     },
   };
+  /** Entries by `<teamId> <number>`. */
+  const doNotCallEntries = new Map<string, DoNotCallEntryDoc>();
+  const doNotCall: DoNotCallStore = {
+    async listedAmong(teamId, numbers) {
+      return new Set(numbers.filter((n) => doNotCallEntries.has(`${teamId} ${n}`)));
+    },
+    async add(teamId, entries, listing) {
+      let added = 0;
+      const stored = entries.map(({ phoneNumber, reason }) => {
+        const key = `${teamId} ${phoneNumber}`;
+        if (!doNotCallEntries.has(key)) {
+          added += 1;
+          doNotCallEntries.set(key, {
+            _id: new Types.ObjectId(),
+            teamId: new Types.ObjectId(teamId),
+            phoneNumber,
+            reason: reason ?? '',
+            source: listing.source,
+            keyId: listing.source === 'api' ? new Types.ObjectId(listing.keyId) : null,
+            callId: listing.source === 'callee' ? new Types.ObjectId(listing.callId) : null,
+            createdAt: new Date(),
+          });
+        }
+        return doNotCallEntries.get(key)!;
+      });
+      return { entries: stored, added };
+    },
+  };
 
   return {
-    stores: { calls: callStore, templates: templateStore, conversations, webhooks },
+    stores: { calls: callStore, templates: templateStore, conversations, webhooks, doNotCall },
+    doNotCallEntries,
     calls,
     templates,
     recordings,

@@ -27,6 +27,7 @@ const REQUEST_COMPONENTS = [
   'PhoneCallBatchRequest',
   'WebhookCreateRequest',
   'WebhookUpdateRequest',
+  'DoNotCallAddRequest',
 ];
 const DOC_ID = 'https://openapi.test/openapi.json';
 const doc: Record<string, any> = buildOpenApiDocument('http://x');

@@ -1,0 +1,124 @@
+// `dnc import|add|remove|list`: a team's do-not-call list for operators, over the same store as the
+// API (entries listed here have source `cli`).
+import { readFile } from 'node:fs/promises';
+import { parse } from 'csv-parse/sync';
+import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { createDoNotCallStore, type NewDncEntry } from '../data/do-not-call-store';
+import { toDoNotCallEntryView } from '../data/do-not-call-view';
+import { MAX_DNC_ADD } from '../schemas/do-not-call';
+import { CommandError, requireE164, requireTeam } from './commands';
+
+export const DNC_VERBS = ['import', 'add', 'remove', 'list'] as const;
+export type DncVerb = (typeof DNC_VERBS)[number];
+
+export function isDncVerb(value: string | undefined): value is DncVerb {
+  return (DNC_VERBS as readonly string[]).includes(value ?? '');
+}
+
+/** Column names read as the number and the reason (letter case, spaces and `_` ignored). */
+const NUMBER_COLUMNS = ['phonenumber', 'phone', 'number', 'tophonenumber', 'e164', 'msisdn'];
+const REASON_COLUMNS = ['reason', 'note', 'notes', 'comment'];
+/** Bad lines shown in the error; the count says how many more there are. */
+const SHOWN_PROBLEMS = 20;
+
+const columnKey = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
+
+function countryOf(value: string | undefined): CountryCode | undefined {
+  if (value === undefined) return undefined;
+  const upper = value.toUpperCase();
+  if (!isSupportedCountry(upper)) throw new CommandError('--default-country must be an ISO 3166 code such as US or GB');
+  return upper;
+}
+
+/**
+ * Reads the numbers of a CSV file: with a header row, the column named phoneNumber (or phone,
+ * number, ...) and an optional reason column; without one (the first cell is a phone number), the
+ * first column and an optional second as the reason. All or nothing: every bad line is reported.
+ */
+export function readDncCsv(content: string, options: { defaultCountry?: CountryCode; reason?: string }): NewDncEntry[] {
+  let rows: string[][];
+  try {
+    rows = parse(content, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: true });
+  } catch (err) {
+    throw new CommandError(`the file is not valid CSV: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (rows.length === 0) throw new CommandError('the file has no rows');
+  const parseNumber = (cell: string | undefined) => {
+    const parsed = cell ? parsePhoneNumberFromString(cell, options.defaultCountry) : undefined;
+    return parsed?.isValid() ? parsed.number : undefined;
+  };
+  const header = parseNumber(rows[0]![0]) ? null : rows[0]!.map(columnKey);
+  const numberAt = header ? header.findIndex((name) => NUMBER_COLUMNS.includes(name)) : 0;
+  const reasonAt = header ? header.findIndex((name) => REASON_COLUMNS.includes(name)) : 1;
+  if (numberAt < 0) {
+    throw new CommandError(
+      `the header row has no number column (one of ${NUMBER_COLUMNS.join(', ')}); a file without a header ` +
+        'starts with a phone number',
+    );
+  }
+  const entries: NewDncEntry[] = [];
+  const problems: string[] = [];
+  rows.slice(header ? 1 : 0).forEach((row, index) => {
+    const line = index + (header ? 2 : 1);
+    const phoneNumber = parseNumber(row[numberAt]);
+    if (!phoneNumber) {
+      problems.push(`line ${line}: "${row[numberAt] ?? ''}" is not a valid phone number`);
+      return;
+    }
+    const reason = (reasonAt >= 0 ? row[reasonAt] : undefined) || options.reason;
+    entries.push(reason ? { phoneNumber, reason } : { phoneNumber });
+  });
+  if (problems.length) {
+    const more = problems.length > SHOWN_PROBLEMS ? `\n... and ${problems.length - SHOWN_PROBLEMS} more` : '';
+    throw new CommandError(
+      `nothing imported: ${problems.length} line(s) without a valid number` +
+        `${options.defaultCountry ? '' : ' (numbers without +country code need --default-country)'}:\n` +
+        problems.slice(0, SHOWN_PROBLEMS).join('\n') +
+        more,
+    );
+  }
+  if (entries.length === 0) throw new CommandError('the file has no numbers');
+  return entries;
+}
+
+export async function runDncCommand(
+  verb: DncVerb,
+  input: { team: string; file?: string; number?: string; reason?: string; defaultCountry?: string; limit?: string },
+) {
+  const team = await requireTeam(input.team);
+  const teamId = team._id.toHexString();
+  const list = createDoNotCallStore();
+  switch (verb) {
+    case 'import': {
+      if (!input.file) throw new CommandError('--file is required');
+      const content = await readFile(input.file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        throw new CommandError(`cannot read ${input.file}: ${err.code ?? err.message}`);
+      });
+      const entries = readDncCsv(content, { defaultCountry: countryOf(input.defaultCountry), reason: input.reason });
+      let added = 0;
+      for (let start = 0; start < entries.length; start += MAX_DNC_ADD) {
+        added += (await list.add(teamId, entries.slice(start, start + MAX_DNC_ADD), { source: 'cli' })).added;
+      }
+      const distinct = new Set(entries.map((e) => e.phoneNumber)).size;
+      return { teamId, numbers: distinct, added, alreadyListed: distinct - added };
+    }
+    case 'add': {
+      const phoneNumber = requireE164(input.number, '--number');
+      const { entries, added } = await list.add(teamId, [{ phoneNumber, reason: input.reason }], { source: 'cli' });
+      return { added: added === 1, entry: toDoNotCallEntryView(entries[0]!) };
+    }
+    case 'remove': {
+      const phoneNumber = requireE164(input.number, '--number');
+      const removed = await list.remove(teamId, phoneNumber);
+      if (!removed) throw new CommandError(`${phoneNumber} is not on the team's do-not-call list`);
+      return { removed: true, entry: toDoNotCallEntryView(removed) };
+    }
+    case 'list': {
+      const limit = Number(input.limit ?? 100);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw new CommandError('--limit must be an integer from 1 to 1000');
+      const page = await list.page(teamId, { limit });
+      return { teamId, entries: page.entries.map(toDoNotCallEntryView), more: page.hasMore };
+    }
+  }
+}

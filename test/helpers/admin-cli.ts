@@ -1,0 +1,32 @@
+// The operator command line run as an operator runs it: a separate process, its own environment.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import type { Config } from '../../src/config';
+
+export interface AdminResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function runAdmin(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<AdminResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', path.resolve('src/main/admin.ts'), ...args],
+      { env },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** The environment that points the CLI at a test stack's database and Temporal. */
+export function stackAdminEnv(config: Config): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    MONGODB_URI: config.MONGODB_URI,
+    ENCRYPTION_KEY: config.ENCRYPTION_KEY,
+    TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
+    TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
+  };
+}

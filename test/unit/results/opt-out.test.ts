@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { computeCallResults } from '../../../src/results';
+import { askedNotToBeCalled, OPT_OUT_TAG } from '../../../src/results/opt-out';
+import type { Utterance } from '../../../src/results/text';
+
+const human = (text: string): Utterance => ({ speaker: 'human', text });
+const agent = (text: string): Utterance => ({ speaker: 'agent', text });
+
+describe('askedNotToBeCalled', () => {
+  it.each([
+    'Stop calling me.',
+    'Please take me off your list.',
+    "Don't call again.",
+    'No, don’t call me again!',
+    'DO NOT CALL ME ANYMORE',
+    "I'm not interested so stop calling me",
+    'Put me on your do not call list, please.',
+    'Remove my number from your system.',
+    'Never call me again.',
+    "Not interested. Just don't call me again",
+    'I want to unsubscribe.',
+  ])('hears a request in %j', (text) => {
+    expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(true);
+  });
+
+  it.each([
+    "I didn't say stop calling me.",
+    "You don't need to take me off your list.",
+    "No need to remove me from anything, I'm happy to hear from you.",
+    "I'm not asking you to stop calling.",
+    "Don't call me back today, I'll be in meetings.",
+    "Sorry, I'm not interested.",
+    'Call me again next week.',
+    "Don't call me at work.",
+  ])('hears no request in %j', (text) => {
+    expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(false);
+  });
+
+  it("counts only the human's words", () => {
+    expect(askedNotToBeCalled([agent("I'll take you off our list and stop calling."), human('Thanks, bye.')])).toBe(
+      false,
+    );
+  });
+
+  it('takes a yes to the agent offering to stop as a request, and a no as none', () => {
+    const offer = agent('Would you like us to stop calling you?');
+    expect(askedNotToBeCalled([offer, human('Yes, please.')])).toBe(true);
+    expect(askedNotToBeCalled([offer, human('No, no, it is fine.')])).toBe(false);
+    expect(askedNotToBeCalled([agent('Is Tuesday good?'), human('Yes, please.')])).toBe(false);
+  });
+});
+
+describe('computeCallResults', () => {
+  it(`adds ${OPT_OUT_TAG} to the tags hit, once, and says the callee opted out`, () => {
+    const utterances = [agent('Hello, this is Ada.'), human('Not interested, stop calling me.')];
+    const options = { callTime: new Date('2026-11-23T10:00:00Z') };
+    const untagged = computeCallResults({ customTags: [], resultColumns: ['tags'] }, utterances, options);
+    expect(untagged.optedOut).toBe(true);
+    expect(untagged.customTagsHitOnCall).toEqual([OPT_OUT_TAG]);
+    expect(untagged.resultValues).toEqual([{ columnName: 'tags', value: OPT_OUT_TAG }]);
+    const template = { customTags: [{ name: OPT_OUT_TAG, triggerPhrases: ['stop calling'] }], resultColumns: [] };
+    expect(computeCallResults(template, utterances, options).customTagsHitOnCall).toEqual([OPT_OUT_TAG]);
+  });
+});
