@@ -61,7 +61,10 @@ export function createDialActivities({
         },
       };
       if (activityInfo().attempt > 1) {
-        const earlier = await provider.findPlacedCall(request);
+        const found = await provider.findPlacedCall(request);
+        // A call of an earlier dial attempt (a redial) is not this attempt's call.
+        const earlierAttempts = new Set((call.attempts ?? []).map((a) => a.providerCallId));
+        const earlier = found && !earlierAttempts.has(found.providerCallId) ? found : null;
         if (earlier) {
           logger.info(
             { callId, providerCallId: earlier.providerCallId },

@@ -26,6 +26,7 @@ import { statusEventName, type CallEventName } from '../src/contracts/events';
 import { FAILURES } from '../src/contracts/failures';
 import { deliveryWorkflowId, pacerWorkflowId } from '../src/contracts/ids';
 import type { ProviderEvent } from '../src/contracts/providers';
+import { shouldRedial } from '../src/contracts/redial';
 import { SA_STATUS } from '../src/contracts/search-attributes';
 import { deliverWebhookEventsWorkflow } from './deliver-webhook';
 import {
@@ -96,6 +97,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     answeredAt: null,
     endedAt: null,
     providerEventsSeen: 0,
+    attempt: 1,
   };
   const inbox: ProviderEvent[] = [];
   let deleteRequested = false;
@@ -159,7 +161,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     const payload = data ?? resolved.call;
     if (!payload) return; // the record is gone (deleted before this workflow ran): nothing to tell
     const event = {
-      eventId: `evt_${input.callId}_${type}`,
+      // Attempts after the first send the same event types again: each gets an id of its own.
+      eventId: state.attempt > 1 ? `evt_${input.callId}_${type}_${state.attempt}` : `evt_${input.callId}_${type}`,
       type,
       timestamp: at,
       callId: input.callId,
@@ -196,9 +199,10 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     status: CallStatus,
     statusCode: StatusCode,
     fields: Parameters<Activities['recordStatus']>[0]['fields'] = {},
+    endedAttempt?: Parameters<Activities['recordStatus']>[0]['endedAttempt'],
   ) {
     const at = new Date().toISOString();
-    const result = await recordStatus({ callId: input.callId, status, statusCode, at, fields });
+    const result = await recordStatus({ callId: input.callId, status, statusCode, at, fields, endedAttempt });
     state.status = status;
     state.statusCode = statusCode;
     upsertSearchAttributes([{ key: SA_STATUS, value: status }]);
@@ -213,65 +217,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     const waitMs = input.scheduledFor ? Date.parse(input.scheduledFor) - Date.now() : 0;
     if (waitMs > 0) await condition(() => deleteRequested, waitMs, { summary: `scheduled for ${input.scheduledFor}` });
 
-    // 1b. Wait for the calling hours and a dial slot, until both hold at once (or a delete arrives).
-    const ready = await waitUntilDialAllowed();
-    if (ready === 'deleted') return await deleteWhileQueued();
-    if (ready === 'never') {
-      state.phase = 'ended';
-      await moveTo('failed', STATUS_CODES.outsideCallingHours, { callEndedAt: new Date().toISOString() });
-      return state;
+    // 1b-4, once per dial attempt: a redial policy may dial an unanswered call again.
+    for (;;) {
+      const ended = await attemptOnce();
+      if (ended) return state;
     }
-
-    // 2. Dial. From here on the call can no longer be deleted.
-    state.phase = 'dialling';
-    const triggeredAt = new Date().toISOString();
-    state.triggeredAt = triggeredAt;
-    let dialled: { providerCallId: string };
-    try {
-      dialled = await dialThroughRateLimits();
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      const code = rejectionCode(err);
-      state.phase = 'ended';
-      await moveTo('failed', code, { callTriggeredAt: triggeredAt, callEndedAt: new Date().toISOString() });
-      return state;
-    }
-    state.providerCallId = dialled.providerCallId;
-    state.phase = 'ringing';
-    await moveTo('ringing', STATUS_CODES.dialling, {
-      callTriggeredAt: triggeredAt,
-      providerCallId: dialled.providerCallId,
-    });
-
-    // 3. Follow the provider's events until the call ends (or our timers end it).
-    const outcome = await followCall();
-    // The call is no longer live: its slot goes to the next call while this one's outputs are captured.
-    if (slotRequested) await releaseSlot();
-
-    // 4. Capture what an answered call left behind, then record the final status.
-    if (state.answeredAt) {
-      state.phase = 'capturing';
-      try {
-        const captured = await captureCallOutputs({
-          callId: input.callId,
-          providerCallId: dialled.providerCallId,
-          record: input.record,
-          answeredAt: state.answeredAt,
-          endedAt: state.endedAt!,
-        });
-        if (captured.transcriptEvent) await emit('transcript.created', captured.transcriptEvent, state.endedAt!);
-      } catch (err) {
-        // The call has ended whatever became of its recording or transcript: record how it ended.
-        if (isCancellation(err)) throw err;
-        log.error('capturing the call outputs failed; the call ends without them', { error: String(err) });
-      }
-    }
-    state.phase = 'ended';
-    await moveTo(outcome.status, outcome.code, {
-      callEndedAt: state.endedAt!,
-      callDuration: state.answeredAt ? (Date.parse(state.endedAt!) - Date.parse(state.answeredAt)) / 1000 : undefined,
-    });
-    return state;
   } catch (err) {
     if (!isCancellation(err)) throw err;
     // An operator cancelled the workflow (e.g. from the Temporal UI): hang up if live, record it.
@@ -303,6 +253,120 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       // A delete update still running gets its answer before the workflow closes.
       await condition(allHandlersFinished);
     });
+  }
+
+  /**
+   * One dial attempt: wait for the calling hours and a slot, dial, follow the call, capture what it
+   * left. Answers true once the call has ended for good (or was deleted), false when the redial
+   * policy dials again (the call is queued again, waiting out the spacing).
+   */
+  async function attemptOnce(): Promise<boolean> {
+    // 1b. Wait for the calling hours and a dial slot, until both hold at once (or a delete arrives).
+    const ready = await waitUntilDialAllowed();
+    if (ready === 'deleted') {
+      await deleteWhileQueued();
+      return true;
+    }
+    if (ready === 'never') {
+      state.phase = 'ended';
+      await moveTo('failed', STATUS_CODES.outsideCallingHours, { callEndedAt: new Date().toISOString() });
+      return true;
+    }
+
+    // 2. Dial. From here on the call can no longer be deleted (until a redial queues it again).
+    state.phase = 'dialling';
+    const triggeredAt = new Date().toISOString();
+    state.triggeredAt = triggeredAt;
+    let dialled: { providerCallId: string };
+    try {
+      dialled = await dialThroughRateLimits();
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      const code = rejectionCode(err);
+      state.endedAt = new Date().toISOString();
+      return await endAttempt({ status: 'failed', code });
+    }
+    state.providerCallId = dialled.providerCallId;
+    state.phase = 'ringing';
+    await moveTo('ringing', STATUS_CODES.dialling, {
+      callTriggeredAt: triggeredAt,
+      providerCallId: dialled.providerCallId,
+    });
+
+    // 3. Follow the provider's events until the call ends (or our timers end it).
+    const outcome = await followCall();
+    // The call is no longer live: its slot goes to the next call while this one's outputs are captured.
+    if (slotRequested) await releaseSlot();
+
+    // 4. Capture what an answered call left behind, then record the final status.
+    if (state.answeredAt) {
+      state.phase = 'capturing';
+      try {
+        const captured = await captureCallOutputs({
+          callId: input.callId,
+          providerCallId: dialled.providerCallId,
+          record: input.record,
+          answeredAt: state.answeredAt,
+          endedAt: state.endedAt!,
+        });
+        if (captured.transcriptEvent) await emit('transcript.created', captured.transcriptEvent, state.endedAt!);
+      } catch (err) {
+        // The call has ended whatever became of its recording or transcript: record how it ended.
+        if (isCancellation(err)) throw err;
+        log.error('capturing the call outputs failed; the call ends without them', { error: String(err) });
+      }
+    }
+    return await endAttempt(outcome);
+  }
+
+  /**
+   * Records how the attempt ended: as the call's final status, or, when the redial policy dials an
+   * unanswered attempt again, by queueing the call again and waiting out the spacing. True: ended.
+   */
+  async function endAttempt(outcome: { status: CallStatus; code: StatusCode }): Promise<boolean> {
+    const endedAt = state.endedAt ?? new Date().toISOString();
+    const record = {
+      attempt: state.attempt,
+      providerCallId: state.providerCallId,
+      callTriggeredAt: state.triggeredAt ?? endedAt,
+      callStartedAt: state.answeredAt,
+      callEndedAt: endedAt,
+      status: outcome.status,
+      statusCode: outcome.code,
+    };
+    const policy = input.redialPolicy;
+    if (!state.answeredAt && shouldRedial(policy, state.attempt, outcome)) {
+      if (slotRequested) await releaseSlot();
+      state.phase = 'waiting';
+      // The next attempt begins here: its phoneCall.queued event is its own.
+      state.attempt += 1;
+      await moveTo('queued', STATUS_CODES.waitingToRedial, {}, record);
+      const redialAt = Date.now() + policy!.spacingSeconds * 1000;
+      state.providerCallId = null;
+      state.triggeredAt = null;
+      state.answeredAt = null;
+      state.endedAt = null;
+      inbox.length = 0;
+      await condition(() => deleteRequested, redialAt - Date.now(), {
+        summary: `redial ${state.attempt - 1} of ${policy!.maxRedials} at ${new Date(redialAt).toISOString()}`,
+      });
+      // A delete during the spacing is handled where every attempt begins.
+      return false;
+    }
+    state.phase = 'ended';
+    const dialFailed = state.providerCallId === null;
+    await moveTo(
+      outcome.status,
+      outcome.code,
+      dialFailed
+        ? { callTriggeredAt: record.callTriggeredAt, callEndedAt: endedAt }
+        : {
+            callEndedAt: endedAt,
+            callDuration: state.answeredAt ? (Date.parse(endedAt) - Date.parse(state.answeredAt)) / 1000 : undefined,
+          },
+      record,
+    );
+    return true;
   }
 
   async function deleteWhileQueued(): Promise<CallWorkflowState> {
@@ -471,6 +535,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           return state.answeredAt
             ? { status: 'completed', code: STATUS_CODES.completed }
             : { status: 'busy', code: STATUS_CODES.busy };
+        case 'declined':
+          state.endedAt = at;
+          return state.answeredAt
+            ? { status: 'completed', code: STATUS_CODES.completed }
+            : { status: 'busy', code: STATUS_CODES.declined };
         case 'no-answer':
           state.endedAt = at;
           return state.answeredAt

@@ -3,6 +3,7 @@ import type { CallStatus, StatusCode } from '../src/contracts/call-status';
 import type { CallEventName } from '../src/contracts/events';
 import type { ProviderName } from '../src/contracts/providers';
 import type { CallingWindow } from '../src/calling-hours/calling-window';
+import type { RedialPolicy } from '../src/contracts/redial';
 
 export interface CallWorkflowInput {
   callId: string;
@@ -22,6 +23,8 @@ export interface CallWorkflowInput {
   calleeTimeZones?: string[];
   /** Dial through the team's pacer (absent in histories from before pacing). */
   paced?: boolean;
+  /** The template's redial policy; absent: one attempt. */
+  redialPolicy?: RedialPolicy;
 }
 
 export type CallPhase =
@@ -39,6 +42,8 @@ export interface CallWorkflowState {
   answeredAt: string | null;
   endedAt: string | null;
   providerEventsSeen: number;
+  /** The dial attempt under way or last made (1 until a redial). */
+  attempt: number;
 }
 
 export interface DeleteOutcome {

@@ -19,6 +19,14 @@ import {
   type CallingWindow,
 } from '../calling-hours/calling-window';
 import { MAX_CONCURRENT_CALLS, MAX_DIALS_PER_SECOND } from '../contracts/pacing';
+import {
+  describeRedialPolicy,
+  MAX_REDIAL_SPACING_SECONDS,
+  MAX_REDIALS,
+  REDIAL_OUTCOMES,
+  type RedialOutcome,
+  type RedialPolicy,
+} from '../contracts/redial';
 
 export class CommandError extends Error {
   override readonly name = 'CommandError';
@@ -50,8 +58,12 @@ export function requireE164(value: string | undefined, flag: string): string {
 
 /** `90d`, `12h`, `30m`, `45s` -> milliseconds. */
 export function parseExpiresIn(value: string): number {
+  return parseDuration(value, '--expires-in');
+}
+
+function parseDuration(value: string, flag: string): number {
   const match = /^(\d+)(d|h|m|s)$/.exec(value.trim());
-  if (!match) throw new CommandError('--expires-in must look like 90d, 12h, 30m or 30s');
+  if (!match) throw new CommandError(`${flag} must look like 90d, 12h, 30m or 30s`);
   const unit = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 }[match[2] as 'd' | 'h' | 'm' | 's'];
   return Number(match[1]) * unit;
 }
@@ -178,8 +190,12 @@ export async function createTemplate(input: {
   timeZone?: string;
   callingHours?: string[];
   skipDates?: string[];
+  redialOn?: string;
+  redials?: string;
+  redialSpacing?: string;
 }) {
   const team = await requireTeam(input.team);
+  const redialPolicy = parseRedialPolicy(input);
   if (!input.name?.trim()) throw new CommandError('--name is required');
   if (!input.prompt?.trim()) throw new CommandError('--prompt is required');
   const variables = promptVariables(input.prompt);
@@ -228,8 +244,36 @@ export async function createTemplate(input: {
     maxDurationSeconds: input.maxDurationSeconds ? Number(input.maxDurationSeconds) : undefined,
     timeZone: input.timeZone,
     callingWindow,
+    redialPolicy,
   });
   return { callTemplateId: template._id.toHexString() };
+}
+
+/** `--redial-on busy,noAnswer --redials 2 --redial-spacing 1h`; none of them: one attempt per call. */
+function parseRedialPolicy(input: {
+  redialOn?: string;
+  redials?: string;
+  redialSpacing?: string;
+}): RedialPolicy | null {
+  if (input.redialOn === undefined && input.redials === undefined && input.redialSpacing === undefined) return null;
+  const on = [
+    ...new Set(
+      (input.redialOn ?? '')
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean),
+    ),
+  ];
+  if (!on.length || on.some((v) => !(REDIAL_OUTCOMES as readonly string[]).includes(v)))
+    throw new CommandError(`--redial-on must list some of ${REDIAL_OUTCOMES.join(', ')}`);
+  const maxRedials = Number(input.redials);
+  if (!Number.isInteger(maxRedials) || maxRedials < 1 || maxRedials > MAX_REDIALS)
+    throw new CommandError(`--redials must be an integer from 1 to ${MAX_REDIALS}`);
+  if (!input.redialSpacing) throw new CommandError('--redial-spacing is required with --redial-on (e.g. 1h, 30m)');
+  const spacingSeconds = parseDuration(input.redialSpacing, '--redial-spacing') / 1000;
+  if (spacingSeconds < 1 || spacingSeconds > MAX_REDIAL_SPACING_SECONDS)
+    throw new CommandError('--redial-spacing must be from 1s to 7d');
+  return { on: on as RedialOutcome[], maxRedials, spacingSeconds };
 }
 
 export async function listTemplates(input: { team: string }) {
@@ -246,6 +290,7 @@ export async function listTemplates(input: { team: string }) {
       callingHours: t.callingWindow?.rules.length
         ? describeCallingWindow(t.callingWindow as CallingWindow)
         : 'any time',
+      redial: t.redialPolicy ? describeRedialPolicy(t.redialPolicy as RedialPolicy) : 'never',
     })),
   };
 }

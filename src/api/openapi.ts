@@ -463,6 +463,8 @@ const DESCRIPTION = [
   ...CALL_STATUSES.map((s) => `- \`${s}\`: ${STATUS_MEANINGS[s]}`),
   '',
   'Transitions: queued → ringing → inProgress → completed; ringing → busy | noAnswer | failed; ' +
+    "ringing → queued (or queued → queued after a refused dial) when the template's redial policy dials an " +
+    'unanswered call again (status code `waiting-to-redial`; every attempt is in `attempts`); ' +
     'inProgress → failed; queued → failed; queued | ringing | inProgress → cancelled. ' +
     'A terminal status never changes. The service spells `cancelled`; the list filter also accepts `canceled`. ' +
     `\`statusExtraInfo.statusCode\` tells why a status was reached: ${codeList(Object.values(STATUS_CODES))}.`,

@@ -52,6 +52,7 @@ export function createDispatcher(deps: {
         ...(plan.callingWindow
           ? { callingWindow: plan.callingWindow, calleeTimeZones: [...call.calleeTimeZones] }
           : {}),
+        ...(plan.redialPolicy ? { redialPolicy: plan.redialPolicy } : {}),
       };
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.
@@ -123,5 +124,7 @@ export async function reconcilePendingCalls(deps: {
 
 /** The dial plan of a template by id (a template removed since keeps the defaults). */
 export async function dialPlanFor(templateId: string | Types.ObjectId): Promise<DialPlan> {
-  return dialPlanOf(await CallTemplate.findById(templateId, { maxDurationSeconds: 1, callingWindow: 1 }).lean());
+  return dialPlanOf(
+    await CallTemplate.findById(templateId, { maxDurationSeconds: 1, callingWindow: 1, redialPolicy: 1 }).lean(),
+  );
 }

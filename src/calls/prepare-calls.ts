@@ -6,6 +6,7 @@ import { checkCallingWindow, type CallingWindow } from '../calling-hours/calling
 import { timeZonesOfNumber } from '../calling-hours/callee-time-zones';
 import type { PhoneCallCreateInput } from '../schemas/phone-calls';
 import type { ProviderName } from '../contracts/providers';
+import type { RedialPolicy } from '../contracts/redial';
 import type { SecretBox } from '../crypto/secret-box';
 import { CallTemplate, type CallTemplateDoc } from '../data/models/call-template';
 import { listedAmong } from '../data/do-not-call-store';
@@ -22,14 +23,23 @@ export interface PreparedCall {
 export interface DialPlan {
   maxDurationSeconds: number;
   callingWindow: CallingWindow | null;
+  redialPolicy: RedialPolicy | null;
 }
 
 export function dialPlanOf(
-  template: Pick<CallTemplateDoc, 'maxDurationSeconds' | 'callingWindow'> | null | undefined,
+  template: Pick<CallTemplateDoc, 'maxDurationSeconds' | 'callingWindow' | 'redialPolicy'> | null | undefined,
 ): DialPlan {
   const window = template?.callingWindow;
+  const redial = template?.redialPolicy;
   return {
     maxDurationSeconds: template?.maxDurationSeconds ?? 900,
+    redialPolicy: redial
+      ? {
+          on: [...redial.on] as RedialPolicy['on'],
+          maxRedials: redial.maxRedials,
+          spacingSeconds: redial.spacingSeconds,
+        }
+      : null,
     callingWindow:
       window && window.rules.length
         ? {

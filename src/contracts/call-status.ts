@@ -23,7 +23,8 @@ export const TERMINAL_STATUSES: ReadonlySet<CallStatus> = new Set<CallStatus>([
 
 const ALLOWED_TRANSITIONS: Record<CallStatus, readonly CallStatus[]> = {
   queued: ['ringing', 'failed', 'cancelled'],
-  ringing: ['inProgress', 'busy', 'noAnswer', 'failed', 'cancelled'],
+  // Back to queued: the attempt ended unanswered and the template's redial policy dials again.
+  ringing: ['inProgress', 'busy', 'noAnswer', 'failed', 'cancelled', 'queued'],
   inProgress: ['completed', 'failed', 'cancelled'],
   completed: [],
   busy: [],
@@ -40,9 +41,13 @@ export function canTransition(from: CallStatus, to: CallStatus): boolean {
   return ALLOWED_TRANSITIONS[from].includes(to);
 }
 
-/** The statuses a call may be in just before moving to `to`. */
+/**
+ * The statuses a call may be in just before moving to `to`. Moving to `queued` is a redial, which
+ * may also follow a dial the provider refused (the call never left `queued`).
+ */
 export function predecessorsOf(to: CallStatus): CallStatus[] {
-  return CALL_STATUSES.filter((from) => ALLOWED_TRANSITIONS[from].includes(to));
+  const from = CALL_STATUSES.filter((status) => ALLOWED_TRANSITIONS[status].includes(to));
+  return to === 'queued' ? ['queued', ...from] : from;
 }
 
 /** The list filter accepts the American spelling too (decisions.md). */
@@ -61,10 +66,14 @@ export const STATUS_CODES = {
   waitingForSlot: 'waiting-for-slot',
   /** Queued, and its batch is paused. */
   paused: 'paused',
+  /** Queued again: the last attempt ended unanswered and the redial policy dials again after its spacing. */
+  waitingToRedial: 'waiting-to-redial',
   dialling: 'dialling',
   answered: 'answered',
   completed: 'completed',
   busy: 'busy',
+  /** The callee refused the call (SIP 603 and the providers' words for it): never redialled. */
+  declined: 'declined',
   noAnswer: 'no-answer',
   providerError: 'provider-error',
   invalidNumber: 'invalid-number',
@@ -100,10 +109,14 @@ export const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
   [STATUS_CODES.waitingForSlot]:
     "`queued`: due, waiting for a dial slot (the team's live-call cap or its provider account's dials per second).",
   [STATUS_CODES.paused]: "`queued`: the call's batch is paused.",
+  [STATUS_CODES.waitingToRedial]:
+    "`queued`: the last attempt ended unanswered and the template's redial policy dials again after its spacing " +
+    '(see `attempts`).',
   [STATUS_CODES.dialling]: '`ringing`: the provider accepted the dial.',
   [STATUS_CODES.answered]: '`inProgress`: the call was answered.',
   [STATUS_CODES.completed]: '`completed`: the conversation ended.',
   [STATUS_CODES.busy]: '`busy`: the line was busy.',
+  [STATUS_CODES.declined]: '`busy`: the callee refused the call (SIP 603 Decline); never redialled.',
   [STATUS_CODES.noAnswer]: '`noAnswer`: nobody answered.',
   [STATUS_CODES.providerError]:
     '`failed`: the provider could not place the call, or the call dropped with a provider error.',

@@ -4,9 +4,11 @@ export type ProviderName = (typeof PROVIDERS)[number];
 
 /**
  * A provider's status report, mapped to our vocabulary (src/telephony/callbacks.ts does the mapping).
- * `ringing` and `answered` move a call forward; the others end it.
+ * `ringing` and `answered` move a call forward; the others end it. `declined`: the callee refused the
+ * call (SIP 603, Twilio's SipResponseCode 603, Vonage's `rejected`, Telnyx's `call_rejected`), told
+ * apart from a busy line so that it is never redialled.
  */
-export type ProviderEventKind = 'ringing' | 'answered' | 'completed' | 'busy' | 'no-answer' | 'failed';
+export type ProviderEventKind = 'ringing' | 'answered' | 'completed' | 'busy' | 'declined' | 'no-answer' | 'failed';
 
 export interface ProviderEvent {
   /** Our PhoneCall _id, carried through the provider's request. */

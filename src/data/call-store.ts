@@ -18,6 +18,19 @@ export interface StatusChange {
     callDuration?: number;
     providerCallId?: string;
   };
+  /** The dial attempt this change ends, appended to the call's `attempts` in the same write. */
+  endedAttempt?: AttemptRecord;
+}
+
+export interface AttemptRecord {
+  attempt: number;
+  providerCallId: string | null;
+  /** ISO times. */
+  callTriggeredAt: string;
+  callStartedAt: string | null;
+  callEndedAt: string;
+  status: CallStatus;
+  statusCode: string;
 }
 
 export type StatusChangeResult =
@@ -39,11 +52,25 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
     if (value === undefined) continue;
     set[key] = key === 'callDuration' || key === 'providerCallId' ? value : new Date(value as string);
   }
-  const updated = await PhoneCall.findOneAndUpdate(
-    { _id: change.callId, status: { $in: predecessorsOf(change.status) } },
-    { $set: set },
-    { returnDocument: 'after' },
-  ).lean();
+  const update: Record<string, unknown> = { $set: set };
+  const ended = change.endedAttempt;
+  if (ended) {
+    update.$push = {
+      attempts: {
+        ...ended,
+        callTriggeredAt: new Date(ended.callTriggeredAt),
+        callStartedAt: ended.callStartedAt ? new Date(ended.callStartedAt) : null,
+        callEndedAt: new Date(ended.callEndedAt),
+      },
+    };
+  }
+  // Back to queued for a redial: the next attempt's dial must not find this attempt's call.
+  if (change.status === 'queued') update.$unset = { providerCallId: 1 };
+  // One conditional single-document write: a retry after it landed matches nothing (a requeue, whose
+  // status may already be queued, by its time), so the attempt is appended once.
+  const filter: Record<string, unknown> = { _id: change.callId, status: { $in: predecessorsOf(change.status) } };
+  if (change.status === 'queued') filter['statusExtraInfo.dateTime'] = { $ne: at };
+  const updated = await PhoneCall.findOneAndUpdate(filter, update, { returnDocument: 'after' }).lean();
   if (updated) return { outcome: 'applied', call: toReadView(updated) };
   const current = await PhoneCall.findById(change.callId).lean();
   if (!current) return { outcome: 'missing' };

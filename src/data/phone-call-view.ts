@@ -2,7 +2,7 @@
 // their response schemas (src/schemas/responses.ts). Internal fields (providerCallId,
 // dispatchBatchId, sealed secrets) never leave through here.
 import type { z } from 'zod';
-import type { StatusCode } from '../contracts/call-status';
+import type { CallStatus, StatusCode } from '../contracts/call-status';
 import type { SubscribedEvent } from '../contracts/events';
 import type { phoneCallCreateViewSchema, phoneCallReadViewSchema } from '../schemas/responses';
 import type { PhoneCallDoc } from './models/phone-call';
@@ -76,5 +76,16 @@ export function toReadView(doc: Lean): PhoneCallReadView {
     callDuration: doc.callDuration ?? undefined,
     callOrigin: doc.callOrigin,
     customTagsHitOnCall: [...doc.customTagsHitOnCall],
+    attempts: (doc.attempts ?? []).map((a) =>
+      definedOnly<PhoneCallReadView['attempts'][number]>({
+        attempt: a.attempt,
+        providerCallId: a.providerCallId ?? undefined,
+        callTriggeredAt: iso(a.callTriggeredAt),
+        callStartedAt: iso(a.callStartedAt),
+        callEndedAt: iso(a.callEndedAt),
+        status: a.status as CallStatus,
+        statusCode: a.statusCode as StatusCode,
+      }),
+    ),
   });
 }

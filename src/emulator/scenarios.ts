@@ -2,10 +2,12 @@
 // "Provider emulator") and, for a conversation, which human the agent meets. All deterministic
 // per number, so a test or a demo picks its outcome and its scenario by choosing the number.
 
-export type Outcome = 'busy' | 'no-answer' | 'refused' | 'drop-after-answer' | 'silent' | 'conversation';
+export type Outcome = 'busy' | 'declined' | 'no-answer' | 'refused' | 'drop-after-answer' | 'silent' | 'conversation';
 
 const OUTCOME_BY_LAST_FOUR: Record<string, Outcome> = {
   '1486': 'busy',
+  // SIP 603 Decline: the callee refuses the call (never redialled).
+  '1603': 'declined',
   '1408': 'no-answer',
   '1404': 'refused',
   '1500': 'drop-after-answer',
@@ -171,8 +173,12 @@ export function planCall(input: { to: string; openingLine: string }): CallPlan {
   const jitter = (salt: number, spread: number): number =>
     (((((hash >>> salt) ^ (hash * (salt + 1))) >>> 0) % 1000) / 1000) * spread;
   const ringSeconds =
-    outcome === 'no-answer' ? NO_ANSWER_RING_SECONDS : outcome === 'busy' ? 1.5 + jitter(3, 1) : 2 + jitter(5, 2);
-  if (outcome === 'busy' || outcome === 'no-answer' || outcome === 'refused') {
+    outcome === 'no-answer'
+      ? NO_ANSWER_RING_SECONDS
+      : outcome === 'busy' || outcome === 'declined'
+        ? 1.5 + jitter(3, 1)
+        : 2 + jitter(5, 2);
+  if (outcome === 'busy' || outcome === 'declined' || outcome === 'no-answer' || outcome === 'refused') {
     return { outcome, scenarioId: null, ringSeconds, utterances: [], hangupSeconds: 0 };
   }
 

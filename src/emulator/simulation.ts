@@ -6,7 +6,7 @@ import type { ProviderName } from '../contracts/providers';
 import type { CallPlan, PlannedUtterance } from './scenarios';
 
 export type EmulatedCallState = 'queued' | 'ringing' | 'answered' | 'ended';
-export type CallEndOutcome = 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled';
+export type CallEndOutcome = 'completed' | 'busy' | 'declined' | 'no-answer' | 'failed' | 'canceled';
 
 export interface SpokenUtterance {
   speaker: 'agent' | 'human';
@@ -172,6 +172,7 @@ export class CallSimulator {
       observer.ringing(call);
       await this.sleep(plan.ringSeconds, signal);
       if (plan.outcome === 'busy') return this.finish(call, observer, 'busy', 'callee');
+      if (plan.outcome === 'declined') return this.finish(call, observer, 'declined', 'callee');
       if (plan.outcome === 'no-answer') return this.finish(call, observer, 'no-answer', 'network');
 
       call.state = 'answered';

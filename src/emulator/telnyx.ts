@@ -19,6 +19,8 @@ function hangupOf(call: EmulatedCall): { cause: string; source: string; sip: str
       return { cause: 'normal_clearing', source: call.end?.hungUpBy === 'caller' ? 'caller' : 'callee', sip: '200' };
     case 'busy':
       return { cause: 'user_busy', source: 'callee', sip: '486' };
+    case 'declined':
+      return { cause: 'call_rejected', source: 'callee', sip: '603' };
     case 'no-answer':
       return { cause: 'timeout', source: 'unknown', sip: '487' };
     case 'canceled':

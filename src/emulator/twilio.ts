@@ -16,12 +16,15 @@ const E164 = /^\+[1-9]\d{6,14}$/;
 const END_STATUS: Record<CallEndOutcome, string> = {
   completed: 'completed',
   busy: 'busy',
+  // Twilio reports a refused call as busy; its SipResponseCode says Decline.
+  declined: 'busy',
   'no-answer': 'no-answer',
   failed: 'failed',
   canceled: 'canceled',
 };
 const END_SIP_CODE: Partial<Record<CallEndOutcome, string>> = {
   busy: '486',
+  declined: '603',
   'no-answer': '487',
   failed: '500',
   canceled: '487',

@@ -24,6 +24,7 @@ import type { CallEndOutcome, EmulatedCall, SpokenUtterance } from './simulation
 const END_STATUS: Record<CallEndOutcome, string> = {
   completed: 'completed',
   busy: 'busy',
+  declined: 'rejected',
   'no-answer': 'timeout',
   failed: 'failed',
   canceled: 'cancelled',

@@ -35,6 +35,7 @@ const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
                   [--tag NAME=PHRASE]... [--result-column NAME]... [--voice-id N]
                   [--max-duration-seconds N] [--time-zone IANA]
                   [--calling-hours "Mon-Fri 09:00-20:00"]... [--skip-date YYYY-MM-DD]...
+                  [--redial-on busy,noAnswer,providerError --redials N --redial-spacing 1h]
   template list --team TEAM_ID
   phone-number create --team TEAM_ID --number E164 --provider P
   phone-number list --team TEAM_ID
@@ -74,6 +75,9 @@ const options = {
   reason: { type: 'string' },
   'default-country': { type: 'string' },
   limit: { type: 'string' },
+  'redial-on': { type: 'string' },
+  redials: { type: 'string' },
+  'redial-spacing': { type: 'string' },
 } as const;
 
 const note = (line: string) => process.stderr.write(`${line}\n`);
@@ -165,6 +169,9 @@ async function run(argv: string[]): Promise<object> {
           timeZone: values['time-zone'],
           callingHours: values['calling-hours'],
           skipDates: values['skip-date'],
+          redialOn: values['redial-on'],
+          redials: values.redials,
+          redialSpacing: values['redial-spacing'],
         });
       case 'template list':
         return await listTemplates({ team: need(values.team, '--team') });

@@ -127,6 +127,20 @@ export const phoneCallCreateViewSchema = component(
     'Keys without a value are left out.',
 );
 
+const callAttemptSchema = component(
+  'CallAttempt',
+  z.strictObject({
+    attempt: count(1, 'Which attempt: 1 is the first dial.'),
+    providerCallId: text("The provider's id for this attempt's call (absent when the dial was refused).").optional(),
+    callTriggeredAt: timestamp('When this attempt was dialled.'),
+    callStartedAt: timestamp('When it was answered.').optional(),
+    callEndedAt: timestamp('When it ended.'),
+    status: described(callStatusSchema.clone(), 'How it ended: a terminal status.'),
+    statusCode: described(z.enum(STATUS_CODES), 'Why (a status code, e.g. `busy`, `declined`, `no-answer`).'),
+  }),
+  'One dial attempt of a call.',
+);
+
 export const phoneCallReadViewSchema = component(
   'PhoneCall',
   z.strictObject({
@@ -163,7 +177,14 @@ export const phoneCallReadViewSchema = component(
     customTagsHitOnCall: described(
       z.array(z.string()),
       'Custom tags of the template whose trigger phrase occurs in the transcript (whoever spoke it); ' +
-        'filled by `completed`.',
+        'filled by `completed`. `optOut` when the callee asked not to be called again (the number is then on ' +
+        "the team's do-not-call list).",
+    ),
+    attempts: described(
+      z.array(callAttemptSchema),
+      'Every dial attempt that has ended, oldest first: one for a call dialled once, more when the ' +
+        "template's redial policy dialled again. Empty until the first attempt ends. The top-level fields " +
+        'describe the last attempt.',
     ),
   }),
   'A call as returned by list, get and delete. Keys without a value (e.g. `callStartedAt` before an answer) ' +

@@ -41,7 +41,7 @@ const EVENTS: Record<string, ProviderEventKind | null> = {
   'call.hangup/normal_clearing': 'completed',
   'call.hangup/time_limit': 'completed',
   'call.hangup/user_busy': 'busy',
-  'call.hangup/call_rejected': 'busy',
+  'call.hangup/call_rejected': 'declined',
   'call.hangup/timeout': 'no-answer',
   'call.hangup/no_answer': 'no-answer',
   'call.hangup/not_found': 'failed',
@@ -266,7 +266,14 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
       }
       const cause = typeof payload.hangup_cause === 'string' ? payload.hangup_cause : 'unspecified';
       const key = eventType === 'call.hangup' ? `call.hangup/${cause}` : eventType;
-      const kind = key in EVENTS ? EVENTS[key] : eventType === 'call.hangup' ? UNKNOWN_HANGUP : null;
+      const declined = eventType === 'call.hangup' && payload.sip_hangup_cause === '603';
+      const kind = declined
+        ? 'declined'
+        : key in EVENTS
+          ? EVENTS[key]
+          : eventType === 'call.hangup'
+            ? UNKNOWN_HANGUP
+            : null;
       if (kind === null) return [];
       const callId = decodeClientState(payload.client_state)?.callId ?? callIdFromUrl(callback.url);
       const callControlId = payload.call_control_id;

@@ -39,6 +39,7 @@ const CALL_STATUS: Record<string, ProviderEventKind | null> = {
   canceled: 'failed',
 };
 const ENDED = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled']);
+const SIP_DECLINE = '603';
 
 /** Error codes Twilio gives when the destination itself is the problem. */
 const INVALID_DESTINATION_CODES = new Set([13224, 21211, 21214, 21217, 21401, 21407]);
@@ -284,7 +285,11 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
       const status = params.get('CallStatus');
       if (!callId || !callSid || !status) throw new Error('twilio callback lacks callId, CallSid or CallStatus');
       if (!(status in CALL_STATUS)) throw new Error(`unknown twilio CallStatus ${status}`);
-      const kind = CALL_STATUS[status];
+      // A callee who refuses the call ends it as busy (or no-answer) with SIP 603 Decline.
+      const kind =
+        ENDED.has(status) && status !== 'completed' && params.get('SipResponseCode') === SIP_DECLINE
+          ? 'declined'
+          : CALL_STATUS[status];
       if (kind === null) return [];
       const timestamp = Date.parse(params.get('Timestamp') ?? '');
       return [

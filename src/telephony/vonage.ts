@@ -39,7 +39,8 @@ const CALL_STATUS: Record<string, ProviderEventKind | null> = {
   timeout: 'no-answer',
   unanswered: 'no-answer',
   failed: 'failed',
-  rejected: 'failed',
+  // "The call attempt was rejected by the destination": the callee refused it.
+  rejected: 'declined',
   // Ended before anyone answered because the call was cancelled (by us or the console).
   cancelled: 'failed',
 };

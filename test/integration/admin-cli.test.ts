@@ -90,6 +90,47 @@ describe('npm run admin', () => {
       resultColumns: ['interested'],
     });
     expect(stored?.customTags).toEqual([{ name: 'yes', triggerPhrases: ['sounds good', 'go ahead'] }]);
+    expect(stored?.redialPolicy).toBeNull();
+
+    const redialling = await json(
+      'template',
+      'create',
+      '--team',
+      teamId,
+      '--name',
+      'Redialler',
+      '--prompt',
+      'Hi {{firstName}}',
+      '--redial-on',
+      'busy,noAnswer',
+      '--redials',
+      '2',
+      '--redial-spacing',
+      '90m',
+    );
+    expect((await CallTemplate.findById(redialling.body.callTemplateId).lean())?.redialPolicy).toEqual({
+      on: ['busy', 'noAnswer'],
+      maxRedials: 2,
+      spacingSeconds: 5_400,
+    });
+    const listed = (await json('template', 'list', '--team', teamId)).body.templates;
+    expect(listed.map((t: { redial: string }) => t.redial)).toEqual([
+      'never',
+      'busy, noAnswer: up to 2 more, 5400 s apart',
+    ]);
+    for (const [flags, error] of [
+      [['--redial-on', 'voicemail', '--redials', '1', '--redial-spacing', '1h'], /^--redial-on must list some of/],
+      [
+        ['--redial-on', 'busy', '--redials', '11', '--redial-spacing', '1h'],
+        /^--redials must be an integer from 1 to 10/,
+      ],
+      [['--redial-on', 'busy', '--redials', '1'], /^--redial-spacing is required/],
+      [['--redial-on', 'busy', '--redials', '1', '--redial-spacing', '8d'], /^--redial-spacing must be from 1s to 7d/],
+    ] as const) {
+      const bad = await json('template', 'create', '--team', teamId, '--name', 'x', '--prompt', 'Hi', ...flags);
+      expect(bad.code).toBe(2);
+      expect(bad.body.error).toMatch(error);
+    }
 
     const number = await json(
       'phone-number',

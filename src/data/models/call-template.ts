@@ -1,4 +1,5 @@
 import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
+import { REDIAL_OUTCOMES } from '../../contracts/redial';
 
 const customTagSchema = new Schema(
   {
@@ -27,6 +28,16 @@ const callingWindowSchema = new Schema(
   { _id: false },
 );
 
+/** Which unanswered outcomes are dialled again (src/contracts/redial.ts). */
+const redialPolicySchema = new Schema(
+  {
+    on: { type: [String], enum: REDIAL_OUTCOMES, required: true },
+    maxRedials: { type: Number, required: true },
+    spacingSeconds: { type: Number, required: true },
+  },
+  { _id: false },
+);
+
 const callTemplateSchema = new Schema(
   {
     teamId: { type: Schema.Types.ObjectId, ref: 'Team', required: true, index: true },
@@ -46,6 +57,8 @@ const callTemplateSchema = new Schema(
     timeZone: { type: String, default: 'UTC' },
     /** Absent: calls are placed at any hour. */
     callingWindow: { type: callingWindowSchema, default: null },
+    /** Absent: one attempt per call. */
+    redialPolicy: { type: redialPolicySchema, default: null },
   },
   { timestamps: true },
 );

@@ -65,6 +65,24 @@ const phoneCallSchema = new Schema(
     callDuration: { type: Number },
     callOrigin: { type: String, enum: CALL_ORIGINS, required: true },
     customTagsHitOnCall: { type: [String], default: [] },
+    /** Each dial attempt that has ended, in order (the last one's outcome is also the call's while it is final). */
+    attempts: {
+      type: [
+        new Schema(
+          {
+            attempt: { type: Number, required: true },
+            providerCallId: { type: String, default: null },
+            callTriggeredAt: { type: Date, required: true },
+            callStartedAt: { type: Date, default: null },
+            callEndedAt: { type: Date, required: true },
+            status: { type: String, required: true },
+            statusCode: { type: String, required: true },
+          },
+          { _id: false },
+        ),
+      ],
+      default: [],
+    },
     // Internal fields, never part of an answer:
     /** The provider's id for the call once dialled. */
     providerCallId: { type: String },

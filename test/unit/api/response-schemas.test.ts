@@ -104,6 +104,17 @@ describe('the views', () => {
     callDuration: 125.5,
     callOrigin: 'file',
     customTagsHitOnCall: ['pricing'],
+    attempts: [
+      {
+        attempt: 1,
+        providerCallId: 'CA122',
+        callTriggeredAt: at('2026-11-22T09:00:00.000Z'),
+        callStartedAt: null,
+        callEndedAt: at('2026-11-22T09:00:20.000Z'),
+        status: 'busy',
+        statusCode: 'busy',
+      },
+    ],
     providerCallId: 'CA123',
     calleeTimeZones: ['America/Chicago'],
   });
@@ -140,6 +151,7 @@ describe('the views', () => {
       'callDuration',
       'callOrigin',
       'customTagsHitOnCall',
+      'attempts',
     ]);
     expect(view.phoneCallWebhooks).toEqual([{ url: 'https://example.com/hook', subscribedEvent: '*' }]);
     expectValid(phoneCallReadViewSchema, 'PhoneCall', view);

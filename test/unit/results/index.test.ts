@@ -43,6 +43,7 @@ describe('computeCallResults', () => {
     });
     expect(results).toEqual({
       customTagsHitOnCall: ['pricing', 'meeting', 'competitor'],
+      optedOut: false,
       fixedMeetingTime: '2026-03-05T19:00:00.000Z',
       resultValues: [
         { columnName: 'meetingTime', value: '2026-03-05T19:00:00.000Z' },

@@ -21,12 +21,14 @@ function twilioCallback(
   accountSid: string,
   status: string,
   url = URL_FOR('twilio'),
+  extra: [string, string][] = [],
 ): InboundCallback {
   const params: [string, string][] = [
     ['AccountSid', accountSid],
     ['CallSid', 'CA0123456789abcdef0123456789abcdef'],
     ['CallStatus', status],
     ['Timestamp', 'Tue, 21 Nov 2026 10:00:00 +0000'],
+    ...extra,
   ];
   return {
     method: 'POST',
@@ -104,6 +106,16 @@ describe('twilio parseCallback', () => {
     expect(await kindsOf(adapter, twilioCallback(authToken, accountSid, status))).toEqual(expected);
   });
 
+  it.each<[string, string, ProviderEventKind[]]>([
+    ['busy', '603', ['declined']],
+    ['no-answer', '603', ['declined']],
+    ['busy', '486', ['busy']],
+    ['completed', '603', ['completed']],
+  ])('maps CallStatus %s with SipResponseCode %s (603 Decline) to %j', async (status, sip, expected) => {
+    const callback = twilioCallback(authToken, accountSid, status, URL_FOR('twilio'), [['SipResponseCode', sip]]);
+    expect(await kindsOf(adapter, callback)).toEqual(expected);
+  });
+
   it('takes the call id, CallSid and time from the callback', async () => {
     await expect(adapter.parseCallback(twilioCallback(authToken, accountSid, 'ringing'))).resolves.toEqual([
       {
@@ -165,7 +177,7 @@ describe('vonage parseCallback', () => {
     ['timeout', ['no-answer']],
     ['unanswered', ['no-answer']],
     ['failed', ['failed']],
-    ['rejected', ['failed']],
+    ['rejected', ['declined']],
     ['cancelled', ['failed']],
   ])('maps status %s to %j', async (status, expected) => {
     expect(await kindsOf(adapter, vonageCallback(signatureSecret, applicationId, event(status)))).toEqual(expected);
@@ -205,7 +217,8 @@ describe('telnyx parseCallback', () => {
     ['call.answered', {}, ['answered']],
     ['call.hangup', { hangup_cause: 'normal_clearing' }, ['completed']],
     ['call.hangup', { hangup_cause: 'user_busy' }, ['busy']],
-    ['call.hangup', { hangup_cause: 'call_rejected' }, ['busy']],
+    ['call.hangup', { hangup_cause: 'call_rejected' }, ['declined']],
+    ['call.hangup', { hangup_cause: 'unspecified', sip_hangup_cause: '603' }, ['declined']],
     ['call.hangup', { hangup_cause: 'timeout' }, ['no-answer']],
     ['call.hangup', { hangup_cause: 'originator_cancel' }, ['failed']],
     ['call.hangup', { hangup_cause: 'unspecified' }, ['failed']],

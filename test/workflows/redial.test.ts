@@ -1,0 +1,109 @@
+// The redial policy on the time-skipping server: hours of spacing, and a redial that falls outside
+// the calling hours waiting for them, in seconds. The real call workflow; the provider side is
+// stubbed (no provider events: every dial rings out as no answer).
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { parseCallingHoursRule } from '../../src/calling-hours/calling-window';
+import { callWorkflowId } from '../../src/contracts/ids';
+import type { AttemptRecord, StatusChange } from '../../src/data/call-store';
+import { phoneCallWorkflow } from '../../workflows/call';
+import type { CallWorkflowInput } from '../../workflows/types';
+import { stubActivities, timeSkippingEnvironment, uniqueId, workerFor } from './environment';
+
+let env: TestWorkflowEnvironment;
+beforeEach(async () => {
+  env = await timeSkippingEnvironment();
+});
+afterEach(async () => {
+  await env?.teardown();
+});
+
+const HOUR = 3_600_000;
+
+function callInput(overrides: Partial<CallWorkflowInput> = {}): CallWorkflowInput {
+  return {
+    callId: uniqueId('call'),
+    teamId: uniqueId('team'),
+    toPhoneNumber: '+12125550123',
+    provider: 'twilio',
+    record: false,
+    scheduledFor: null,
+    maxDurationSeconds: 900,
+    ringTimeoutSeconds: 30,
+    ...overrides,
+  };
+}
+
+async function run(args: CallWorkflowInput) {
+  const dials: number[] = [];
+  const { activities, calls } = stubActivities({
+    dialCall: async ({ callId }) => {
+      dials.push(await env.currentTimeMs());
+      return { providerCallId: `pc-${callId}-${dials.length}` };
+    },
+  });
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  const state = await worker.runUntil(
+    env.client.workflow.execute(phoneCallWorkflow, {
+      workflowId: callWorkflowId(args.callId),
+      taskQueue,
+      args: [args],
+    }),
+  );
+  const changes = calls.filter((c) => c.name === 'recordStatus').map((c) => c.input as StatusChange);
+  return { state, dials, changes };
+}
+
+it('redials an unanswered call as often as the policy says, its spacing apart, and records every attempt', async () => {
+  const { state, dials, changes } = await run(
+    callInput({ redialPolicy: { on: ['noAnswer'], maxRedials: 2, spacingSeconds: 3_600 } }),
+  );
+  expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'no-answer', attempt: 3 });
+  expect(dials).toHaveLength(3);
+  // Each dial rings 30 s, then the spacing runs from the end of the attempt.
+  for (const i of [1, 2]) {
+    expect(dials[i]! - dials[i - 1]!).toBeGreaterThanOrEqual(HOUR + 30_000);
+    expect(dials[i]! - dials[i - 1]!).toBeLessThan(HOUR + 90_000);
+  }
+  expect(changes.map((c) => `${c.status}/${c.statusCode}`)).toEqual([
+    'ringing/dialling',
+    'queued/waiting-to-redial',
+    'ringing/dialling',
+    'queued/waiting-to-redial',
+    'ringing/dialling',
+    'noAnswer/no-answer',
+  ]);
+  const attempts = changes.flatMap((c) => (c.endedAttempt ? [c.endedAttempt] : [])) as AttemptRecord[];
+  expect(attempts.map((a) => [a.attempt, a.status, a.statusCode, a.providerCallId])).toEqual([
+    [1, 'noAnswer', 'no-answer', expect.stringMatching(/-1$/)],
+    [2, 'noAnswer', 'no-answer', expect.stringMatching(/-2$/)],
+    [3, 'noAnswer', 'no-answer', expect.stringMatching(/-3$/)],
+  ]);
+});
+
+it('a redial due outside the calling hours waits for their next opening', async () => {
+  // Friday 19:00 in New York (EST): the first dial is in hours, the redial an hour later is not.
+  const { dials } = await run(
+    callInput({
+      scheduledFor: '2027-11-13T00:00:00.000Z',
+      callingWindow: { rules: [parseCallingHoursRule('Mon-Fri 09:00-20:00')], skipDates: [] },
+      calleeTimeZones: ['America/New_York'],
+      redialPolicy: { on: ['noAnswer', 'busy'], maxRedials: 1, spacingSeconds: 3_600 },
+    }),
+  );
+  expect(dials).toHaveLength(2);
+  expect(dials[0]).toBeGreaterThanOrEqual(Date.parse('2027-11-13T00:00:00.000Z'));
+  // Monday 09:00 EST.
+  expect(dials[1]).toBeGreaterThanOrEqual(Date.parse('2027-11-15T14:00:00.000Z'));
+  expect(dials[1]).toBeLessThan(Date.parse('2027-11-15T14:01:00.000Z'));
+});
+
+it('an outcome the policy does not name, and a call without a policy, get one attempt', async () => {
+  const busyOnly = await run(callInput({ redialPolicy: { on: ['busy'], maxRedials: 3, spacingSeconds: 60 } }));
+  expect(busyOnly.dials).toHaveLength(1);
+  expect(busyOnly.state.status).toBe('noAnswer');
+  const none = await run(callInput());
+  expect(none.dials).toHaveLength(1);
+  expect(none.changes.at(-1)?.endedAttempt).toMatchObject({ attempt: 1, status: 'noAnswer' });
+});
