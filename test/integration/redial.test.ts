@@ -6,13 +6,17 @@ import { createTemplate } from '../../src/admin/commands';
 import { PROVIDERS } from '../../src/contracts/providers';
 import { phoneCallReadViewSchema } from '../../src/schemas/responses';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
+import { startReceiver } from '../helpers/receiver';
 import { seededCallBody, startTestStack, type SeededTeam, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 beforeAll(async () => {
   stack = await startTestStack();
+  receiver = await startReceiver();
 });
 afterAll(async () => {
+  await receiver?.close();
   await stack?.stop();
 });
 
@@ -31,10 +35,13 @@ async function redialTeam(name: string, redials: number, spacing: string) {
     redialSpacing: spacing,
   });
   const client = apiClient(stack.baseUrl, team.key);
-  const create = async (to: string, provider: string) => {
+  const create = async (to: string, provider: string, extra: Record<string, unknown> = {}) => {
     const res = await client.post(
       '/v1/phoneCalls',
-      seededCallBody({ ...team, templateId: callTemplateId } as SeededTeam, to, { telephonyProvider: provider }),
+      seededCallBody({ ...team, templateId: callTemplateId } as SeededTeam, to, {
+        telephonyProvider: provider,
+        ...extra,
+      }),
     );
     expect(res.status).toBe(201);
     return res.body.data._id as string;
@@ -53,7 +60,8 @@ describe('redial policy', () => {
   it.each(PROVIDERS)('dials a busy line again as often as the policy says, once per attempt (%s)', async (provider) => {
     const { create, ended } = await redialTeam(`Redial ${provider}`, 2, '1s');
     const to = `+141555${PROVIDERS.indexOf(provider) + 1}1486`;
-    const call = await ended(await create(to, provider));
+    const hook = { url: `${receiver.url}/redial-${provider}`, subscribedEvent: '*', secret: 'per-call secret' };
+    const call = await ended(await create(to, provider, { phoneCallWebhooks: [hook] }));
     expect([call.status, call.statusExtraInfo?.statusCode]).toEqual(['busy', 'busy']);
     expect(call.attempts.map((a) => [a.attempt, a.status, a.statusCode])).toEqual([
       [1, 'busy', 'busy'],
@@ -71,6 +79,23 @@ describe('redial policy', () => {
     }
     expect(call.callTriggeredAt).toBe(call.attempts[2]!.callTriggeredAt);
     expect(stack.emulator.callsTo(to)).toBe(3);
+
+    // Every attempt's events go out, each with a webhook-id of its own; the last says busy.
+    const deliveries = await eventually(async () => {
+      const got = receiver.at(`/redial-${provider}`);
+      return got.some((r) => r.body.includes('"type":"phoneCall.busy"')) ? got : undefined;
+    });
+    const types = deliveries.map((r) => (JSON.parse(r.body) as { type: string }).type);
+    expect(types).toEqual([
+      'phoneCall.queued',
+      'phoneCall.ringing',
+      'phoneCall.queued',
+      'phoneCall.ringing',
+      'phoneCall.queued',
+      'phoneCall.ringing',
+      'phoneCall.busy',
+    ]);
+    expect(new Set(deliveries.map((r) => r.headers['webhook-id'])).size).toBe(7);
   });
 
   it.each(PROVIDERS)('never dials again a callee who declined the call (%s)', async (provider) => {
