@@ -35,6 +35,20 @@ const schema = z.object({
       (value) => Buffer.from(value, 'base64').length === 32,
       'must be 32 bytes, base64-encoded (openssl rand -base64 32)',
     ),
+  /** Keys values may still be sealed under while ENCRYPTION_KEY is rotated (opened, never sealed with). */
+  ENCRYPTION_KEYS_PREVIOUS: z
+    .string()
+    .optional()
+    .transform((value) =>
+      (value ?? '')
+        .split(',')
+        .map((key) => key.trim())
+        .filter(Boolean),
+    )
+    .refine(
+      (keys) => keys.every((key) => Buffer.from(key, 'base64').length === 32),
+      'must be a comma-separated list of 32-byte base64 keys',
+    ),
   WEBHOOK_RETRY_DELAYS: z
     .string()
     .optional()

@@ -1,5 +1,7 @@
 // Encryption at rest for webhook secrets and provider credentials: AES-256-GCM with a key from
-// configuration, so a database dump alone does not reveal them.
+// configuration, so a database dump alone does not reveal them. Values are sealed under the current
+// key and opened under it or any previous one, so the key can be rotated without downtime (README,
+// "Rotating ENCRYPTION_KEY"; `secrets reseal` moves stored values to the current key).
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
@@ -18,12 +20,27 @@ export class SecretBoxError extends Error {
 export interface SecretBox {
   /** `v1.<iv>.<tag>.<ciphertext>`, each part base64url; a fresh IV every call. */
   seal(plain: string): string;
-  /** Throws SecretBoxError when the value is malformed, tampered with, or sealed under another key. */
+  /** Throws SecretBoxError when the value is malformed, tampered with, or sealed under none of the keys. */
   open(sealed: string): string;
+  /** Whether the value opens under the current key (else `secrets reseal` seals it again). */
+  sealedWithCurrentKey(sealed: string): boolean;
 }
 
-export function createSecretBox(keyBase64: string): SecretBox {
+export function createSecretBox(keyBase64: string, previousKeysBase64: readonly string[] = []): SecretBox {
   const key = decodeKey(keyBase64);
+  const previous = previousKeysBase64.map(decodeKey);
+
+  function openWith(candidate: Buffer, sealed: string): string | null {
+    const { iv, tag, ciphertext } = parse(sealed);
+    const decipher = createDecipheriv('aes-256-gcm', candidate, iv, { authTagLength: TAG_BYTES });
+    decipher.setAAD(AAD);
+    decipher.setAuthTag(tag);
+    try {
+      return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8');
+    } catch {
+      return null; // GCM says only "unable to authenticate": another key, or tampered data
+    }
+  }
 
   return {
     seal(plain) {
@@ -38,31 +55,34 @@ export function createSecretBox(keyBase64: string): SecretBox {
     },
 
     open(sealed) {
-      const parts = sealed.split('.');
-      if (parts.length !== 4 || parts[0] !== VERSION) {
-        throw new SecretBoxError(`sealed value is not in the ${VERSION}.<iv>.<tag>.<ciphertext> format`);
+      for (const candidate of [key, ...previous]) {
+        const plain = openWith(candidate, sealed);
+        if (plain !== null) return plain;
       }
-      const [, ivText, tagText, ciphertextText] = parts;
-      if (![ivText, tagText, ciphertextText].every((part) => BASE64URL.test(part))) {
-        throw new SecretBoxError('sealed value has a part that is not base64url');
-      }
-      const iv = Buffer.from(ivText, 'base64url');
-      const tag = Buffer.from(tagText, 'base64url');
-      if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) {
-        throw new SecretBoxError('sealed value has an IV or tag of the wrong length');
-      }
-      const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
-      decipher.setAAD(AAD);
-      decipher.setAuthTag(tag);
-      try {
-        const plain = Buffer.concat([decipher.update(Buffer.from(ciphertextText, 'base64url')), decipher.final()]);
-        return plain.toString('utf8');
-      } catch {
-        // GCM reports only "unable to authenticate"; say what that means for an operator.
-        throw new SecretBoxError('sealed value failed authentication: wrong key or tampered data');
-      }
+      throw new SecretBoxError('sealed value failed authentication: wrong key or tampered data');
+    },
+
+    sealedWithCurrentKey(sealed) {
+      return openWith(key, sealed) !== null;
     },
   };
+}
+
+function parse(sealed: string): { iv: Buffer; tag: Buffer; ciphertext: Buffer } {
+  const parts = sealed.split('.');
+  if (parts.length !== 4 || parts[0] !== VERSION) {
+    throw new SecretBoxError(`sealed value is not in the ${VERSION}.<iv>.<tag>.<ciphertext> format`);
+  }
+  const [, ivText, tagText, ciphertextText] = parts;
+  if (![ivText, tagText, ciphertextText].every((part) => BASE64URL.test(part))) {
+    throw new SecretBoxError('sealed value has a part that is not base64url');
+  }
+  const iv = Buffer.from(ivText, 'base64url');
+  const tag = Buffer.from(tagText, 'base64url');
+  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) {
+    throw new SecretBoxError('sealed value has an IV or tag of the wrong length');
+  }
+  return { iv, tag, ciphertext: Buffer.from(ciphertextText, 'base64url') };
 }
 
 function decodeKey(keyBase64: string): Buffer {

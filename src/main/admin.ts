@@ -22,6 +22,7 @@ import { loadConfigWithLocalStack } from '../local/stack-settings';
 import { provisionEmulatorAccounts } from '../admin/emulator-accounts';
 import { isBatchAction, runBatchCommand } from '../admin/batch-commands';
 import { isDncVerb, runDncCommand } from '../admin/do-not-call-commands';
+import { resealSecrets } from '../admin/reseal-secrets';
 
 const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   team create --name NAME [--provider twilio|vonage|telnyx]
@@ -43,7 +44,8 @@ const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   dnc import --team TEAM_ID --file FILE.csv [--reason TEXT] [--default-country US]
   dnc add --team TEAM_ID --number E164 [--reason TEXT]
   dnc remove --team TEAM_ID --number E164
-  dnc list --team TEAM_ID [--limit N]`;
+  dnc list --team TEAM_ID [--limit N]
+  secrets reseal     (after rotating ENCRYPTION_KEY: seals every stored secret under the new key)`;
 
 const options = {
   json: { type: 'boolean' },
@@ -93,7 +95,7 @@ async function run(argv: string[]): Promise<object> {
   const command = `${noun ?? ''} ${verb ?? ''}`.trim();
   if (values.help || !noun) throw new CommandError(USAGE);
   const config = loadConfigWithLocalStack();
-  const secretBox = createSecretBox(config.ENCRYPTION_KEY);
+  const secretBox = createSecretBox(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_PREVIOUS);
   await connectMongo(config.MONGODB_URI, 2);
   try {
     if (noun === 'batch' && isBatchAction(verb)) {
@@ -186,6 +188,8 @@ async function run(argv: string[]): Promise<object> {
         );
       case 'phone-number list':
         return await listPhoneNumbers({ team: need(values.team, '--team') });
+      case 'secrets reseal':
+        return await resealSecrets(secretBox);
       default:
         throw new CommandError(`unknown command "${command}"\n${USAGE}`);
     }

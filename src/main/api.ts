@@ -35,7 +35,7 @@ export interface ApiDeps {
 
 /** The Koa app with every router, over connections the caller owns. */
 export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
-  const secretBox = createSecretBox(config.ENCRYPTION_KEY);
+  const secretBox = createSecretBox(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_PREVIOUS);
   const providers = createTeamProviderResolver({
     secretBox,
     baseUrls: {

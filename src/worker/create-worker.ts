@@ -55,7 +55,7 @@ export async function createCallWorker(setup: WorkerSetup): Promise<{ worker: Wo
   const { config, logger } = setup;
   installRuntimeLogger(logger);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const secretBox = createSecretBox(config.ENCRYPTION_KEY);
+  const secretBox = createSecretBox(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_PREVIOUS);
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const activities = createActivities({
     config,

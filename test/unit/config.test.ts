@@ -44,6 +44,17 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads the previous encryption keys as a list, each 32 bytes', () => {
+    expect(loadConfig(base).ENCRYPTION_KEYS_PREVIOUS).toEqual([]);
+    const older = [Buffer.alloc(32, 1).toString('base64'), Buffer.alloc(32, 2).toString('base64')];
+    expect(
+      loadConfig({ ...base, ENCRYPTION_KEYS_PREVIOUS: ` ${older[0]}, ${older[1]} ` }).ENCRYPTION_KEYS_PREVIOUS,
+    ).toEqual(older);
+    expect(() => loadConfig({ ...base, ENCRYPTION_KEYS_PREVIOUS: `${older[0]},short` })).toThrow(
+      /ENCRYPTION_KEYS_PREVIOUS/,
+    );
+  });
+
   it('reads booleans and retry schedules as written', () => {
     expect(loadConfig({ ...base, ALLOW_PRIVATE_WEBHOOK_URLS: 'false' }).ALLOW_PRIVATE_WEBHOOK_URLS).toBe(false);
     expect(loadConfig({ ...base, ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }).ALLOW_PRIVATE_WEBHOOK_URLS).toBe(true);

@@ -60,6 +60,23 @@ describe('createSecretBox', () => {
     }
   });
 
+  it('opens values sealed under a previous key, seals only under the current one, and tells them apart', () => {
+    const [oldKey, middleKey, currentKey] = [newKey(), newKey(), newKey()];
+    const sealedOld = createSecretBox(oldKey).seal('rotated');
+    const sealedMiddle = createSecretBox(middleKey).seal('rotated twice');
+    const box = createSecretBox(currentKey, [middleKey, oldKey]);
+    expect(box.open(sealedOld)).toBe('rotated');
+    expect(box.open(sealedMiddle)).toBe('rotated twice');
+    expect(box.sealedWithCurrentKey(sealedOld)).toBe(false);
+    const sealedNow = box.seal('new');
+    expect(box.sealedWithCurrentKey(sealedNow)).toBe(true);
+    expect(createSecretBox(currentKey).open(sealedNow)).toBe('new');
+    expect(() => createSecretBox(oldKey).open(sealedNow)).toThrow(SecretBoxError);
+    // Once the old key is dropped, its values no longer open.
+    expect(() => createSecretBox(currentKey, [middleKey]).open(sealedOld)).toThrow(SecretBoxError);
+    expect(() => box.sealedWithCurrentKey('v1.x')).toThrow(SecretBoxError);
+  });
+
   it('requires a 32-byte base64 key and says so', () => {
     expect(() => createSecretBox(randomBytes(16).toString('base64'))).toThrow(/32 bytes.*got 16 bytes/);
     expect(() => createSecretBox(randomBytes(33).toString('base64'))).toThrow(/got 33 bytes/);
