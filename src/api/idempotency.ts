@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import { IDEMPOTENCY_WINDOW_MS, IdempotencyRecord } from '../data/models/idempotency-record';
 import { badRequest, HttpError } from './errors';
+import { isDuplicateKeyOnly } from '../data/duplicate-key';
 
 export interface StoredResponse {
   status: number;
@@ -19,8 +20,6 @@ function canonical(value: unknown): string {
   }
   return JSON.stringify(value) ?? 'null';
 }
-
-const isDuplicateKey = (err: unknown) => (err as { code?: number }).code === 11000;
 
 /** How long a retry waits for the first request with its key to finish before it is told to come back. */
 const IN_FLIGHT_WAIT_MS = 10_000;
@@ -41,7 +40,7 @@ async function claimKey(
       await IdempotencyRecord.create({ ...identity, requestHash, state: 'pending', createdAt: now });
       return { kind: 'claimed' };
     } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
+      if (!isDuplicateKeyOnly(err)) throw err;
     }
     const existing = await IdempotencyRecord.findOne(identity).lean();
     if (!existing) continue; // the first request failed and freed the key: try again

@@ -22,8 +22,9 @@ export const TERMINAL_STATUSES: ReadonlySet<CallStatus> = new Set<CallStatus>([
 ]);
 
 const ALLOWED_TRANSITIONS: Record<CallStatus, readonly CallStatus[]> = {
-  queued: ['ringing', 'failed', 'cancelled'],
-  // Back to queued: the attempt ended unanswered and the template's redial policy dials again.
+  // queued -> queued and ringing -> queued: an attempt ended unanswered (a dial the provider refused
+  // never left queued) and the template's redial policy dials again.
+  queued: ['ringing', 'failed', 'cancelled', 'queued'],
   ringing: ['inProgress', 'busy', 'noAnswer', 'failed', 'cancelled', 'queued'],
   inProgress: ['completed', 'failed', 'cancelled'],
   completed: [],
@@ -41,13 +42,9 @@ export function canTransition(from: CallStatus, to: CallStatus): boolean {
   return ALLOWED_TRANSITIONS[from].includes(to);
 }
 
-/**
- * The statuses a call may be in just before moving to `to`. Moving to `queued` is a redial, which
- * may also follow a dial the provider refused (the call never left `queued`).
- */
+/** The statuses a call may be in just before moving to `to` (`to` itself for a self-transition). */
 export function predecessorsOf(to: CallStatus): CallStatus[] {
-  const from = CALL_STATUSES.filter((status) => ALLOWED_TRANSITIONS[status].includes(to));
-  return to === 'queued' ? ['queued', ...from] : from;
+  return CALL_STATUSES.filter((from) => ALLOWED_TRANSITIONS[from].includes(to));
 }
 
 /** The list filter accepts the American spelling too (decisions.md). */
@@ -90,7 +87,9 @@ export type StatusCode = (typeof STATUS_CODES)[keyof typeof STATUS_CODES];
 
 /** What each status means, for API clients (the OpenAPI document). */
 export const STATUS_MEANINGS: Record<CallStatus, string> = {
-  queued: 'created, waiting to be placed or scheduled for `callDelayedUntil`',
+  queued:
+    'created, waiting to be placed or scheduled for `callDelayedUntil`, or waiting to be dialled again ' +
+    "under the template's redial policy",
   ringing: 'the provider is dialling',
   inProgress: 'answered, the conversation is under way',
   completed: 'terminal: the conversation ended; results and transcript are stored',

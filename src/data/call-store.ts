@@ -66,10 +66,11 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
   }
   // Back to queued for a redial: the next attempt's dial must not find this attempt's call.
   if (change.status === 'queued') update.$unset = { providerCallId: 1 };
-  // One conditional single-document write: a retry after it landed matches nothing (a requeue, whose
-  // status may already be queued, by its time), so the attempt is appended once.
-  const filter: Record<string, unknown> = { _id: change.callId, status: { $in: predecessorsOf(change.status) } };
-  if (change.status === 'queued') filter['statusExtraInfo.dateTime'] = { $ne: at };
+  // One conditional single-document write: a retry after it landed matches nothing, so the attempt is
+  // appended once. A self-transition (queued -> queued) is told from its retry by the change's time.
+  const from = predecessorsOf(change.status);
+  const filter: Record<string, unknown> = { _id: change.callId, status: { $in: from } };
+  if (from.includes(change.status)) filter['statusExtraInfo.dateTime'] = { $ne: at };
   const updated = await PhoneCall.findOneAndUpdate(filter, update, { returnDocument: 'after' }).lean();
   if (updated) return { outcome: 'applied', call: toReadView(updated) };
   const current = await PhoneCall.findById(change.callId).lean();

@@ -2,6 +2,7 @@
 // written by the API, the operator CLI and the capture of a call whose callee opted out. Adding is
 // idempotent per (team, number) without transactions: the unique index refuses a second entry.
 import { Types, type QueryFilter } from 'mongoose';
+import { isDuplicateKeyOnly } from './duplicate-key';
 import { DoNotCallEntry, type DncSource, type DoNotCallEntryDoc } from './models/do-not-call-entry';
 
 export interface NewDncEntry {
@@ -44,17 +45,6 @@ export interface DoNotCallList extends DoNotCallStore {
   ): Promise<DncPage>;
 }
 
-const DUPLICATE_KEY = 11000;
-
-function onlyDuplicates(err: unknown): boolean {
-  const codes = (err as { writeErrors?: Array<{ code?: number; err?: { code?: number } }> }).writeErrors?.map(
-    (e) => e.code ?? e.err?.code,
-  );
-  const single = (err as { code?: number }).code;
-  if (codes?.length) return codes.every((code) => code === DUPLICATE_KEY);
-  return single === DUPLICATE_KEY;
-}
-
 async function entriesFor(teamId: string, numbers: readonly string[]): Promise<DoNotCallEntryDoc[]> {
   if (numbers.length === 0) return [];
   // An equality match per number ($in), which FerretDB pushes down; no sort needed.
@@ -75,10 +65,8 @@ export function createDoNotCallStore(): DoNotCallList {
       const unique = new Map<string, NewDncEntry>();
       for (const entry of entries) if (!unique.has(entry.phoneNumber)) unique.set(entry.phoneNumber, entry);
       const numbers = [...unique.keys()];
-      const before = new Set((await entriesFor(teamId, numbers)).map((e) => e.phoneNumber));
-      const fresh = numbers.filter((n) => !before.has(n));
       const now = Date.now();
-      const docs = fresh.map((phoneNumber, i) => ({
+      const docs = numbers.map((phoneNumber, i) => ({
         _id: new Types.ObjectId(),
         teamId,
         phoneNumber,
@@ -93,8 +81,8 @@ export function createDoNotCallStore(): DoNotCallList {
         try {
           await DoNotCallEntry.insertMany(docs, { ordered: false });
         } catch (err) {
-          // Listed meanwhile by another request: the first entry stands.
-          if (!onlyDuplicates(err)) throw err;
+          // Listed before (or meanwhile, by another request): the first entry stands.
+          if (!isDuplicateKeyOnly(err)) throw err;
         }
       }
       const byNumber = new Map((await entriesFor(teamId, numbers)).map((e) => [e.phoneNumber, e]));

@@ -3,6 +3,7 @@ import type { DialSlotRequest, PacingLimits } from '../contracts/pacing';
 import { PROVIDERS, type ProviderName } from '../contracts/providers';
 import { DialQueueEntry } from './models/dial-queue-entry';
 import { Team } from './models/team';
+import { isDuplicateKeyOnly } from './duplicate-key';
 
 export interface SpilledWaiter {
   seq: number;
@@ -39,10 +40,7 @@ export function createPacingStore(): PacingStore {
         await DialQueueEntry.insertMany(docs, { ordered: false });
       } catch (err) {
         // A retry after a write that landed: the waiters are there already.
-        const codes = (err as { writeErrors?: Array<{ code?: number; err?: { code?: number } }> }).writeErrors?.map(
-          (e) => e.code ?? e.err?.code,
-        );
-        if (!codes?.length || codes.some((code) => code !== 11000)) throw err;
+        if (!isDuplicateKeyOnly(err)) throw err;
       }
     },
     async loadPage(teamId, page) {

@@ -5,8 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseCallingHoursRule, type CallingWindow } from '../../src/calling-hours/calling-window';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { phoneCallWorkflow } from '../../workflows/call';
-import type { CallWorkflowInput } from '../../workflows/types';
-import { stubActivities, timeSkippingEnvironment, uniqueId, workerFor } from './environment';
+import { callWorkflowInput, stubActivities, timeSkippingEnvironment, uniqueId, workerFor } from './environment';
 
 // A fresh test server per test: the Java test server's clock has been seen to run years ahead when a
 // second workflow of one file skipped to far-off dates.
@@ -19,20 +18,6 @@ afterEach(async () => {
 });
 
 const weekdays9to20: CallingWindow = { rules: [parseCallingHoursRule('Mon-Fri 09:00-20:00')], skipDates: [] };
-
-function callInput(overrides: Partial<CallWorkflowInput> = {}): CallWorkflowInput {
-  return {
-    callId: uniqueId('call'),
-    teamId: uniqueId('team'),
-    toPhoneNumber: '+12125550123',
-    provider: 'twilio',
-    record: false,
-    scheduledFor: null,
-    maxDurationSeconds: 900,
-    ringTimeoutSeconds: 30,
-    ...overrides,
-  };
-}
 
 /** Stub activities that note the (skipped) workflow clock of every dial. */
 function clockedStubs() {
@@ -57,7 +42,11 @@ describe('calling hours', () => {
       const { activities, calls, dials } = clockedStubs();
       const taskQueue = uniqueId('q');
       const worker = await workerFor(env, activities, taskQueue);
-      const args = callInput({ scheduledFor, callingWindow: weekdays9to20, calleeTimeZones: ['America/New_York'] });
+      const args = callWorkflowInput({
+        scheduledFor,
+        callingWindow: weekdays9to20,
+        calleeTimeZones: ['America/New_York'],
+      });
       const state = await worker.runUntil(
         env.client.workflow.execute(phoneCallWorkflow, {
           workflowId: callWorkflowId(args.callId),
@@ -80,7 +69,7 @@ describe('calling hours', () => {
     const { activities, calls } = stubActivities();
     const taskQueue = uniqueId('q');
     const worker = await workerFor(env, activities, taskQueue);
-    const args = callInput({
+    const args = callWorkflowInput({
       callingWindow: { rules: [parseCallingHoursRule('Mon-Fri 09:00-12:00')], skipDates: [] },
       calleeTimeZones: ['Australia/Sydney', 'Europe/London'],
     });

@@ -5,6 +5,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { Activities } from '../../activities';
+import type { CallWorkflowInput } from '../../workflows/types';
 import { createCallingHoursActivities } from '../../activities/calling-hours';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/contracts/search-attributes';
 import { temporal } from '@temporalio/proto';
@@ -45,6 +46,21 @@ export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment
 }
 
 export const uniqueId = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
+
+/** A call workflow's input for a new call (a 30 s ring timeout: the stubbed dials are never answered). */
+export function callWorkflowInput(overrides: Partial<CallWorkflowInput> = {}): CallWorkflowInput {
+  return {
+    callId: uniqueId('call'),
+    teamId: uniqueId('team'),
+    toPhoneNumber: '+12125550123',
+    provider: 'twilio',
+    record: false,
+    scheduledFor: null,
+    maxDurationSeconds: 900,
+    ringTimeoutSeconds: 30,
+    ...overrides,
+  };
+}
 
 export type Calls = Array<{ name: keyof Activities; input: unknown }>;
 

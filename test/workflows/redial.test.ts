@@ -8,7 +8,7 @@ import { callWorkflowId } from '../../src/contracts/ids';
 import type { AttemptRecord, StatusChange } from '../../src/data/call-store';
 import { phoneCallWorkflow } from '../../workflows/call';
 import type { CallWorkflowInput } from '../../workflows/types';
-import { stubActivities, timeSkippingEnvironment, uniqueId, workerFor } from './environment';
+import { callWorkflowInput, stubActivities, timeSkippingEnvironment, uniqueId, workerFor } from './environment';
 
 let env: TestWorkflowEnvironment;
 beforeEach(async () => {
@@ -19,20 +19,6 @@ afterEach(async () => {
 });
 
 const HOUR = 3_600_000;
-
-function callInput(overrides: Partial<CallWorkflowInput> = {}): CallWorkflowInput {
-  return {
-    callId: uniqueId('call'),
-    teamId: uniqueId('team'),
-    toPhoneNumber: '+12125550123',
-    provider: 'twilio',
-    record: false,
-    scheduledFor: null,
-    maxDurationSeconds: 900,
-    ringTimeoutSeconds: 30,
-    ...overrides,
-  };
-}
 
 async function run(args: CallWorkflowInput) {
   const dials: number[] = [];
@@ -57,7 +43,7 @@ async function run(args: CallWorkflowInput) {
 
 it('redials an unanswered call as often as the policy says, its spacing apart, and records every attempt', async () => {
   const { state, dials, changes } = await run(
-    callInput({ redialPolicy: { on: ['noAnswer'], maxRedials: 2, spacingSeconds: 3_600 } }),
+    callWorkflowInput({ redialPolicy: { on: ['noAnswer'], maxRedials: 2, spacingSeconds: 3_600 } }),
   );
   expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'no-answer', attempt: 3 });
   expect(dials).toHaveLength(3);
@@ -85,7 +71,7 @@ it('redials an unanswered call as often as the policy says, its spacing apart, a
 it('a redial due outside the calling hours waits for their next opening', async () => {
   // Friday 19:00 in New York (EST): the first dial is in hours, the redial an hour later is not.
   const { dials } = await run(
-    callInput({
+    callWorkflowInput({
       scheduledFor: '2027-11-13T00:00:00.000Z',
       callingWindow: { rules: [parseCallingHoursRule('Mon-Fri 09:00-20:00')], skipDates: [] },
       calleeTimeZones: ['America/New_York'],
@@ -100,10 +86,10 @@ it('a redial due outside the calling hours waits for their next opening', async 
 });
 
 it('an outcome the policy does not name, and a call without a policy, get one attempt', async () => {
-  const busyOnly = await run(callInput({ redialPolicy: { on: ['busy'], maxRedials: 3, spacingSeconds: 60 } }));
+  const busyOnly = await run(callWorkflowInput({ redialPolicy: { on: ['busy'], maxRedials: 3, spacingSeconds: 60 } }));
   expect(busyOnly.dials).toHaveLength(1);
   expect(busyOnly.state.status).toBe('noAnswer');
-  const none = await run(callInput());
+  const none = await run(callWorkflowInput());
   expect(none.dials).toHaveLength(1);
   expect(none.changes.at(-1)?.endedAttempt).toMatchObject({ attempt: 1, status: 'noAnswer' });
 });
