@@ -110,11 +110,15 @@ describe('team pacer', () => {
     });
     expect(stubs.maxLive()).toBe(3);
     expect(stubs.dials.map((d) => d.callId)).toEqual(inputs.map((i) => i.callId));
-    // Grants are 500 ms apart; a dial's start also carries the activity's dispatch jitter (100 ms allowed).
+    // Grants are 500 ms apart; a dial's start also carries the signal's and the activity's dispatch
+    // latency, which on two loaded cores was seen to reach 120 ms (250 ms allowed: no two dials bunch).
+    const JITTER_MS = 250;
     for (let i = 1; i < stubs.dials.length; i += 1) {
-      expect(stubs.dials[i]!.at - stubs.dials[i - 1]!.at).toBeGreaterThanOrEqual(500 - 100);
+      expect(stubs.dials[i]!.at - stubs.dials[i - 1]!.at).toBeGreaterThanOrEqual(500 - JITTER_MS);
     }
-    expect(stubs.dials.at(-1)!.at - stubs.dials[0]!.at).toBeGreaterThanOrEqual(500 * (stubs.dials.length - 1) - 100);
+    expect(stubs.dials.at(-1)!.at - stubs.dials[0]!.at).toBeGreaterThanOrEqual(
+      500 * (stubs.dials.length - 1) - JITTER_MS,
+    );
   });
 
   it('queues past its in-memory limit through spill pages, in order, and ends idle', async () => {
