@@ -3,6 +3,7 @@
 // goes on the team's do-not-call list. Idempotent: a retry rewrites the same data.
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURES } from '../src/contracts/failures';
+import { isMachine, type AnsweredBy } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
 import { computeCallResults } from '../src/results';
 import type { ActivityDeps } from './deps';
@@ -13,6 +14,8 @@ export interface CaptureInput {
   record: boolean;
   answeredAt: string;
   endedAt: string;
+  /** Machine detection's verdict (absent in histories from before it, and when detection is off). */
+  answeredBy?: AnsweredBy | null;
 }
 
 export function createCaptureActivities({
@@ -45,7 +48,10 @@ export function createCaptureActivities({
         }
       }
 
-      const utterances = await provider.fetchTranscript(input.providerCallId);
+      const spoken = await provider.fetchTranscript(input.providerCallId);
+      // A machine's greeting is no one's words: only a message the agent left on it is kept.
+      const answeredByMachine = isMachine(input.answeredBy);
+      const utterances = answeredByMachine ? spoken.filter((u) => u.speaker === 'agent') : spoken;
       const answeredMs = Date.parse(input.answeredAt);
       const stored = await conversations.replaceTranscript(
         call,
@@ -59,7 +65,8 @@ export function createCaptureActivities({
 
       const results = computeCallResults(
         { customTags: template?.customTags ?? [], resultColumns: template?.resultColumns ?? [] },
-        utterances,
+        // Nobody spoke with the agent: no tag, meeting time or opt-out can come from its own message.
+        answeredByMachine ? [] : utterances,
         {
           callTime: new Date(input.answeredAt),
           timeZone: template?.timeZone ?? 'UTC',

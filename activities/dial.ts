@@ -5,6 +5,7 @@ import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { fillPrompt } from '../src/data/models/call-template';
 import { FAILURES } from '../src/contracts/failures';
+import type { ActiveMachineDetection } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
 import { callbackUrlFor } from '../src/telephony/callback-url';
 import { ProviderRateLimitedError, ProviderRejectedError, type PlaceCallRequest } from '../src/telephony/provider';
@@ -36,7 +37,14 @@ export function createDialActivities({
   }
 
   return {
-    async dialCall({ callId }: { callId: string }): Promise<{ providerCallId: string }> {
+    async dialCall({
+      callId,
+      machineDetection,
+    }: {
+      callId: string;
+      /** From the workflow's input (the template as it was at create), not the template now. */
+      machineDetection?: ActiveMachineDetection;
+    }): Promise<{ providerCallId: string }> {
       const call = await calls.findById(callId);
       if (!call) {
         throw ApplicationFailure.create({
@@ -59,6 +67,7 @@ export function createDialActivities({
           nameOfHuman: call.nameOfHuman ?? undefined,
           voiceId: template?.voiceId ?? undefined,
         },
+        ...(machineDetection ? { machineDetection } : {}),
       };
       if (activityInfo().attempt > 1) {
         const found = await provider.findPlacedCall(request);
@@ -106,6 +115,19 @@ export function createDialActivities({
         }
         throw err;
       }
+    },
+
+    /**
+     * Speaks the template's voicemail message (its variables filled) on a machine whose greeting is
+     * over. A template since removed, or one without a message, leaves the opening line instead.
+     */
+    async leaveVoicemail({ callId, providerCallId }: { callId: string; providerCallId: string }): Promise<void> {
+      const call = await calls.findById(callId);
+      if (!call) return;
+      const template = await templates.findById(call.callTemplateId);
+      const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
+      const message = fillPrompt(template?.voicemailMessage ?? template?.prompt ?? '', call.promptVariableValues);
+      await provider.leaveMessage({ callId, providerCallId, message });
     },
 
     /** Hangs up the call; without a provider call id, whatever the dial stored (nothing: never placed). */

@@ -25,6 +25,7 @@ import { STATUS_CODES, isTerminal, type CallStatus, type StatusCode } from '../s
 import { statusEventName, type CallEventName } from '../src/contracts/events';
 import { FAILURES } from '../src/contracts/failures';
 import { deliveryWorkflowId, pacerWorkflowId } from '../src/contracts/ids';
+import { isMachine } from '../src/contracts/machine-detection';
 import type { ProviderEvent } from '../src/contracts/providers';
 import { shouldRedial } from '../src/contracts/redial';
 import { SA_STATUS } from '../src/contracts/search-attributes';
@@ -75,6 +76,11 @@ const { hangUpCall } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
 });
+// A voicemail message is worth leaving only while the machine still records: a few quick tries.
+const { leaveVoicemail } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '4 seconds', maximumAttempts: 3 },
+});
 const { captureCallOutputs } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
@@ -84,6 +90,8 @@ const { captureCallOutputs } = proxyActivities<Activities>({
 const DEFAULT_RING_TIMEOUT_SECONDS = 120;
 /** A call waiting this long for a slot asks its pacer again (it answers at once if the slot is there). */
 const SLOT_REQUEST_REPEAT = '1 hour';
+/** A machine whose greeting's end is never reported gets the message this long after it was detected. */
+const GREETING_END_TIMEOUT_MS = 60_000;
 
 export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallWorkflowState> {
   const state: CallWorkflowState = {
@@ -98,6 +106,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     endedAt: null,
     providerEventsSeen: 0,
     attempt: 1,
+    answeredBy: null,
   };
   const inbox: ProviderEvent[] = [];
   let deleteRequested = false;
@@ -308,6 +317,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           record: input.record,
           answeredAt: state.answeredAt,
           endedAt: state.endedAt!,
+          answeredBy: state.answeredBy,
         });
         if (captured.transcriptEvent) await emit('transcript.created', captured.transcriptEvent, state.endedAt!);
       } catch (err) {
@@ -333,9 +343,12 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       callEndedAt: endedAt,
       status: outcome.status,
       statusCode: outcome.code,
+      answeredBy: state.answeredBy,
     };
     const policy = input.redialPolicy;
-    if (!state.answeredAt && shouldRedial(policy, state.attempt, outcome)) {
+    // Answered only by a machine counts as unanswered: such an attempt may be dialled again.
+    const unanswered = !state.answeredAt || outcome.code === STATUS_CODES.answeringMachine;
+    if (unanswered && shouldRedial(policy, state.attempt, outcome)) {
       if (slotRequested) await releaseSlot();
       state.phase = 'waiting';
       // The next attempt begins here: its phoneCall.queued event is its own.
@@ -346,6 +359,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       state.triggeredAt = null;
       state.answeredAt = null;
       state.endedAt = null;
+      state.answeredBy = null;
       inbox.length = 0;
       await condition(() => deleteRequested, redialAt - Date.now(), {
         summary: `redial ${state.attempt - 1} of ${policy!.maxRedials} at ${new Date(redialAt).toISOString()}`,
@@ -363,6 +377,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         : {
             callEndedAt: endedAt,
             callDuration: state.answeredAt ? (Date.parse(endedAt) - Date.parse(state.answeredAt)) / 1000 : undefined,
+            answeredBy: state.answeredBy ?? undefined,
           },
       record,
     );
@@ -465,7 +480,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   async function dialThroughRateLimits(): Promise<{ providerCallId: string }> {
     for (let refusals = 0; ; refusals++) {
       try {
-        return await dialCall({ callId: input.callId });
+        return await dialCall({ callId: input.callId, machineDetection: input.machineDetection });
       } catch (err) {
         const retryAfterMs = rateLimitDelay(err);
         if (retryAfterMs === undefined) throw err;
@@ -492,10 +507,54 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   async function followCall(): Promise<{ status: CallStatus; code: StatusCode }> {
     const ringDeadline = Date.now() + (input.ringTimeoutSeconds ?? DEFAULT_RING_TIMEOUT_SECONDS) * 1000;
     let answerDeadline = 0;
+    /** Set while a detected machine's greeting plays and a message is to be left after it. */
+    let greetingDeadline: number | null = null;
+    let messageLeft = false;
+
+    async function answer(at: string): Promise<void> {
+      if (state.answeredAt) return;
+      state.answeredAt = at;
+      answerDeadline = Date.now() + input.maxDurationSeconds * 1000;
+      state.phase = 'inProgress';
+      await moveTo('inProgress', STATUS_CODES.answered, { callStartedAt: at });
+    }
+
+    /** Hangs up on a machine, or a machine has hung up: it is the attempt's outcome. */
+    function answeredOnlyByMachine(): { status: CallStatus; code: StatusCode } {
+      return messageLeft
+        ? { status: 'completed', code: STATUS_CODES.voicemailLeft }
+        : { status: 'noAnswer', code: STATUS_CODES.answeringMachine };
+    }
+
+    /** How an answered call that has just ended comes out. */
+    function endedAfterAnswer(): { status: CallStatus; code: StatusCode } {
+      return isMachine(state.answeredBy) && input.machineDetection
+        ? answeredOnlyByMachine()
+        : { status: 'completed', code: STATUS_CODES.completed };
+    }
+
+    async function leaveMessage(): Promise<void> {
+      greetingDeadline = null;
+      messageLeft = true;
+      try {
+        await leaveVoicemail({ callId: input.callId, providerCallId: state.providerCallId! });
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        // The machine may have hung up meanwhile; its end (or our deadline) still ends the call.
+        messageLeft = false;
+        log.warn('the voicemail message could not be left', { error: String(err) });
+      }
+    }
+
     for (;;) {
-      const deadline = state.answeredAt ? answerDeadline : ringDeadline;
+      const deadline = !state.answeredAt ? ringDeadline : (greetingDeadline ?? answerDeadline);
       const arrived = await condition(() => inbox.length > 0, Math.max(deadline - Date.now(), 1));
       if (!arrived) {
+        if (greetingDeadline !== null) {
+          // The provider never said the greeting was over: leave the message now rather than never.
+          await leaveMessage();
+          continue;
+        }
         // Nothing ended the call in time: hang up ourselves so that no call stays live forever.
         await hangUp();
         state.endedAt = new Date().toISOString();
@@ -515,36 +574,44 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         case 'ringing':
           break; // already ringing since the dial was accepted
         case 'answered':
-          if (!state.answeredAt) {
-            state.answeredAt = at;
-            answerDeadline = Date.now() + input.maxDurationSeconds * 1000;
-            state.phase = 'inProgress';
-            await moveTo('inProgress', STATUS_CODES.answered, { callStartedAt: at });
-          }
+          await answer(at);
           break;
-        case 'completed':
-          if (!state.answeredAt) {
-            // A completed call was answered even if that callback was lost or is still on its way.
-            state.answeredAt = at;
-            await moveTo('inProgress', STATUS_CODES.answered, { callStartedAt: at });
+        case 'machine-detected':
+          // A verdict means an answer, even if the answered callback is lost or still on its way.
+          await answer(at);
+          state.answeredBy = event.answeredBy ?? 'unknown';
+          if (!input.machineDetection || !isMachine(state.answeredBy)) break;
+          if (input.machineDetection === 'hangUp' || state.answeredBy === 'fax') {
+            await hangUp();
+            state.endedAt = new Date().toISOString();
+            return answeredOnlyByMachine();
           }
+          if (!messageLeft) greetingDeadline = Date.now() + GREETING_END_TIMEOUT_MS;
+          break;
+        case 'greeting-ended':
+          await answer(at);
+          state.answeredBy = 'machine';
+          if (input.machineDetection === 'leaveMessage' && !messageLeft) await leaveMessage();
+          break;
+        case 'message-left':
+          // The provider spoke the message and leaves the hang-up to us.
+          await hangUp();
+          state.endedAt = new Date().toISOString();
+          return answeredOnlyByMachine();
+        case 'completed':
+          // A completed call was answered even if that callback was lost or is still on its way.
+          await answer(at);
           state.endedAt = at;
-          return { status: 'completed', code: STATUS_CODES.completed };
+          return endedAfterAnswer();
         case 'busy':
           state.endedAt = at;
-          return state.answeredAt
-            ? { status: 'completed', code: STATUS_CODES.completed }
-            : { status: 'busy', code: STATUS_CODES.busy };
+          return state.answeredAt ? endedAfterAnswer() : { status: 'busy', code: STATUS_CODES.busy };
         case 'declined':
           state.endedAt = at;
-          return state.answeredAt
-            ? { status: 'completed', code: STATUS_CODES.completed }
-            : { status: 'busy', code: STATUS_CODES.declined };
+          return state.answeredAt ? endedAfterAnswer() : { status: 'busy', code: STATUS_CODES.declined };
         case 'no-answer':
           state.endedAt = at;
-          return state.answeredAt
-            ? { status: 'completed', code: STATUS_CODES.completed }
-            : { status: 'noAnswer', code: STATUS_CODES.noAnswer };
+          return state.answeredAt ? endedAfterAnswer() : { status: 'noAnswer', code: STATUS_CODES.noAnswer };
         case 'failed':
           state.endedAt = at;
           return { status: 'failed', code: STATUS_CODES.providerError };

@@ -3,6 +3,7 @@ import type { CallStatus, StatusCode } from '../src/contracts/call-status';
 import type { CallEventName } from '../src/contracts/events';
 import type { ProviderName } from '../src/contracts/providers';
 import type { CallingWindow } from '../src/calling-hours/calling-window';
+import type { ActiveMachineDetection, AnsweredBy } from '../src/contracts/machine-detection';
 import type { RedialPolicy } from '../src/contracts/redial';
 
 export interface CallWorkflowInput {
@@ -25,6 +26,8 @@ export interface CallWorkflowInput {
   paced?: boolean;
   /** The template's redial policy; absent: one attempt. */
   redialPolicy?: RedialPolicy;
+  /** The template's answering-machine detection; absent: off. */
+  machineDetection?: ActiveMachineDetection;
 }
 
 export type CallPhase =
@@ -44,6 +47,8 @@ export interface CallWorkflowState {
   providerEventsSeen: number;
   /** The dial attempt under way or last made (1 until a redial). */
   attempt: number;
+  /** What answered this attempt, once the provider's machine detection has said. */
+  answeredBy: AnsweredBy | null;
 }
 
 export interface DeleteOutcome {

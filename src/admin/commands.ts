@@ -27,6 +27,11 @@ import {
   type RedialOutcome,
   type RedialPolicy,
 } from '../contracts/redial';
+import {
+  MACHINE_DETECTION_MODES,
+  MAX_VOICEMAIL_MESSAGE_LENGTH,
+  type MachineDetectionMode,
+} from '../contracts/machine-detection';
 
 export class CommandError extends Error {
   override readonly name = 'CommandError';
@@ -193,9 +198,12 @@ export async function createTemplate(input: {
   redialOn?: string;
   redials?: string;
   redialSpacing?: string;
+  machineDetection?: string;
+  voicemailMessage?: string;
 }) {
   const team = await requireTeam(input.team);
   const redialPolicy = parseRedialPolicy(input);
+  const machine = parseMachineDetection(input);
   if (!input.name?.trim()) throw new CommandError('--name is required');
   if (!input.prompt?.trim()) throw new CommandError('--prompt is required');
   const variables = promptVariables(input.prompt);
@@ -245,8 +253,33 @@ export async function createTemplate(input: {
     timeZone: input.timeZone,
     callingWindow,
     redialPolicy,
+    ...machine,
   });
   return { callTemplateId: template._id.toHexString() };
+}
+
+/** `--machine-detection leaveMessage --voicemail-message "..."`; neither: detection off. */
+function parseMachineDetection(input: { prompt: string; machineDetection?: string; voicemailMessage?: string }): {
+  machineDetection: MachineDetectionMode;
+  voicemailMessage: string | null;
+} {
+  const mode = input.machineDetection ?? 'off';
+  if (!(MACHINE_DETECTION_MODES as readonly string[]).includes(mode))
+    throw new CommandError(`--machine-detection must be one of ${MACHINE_DETECTION_MODES.join(', ')}`);
+  const message = input.voicemailMessage?.trim() || null;
+  if (mode === 'leaveMessage' && !message)
+    throw new CommandError('--voicemail-message is required with --machine-detection leaveMessage');
+  if (mode !== 'leaveMessage' && message)
+    throw new CommandError('--voicemail-message needs --machine-detection leaveMessage');
+  if (message && message.length > MAX_VOICEMAIL_MESSAGE_LENGTH)
+    throw new CommandError(`--voicemail-message must be at most ${MAX_VOICEMAIL_MESSAGE_LENGTH} characters`);
+  // The message is filled from the call's prompt variable values: it can only use the prompt's variables.
+  const unknown = message
+    ? promptVariables(message).filter((v) => !promptVariables(input.prompt ?? '').includes(v))
+    : [];
+  if (unknown.length)
+    throw new CommandError(`--voicemail-message uses variables the prompt does not: ${unknown.join(', ')}`);
+  return { machineDetection: mode as MachineDetectionMode, voicemailMessage: message };
 }
 
 /** `--redial-on busy,noAnswer --redials 2 --redial-spacing 1h`; none of them: one attempt per call. */
@@ -291,6 +324,8 @@ export async function listTemplates(input: { team: string }) {
         ? describeCallingWindow(t.callingWindow as CallingWindow)
         : 'any time',
       redial: t.redialPolicy ? describeRedialPolicy(t.redialPolicy as RedialPolicy) : 'never',
+      machineDetection: t.machineDetection ?? 'off',
+      ...(t.voicemailMessage ? { voicemailMessage: t.voicemailMessage } : {}),
     })),
   };
 }

@@ -465,9 +465,22 @@ const DESCRIPTION = [
   'Transitions: queued → ringing → inProgress → completed; ringing → busy | noAnswer | failed; ' +
     "ringing → queued (or queued → queued after a refused dial) when the template's redial policy dials an " +
     'unanswered call again (status code `waiting-to-redial`; every attempt is in `attempts`); ' +
-    'inProgress → failed; queued → failed; queued | ringing | inProgress → cancelled. ' +
+    'inProgress → failed; inProgress → noAnswer when machine detection hung up on an answering machine ' +
+    '(status code `answering-machine`), or → queued when the redial policy dials it again; queued → failed; ' +
+    'queued | ringing | inProgress → cancelled. ' +
     'A terminal status never changes. The service spells `cancelled`; the list filter also accepts `canceled`. ' +
     `\`statusExtraInfo.statusCode\` tells why a status was reached: ${codeList(Object.values(STATUS_CODES))}.`,
+  '',
+  '## Answering machines',
+  "A call template's `machineDetection` setting (made with the admin CLI: `template create " +
+    "--machine-detection off|hangUp|leaveMessage [--voicemail-message TEXT]`) asks the call's provider to tell " +
+    'a person from a machine. `off` (the default): a greeting is taken for a person. `hangUp`: a machine or fax ' +
+    'is hung up on; the call ends `noAnswer` with `answering-machine` (a redial policy on `noAnswer` dials it ' +
+    "again). `leaveMessage`: after the machine's greeting the template's voicemail message (its prompt variables " +
+    'filled) is spoken and the call ends `completed` with `voicemail-left`; a fax is hung up on. `answeredBy` ' +
+    'says who answered (`human`, `machine`, `fax`, `unknown`); a call the detector is unsure of is treated as a ' +
+    "person's. A machine's greeting is never stored as the callee's words: a call answered by a machine keeps " +
+    'only the message left (if any) as its transcript, and has no results, tags or meeting time.',
   '',
   '## Idempotency',
   '`POST /v1/phoneCalls` and `POST /v1/phoneCalls/batch` accept an `Idempotency-Key` header (1-255 characters). ' +

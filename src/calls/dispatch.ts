@@ -12,7 +12,7 @@ import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
 import type { Logger } from '../logger';
 import type { phoneCallWorkflow } from '../../workflows/call';
 import type { CallWorkflowInput } from '../../workflows/types';
-import { dialPlanOf, type DialPlan } from './prepare-calls';
+import { DIAL_PLAN_FIELDS, dialPlanOf, type DialPlan } from './prepare-calls';
 import { mapBounded } from './run-bounded';
 
 export interface Dispatcher {
@@ -53,6 +53,7 @@ export function createDispatcher(deps: {
           ? { callingWindow: plan.callingWindow, calleeTimeZones: [...call.calleeTimeZones] }
           : {}),
         ...(plan.redialPolicy ? { redialPolicy: plan.redialPolicy } : {}),
+        ...(plan.machineDetection ? { machineDetection: plan.machineDetection } : {}),
       };
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.
@@ -124,7 +125,5 @@ export async function reconcilePendingCalls(deps: {
 
 /** The dial plan of a template by id (a template removed since keeps the defaults). */
 export async function dialPlanFor(templateId: string | Types.ObjectId): Promise<DialPlan> {
-  return dialPlanOf(
-    await CallTemplate.findById(templateId, { maxDurationSeconds: 1, callingWindow: 1, redialPolicy: 1 }).lean(),
-  );
+  return dialPlanOf(await CallTemplate.findById(templateId, DIAL_PLAN_FIELDS).lean());
 }

@@ -6,6 +6,7 @@ import { checkCallingWindow, type CallingWindow } from '../calling-hours/calling
 import { timeZonesOfNumber } from '../calling-hours/callee-time-zones';
 import type { PhoneCallCreateInput } from '../schemas/phone-calls';
 import type { ProviderName } from '../contracts/providers';
+import type { ActiveMachineDetection } from '../contracts/machine-detection';
 import type { RedialPolicy } from '../contracts/redial';
 import type { SecretBox } from '../crypto/secret-box';
 import { CallTemplate, type CallTemplateDoc } from '../data/models/call-template';
@@ -24,15 +25,26 @@ export interface DialPlan {
   maxDurationSeconds: number;
   callingWindow: CallingWindow | null;
   redialPolicy: RedialPolicy | null;
+  machineDetection: ActiveMachineDetection | null;
 }
 
+/** The template fields a dial plan is made of (dialPlanFor reads just these). */
+export const DIAL_PLAN_FIELDS = {
+  maxDurationSeconds: 1,
+  callingWindow: 1,
+  redialPolicy: 1,
+  machineDetection: 1,
+} as const;
+
 export function dialPlanOf(
-  template: Pick<CallTemplateDoc, 'maxDurationSeconds' | 'callingWindow' | 'redialPolicy'> | null | undefined,
+  template: Pick<CallTemplateDoc, keyof typeof DIAL_PLAN_FIELDS> | null | undefined,
 ): DialPlan {
   const window = template?.callingWindow;
   const redial = template?.redialPolicy;
+  const detection = template?.machineDetection;
   return {
     maxDurationSeconds: template?.maxDurationSeconds ?? 900,
+    machineDetection: detection === 'hangUp' || detection === 'leaveMessage' ? detection : null,
     redialPolicy: redial
       ? {
           on: [...redial.on] as RedialPolicy['on'],

@@ -26,7 +26,9 @@ const ALLOWED_TRANSITIONS: Record<CallStatus, readonly CallStatus[]> = {
   // never left queued) and the template's redial policy dials again.
   queued: ['ringing', 'failed', 'cancelled', 'queued'],
   ringing: ['inProgress', 'busy', 'noAnswer', 'failed', 'cancelled', 'queued'],
-  inProgress: ['completed', 'failed', 'cancelled'],
+  // inProgress -> noAnswer: machine detection hung up on an answering machine (`answering-machine`);
+  // inProgress -> queued: and the redial policy dials that call again.
+  inProgress: ['completed', 'noAnswer', 'failed', 'cancelled', 'queued'],
   completed: [],
   busy: [],
   noAnswer: [],
@@ -72,6 +74,10 @@ export const STATUS_CODES = {
   /** The callee refused the call (SIP 603 and the providers' words for it): never redialled. */
   declined: 'declined',
   noAnswer: 'no-answer',
+  /** An answering machine (or a fax) answered and the template's machine detection hung up. */
+  answeringMachine: 'answering-machine',
+  /** An answering machine answered and the template's voicemail message was left on it. */
+  voicemailLeft: 'voicemail-left',
   providerError: 'provider-error',
   invalidNumber: 'invalid-number',
   /** The team's credentials for the call's provider were removed after the call was created. */
@@ -92,9 +98,11 @@ export const STATUS_MEANINGS: Record<CallStatus, string> = {
     "under the template's redial policy",
   ringing: 'the provider is dialling',
   inProgress: 'answered, the conversation is under way',
-  completed: 'terminal: the conversation ended; results and transcript are stored',
+  completed:
+    'terminal: the conversation ended; results and transcript are stored (or, with `voicemail-left`, a message ' +
+    'was left on an answering machine)',
   busy: 'terminal: the line was busy',
-  noAnswer: 'terminal: nobody answered',
+  noAnswer: 'terminal: nobody answered (or, with `answering-machine`, only a machine did)',
   failed: 'terminal: the provider refused or dropped the call, or it ran too long',
   cancelled: 'terminal: an operator cancelled the call',
 };
@@ -117,6 +125,11 @@ export const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
   [STATUS_CODES.busy]: '`busy`: the line was busy.',
   [STATUS_CODES.declined]: '`busy`: the callee refused the call (SIP 603 Decline); never redialled.',
   [STATUS_CODES.noAnswer]: '`noAnswer`: nobody answered.',
+  [STATUS_CODES.answeringMachine]:
+    "`noAnswer`: an answering machine or a fax answered and the template's machine detection hung up " +
+    '(`answeredBy` says which); counts as `noAnswer` for the redial policy.',
+  [STATUS_CODES.voicemailLeft]:
+    "`completed`: an answering machine answered and the template's voicemail message was left after its greeting.",
   [STATUS_CODES.providerError]:
     '`failed`: the provider could not place the call, or the call dropped with a provider error.',
   [STATUS_CODES.invalidNumber]: '`failed`: the provider refused the number.',

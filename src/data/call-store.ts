@@ -2,6 +2,7 @@
 // has none): every status change is one conditional single-document update.
 import type { Types } from 'mongoose';
 import { predecessorsOf, type CallStatus } from '../contracts/call-status';
+import type { AnsweredBy } from '../contracts/machine-detection';
 import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
 import { toReadView, type PhoneCallReadView } from './phone-call-view';
 
@@ -17,6 +18,7 @@ export interface StatusChange {
     callEndedAt?: string;
     callDuration?: number;
     providerCallId?: string;
+    answeredBy?: AnsweredBy;
   };
   /** The dial attempt this change ends, appended to the call's `attempts` in the same write. */
   endedAttempt?: AttemptRecord;
@@ -31,7 +33,11 @@ export interface AttemptRecord {
   callEndedAt: string;
   status: CallStatus;
   statusCode: string;
+  answeredBy?: AnsweredBy | null;
 }
+
+/** The change's fields that are times (sent as ISO strings); the others are stored as they come. */
+const TIME_FIELDS = new Set(['callTriggeredAt', 'callStartedAt', 'callEndedAt']);
 
 export type StatusChangeResult =
   | { outcome: 'applied'; call: PhoneCallReadView }
@@ -50,7 +56,7 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
   };
   for (const [key, value] of Object.entries(change.fields ?? {})) {
     if (value === undefined) continue;
-    set[key] = key === 'callDuration' || key === 'providerCallId' ? value : new Date(value as string);
+    set[key] = TIME_FIELDS.has(key) ? new Date(value as string) : value;
   }
   const update: Record<string, unknown> = { $set: set };
   const ended = change.endedAttempt;
@@ -64,8 +70,10 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
       },
     };
   }
-  // Back to queued for a redial: the next attempt's dial must not find this attempt's call.
-  if (change.status === 'queued') update.$unset = { providerCallId: 1 };
+  // Back to queued for a redial: the next attempt's dial must not find this attempt's call, and the
+  // top-level fields describe the attempt to come (a machine may have answered this one).
+  if (change.status === 'queued')
+    update.$unset = { providerCallId: 1, callStartedAt: 1, callDuration: 1, answeredBy: 1 };
   // One conditional single-document write: a retry after it landed matches nothing, so the attempt is
   // appended once. A self-transition (queued -> queued) is told from its retry by the change's time.
   const from = predecessorsOf(change.status);

@@ -4,6 +4,7 @@
 import type { z } from 'zod';
 import type { CallStatus, StatusCode } from '../contracts/call-status';
 import type { SubscribedEvent } from '../contracts/events';
+import type { AnsweredBy } from '../contracts/machine-detection';
 import type { phoneCallCreateViewSchema, phoneCallReadViewSchema } from '../schemas/responses';
 import type { PhoneCallDoc } from './models/phone-call';
 
@@ -74,6 +75,7 @@ export function toReadView(doc: Lean): PhoneCallReadView {
     fixedMeetingTime: iso(doc.fixedMeetingTime),
     recordingUrl: doc.recordingUrl ?? undefined,
     callDuration: doc.callDuration ?? undefined,
+    answeredBy: (doc.answeredBy as AnsweredBy | undefined) ?? undefined,
     callOrigin: doc.callOrigin,
     customTagsHitOnCall: [...doc.customTagsHitOnCall],
     attempts: (doc.attempts ?? []).map((a) =>
@@ -85,6 +87,7 @@ export function toReadView(doc: Lean): PhoneCallReadView {
         callEndedAt: iso(a.callEndedAt),
         status: a.status as CallStatus,
         statusCode: a.statusCode as StatusCode,
+        answeredBy: (a.answeredBy as AnsweredBy | null | undefined) ?? undefined,
       }),
     ),
   });

@@ -20,7 +20,22 @@ export interface ProviderContext {
 
 export function newCall(
   provider: ProviderName,
-  fields: { id: string; account: string; to: string; from: string; record: boolean; plan: CallPlan },
+  fields: {
+    id: string;
+    account: string;
+    to: string;
+    from: string;
+    record: boolean;
+    plan: CallPlan;
+    machineDetection?: string | null;
+  },
 ): EmulatedCall {
-  return { provider, ...fields, createdAt: new Date(), state: 'queued', spoken: [] };
+  return {
+    provider,
+    ...fields,
+    machineDetection: fields.machineDetection ?? null,
+    createdAt: new Date(),
+    state: 'queued',
+    spoken: [],
+  };
 }

@@ -11,7 +11,7 @@ import type { ProviderContext } from './context';
 import { CallbackQueue } from './delivery';
 import { DialRateLimiter, type DialsPerSecond } from './dial-rate';
 import { json, matchRoute, type Route } from './http';
-import { digitsOf, type Outcome } from './scenarios';
+import { digitsOf, type MachineDetectionResult, type Outcome } from './scenarios';
 import {
   CallSimulator,
   type EmulatedCallState,
@@ -24,7 +24,17 @@ import { createTwilioEmulator } from './twilio';
 import { createVonageEmulator } from './vonage';
 
 export { parseDialsPerSecond, type DialsPerSecond } from './dial-rate';
-export { numberForScenario, outcomeFor, scenarioFor, SCENARIOS, type Outcome, type Scenario } from './scenarios';
+export {
+  MACHINE_GREETING,
+  MACHINE_OUTCOMES,
+  numberForScenario,
+  outcomeFor,
+  scenarioFor,
+  SCENARIOS,
+  type MachineDetectionResult,
+  type Outcome,
+  type Scenario,
+} from './scenarios';
 export type { EmulatorLogger } from './simulation';
 
 export interface EmulatorOptions {
@@ -59,6 +69,11 @@ export interface EmulatedCallView {
   outcome: Outcome;
   scenarioId: string | null;
   end?: EmulatedCall['end'];
+  /** The answering-machine detection the dial asked for, in the provider's words (null: none). */
+  machineDetection: string | null;
+  /** What the detector concluded (null: no detection asked for, or no verdict yet). */
+  answeredBy: MachineDetectionResult | null;
+  /** Everything said, in order: a message left on a machine is the agent's. */
   spoken: SpokenUtterance[];
   hasRecording: boolean;
 }
@@ -247,6 +262,8 @@ export function createEmulator(options: EmulatorOptions): Emulator {
         outcome: call.plan.outcome,
         scenarioId: call.plan.scenarioId,
         end: call.end,
+        machineDetection: call.machineDetection,
+        answeredBy: call.answeredBy ?? null,
         spoken: [...call.spoken],
         hasRecording: call.recording !== undefined,
       }));

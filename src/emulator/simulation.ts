@@ -3,7 +3,14 @@
 // callbacks; this module knows nothing of any provider's wire format.
 import { renderConversationWav, type SpeechOptions } from '../audio';
 import type { ProviderName } from '../contracts/providers';
-import type { CallPlan, PlannedUtterance } from './scenarios';
+import {
+  speakingSeconds,
+  type CallPlan,
+  type MachineDetectionResult,
+  type PlannedDetection,
+  type PlannedGreetingEnd,
+  type PlannedUtterance,
+} from './scenarios';
 
 export type EmulatedCallState = 'queued' | 'ringing' | 'answered' | 'ended';
 export type CallEndOutcome = 'completed' | 'busy' | 'declined' | 'no-answer' | 'failed' | 'canceled';
@@ -36,6 +43,8 @@ export interface EmulatedCall {
   readonly from: string;
   readonly record: boolean;
   readonly plan: CallPlan;
+  /** The answering-machine detection the dial asked for, in the provider's own words (null: none). */
+  readonly machineDetection: string | null;
   readonly createdAt: Date;
   /** When the provider placed it: after the account's dial queue, if any. */
   placedAt?: Date;
@@ -46,19 +55,33 @@ export interface EmulatedCall {
   end?: { outcome: CallEndOutcome; hungUpBy: 'callee' | 'caller' | 'network' };
   /** Answer to hang-up, in emulated seconds (what a provider bills). */
   talkSeconds?: number;
+  /** What the answering-machine detector concluded (with detection only). */
+  answeredBy?: MachineDetectionResult;
   spoken: SpokenUtterance[];
   recording?: CallRecording;
 }
 
-/** The phases a provider module turns into callbacks, always in this order. */
+/**
+ * The phases a provider module turns into callbacks: initiated, ringing, answered, then the
+ * answered call's events in time order, and ended last.
+ */
 export interface CallObserver {
   initiated(call: EmulatedCall): void;
   ringing(call: EmulatedCall): void;
   answered(call: EmulatedCall): void;
   spoke(call: EmulatedCall, utterance: SpokenUtterance): void;
+  /** The answering-machine detector's verdict (only when the dial asked for detection). */
+  machineDetected(call: EmulatedCall, detection: PlannedDetection): void;
+  /** A machine's greeting is over: its beep, or the silence after it (with detection only). */
+  greetingEnded(call: EmulatedCall, end: PlannedGreetingEnd): void;
+  /** What `speakAndThen(…, 'notify')` was given has been said in full. */
+  spoken(call: EmulatedCall, utterance: SpokenUtterance): void;
   /** The call is over; its recording (if any) can be fetched from now on. */
   ended(call: EmulatedCall): void;
 }
+
+/** What the caller does once its words are said: end the call, or tell the observer and wait. */
+export type AfterSpeaking = 'hang-up' | 'notify';
 
 export interface EmulatorLogger {
   info(obj: object, msg?: string): void;
@@ -75,11 +98,46 @@ const WAV_HEADER_BYTES = 44;
 /** Recently fetched recordings kept rendered. */
 const RENDER_CACHE_SIZE = 32;
 const HUMAN_VOICE: SpeechOptions = { voice: 'en-gb', pitch: 40 };
+/** A machine that has heard the caller's message out hangs up this long after it, if the caller does not. */
+const MACHINE_HANGUP_AFTER_MESSAGE_SECONDS = 10;
 
 class Aborted extends Error {}
 
+/** Something that happens on an answered call, at its offset from answer on the emulated clock. */
+type Step = { atSeconds: number } & (
+  | { kind: 'say'; utterance: PlannedUtterance }
+  | { kind: 'detect'; detection: PlannedDetection }
+  | { kind: 'greeting-end'; end: PlannedGreetingEnd }
+  | { kind: 'spoken'; utterance: SpokenUtterance }
+  | { kind: 'end'; hungUpBy: 'caller' | 'callee' | 'network' }
+);
+
+interface RunningCall {
+  observer: CallObserver;
+  /** Aborted by the caller's hang-up. */
+  hangUp: AbortController;
+  /** What is left to happen once answered, in time order; it always ends with an `end` step. */
+  steps: Step[];
+  /** Aborted when `steps` is replaced, to wake the run from its wait for the old next step. */
+  replanned: AbortController;
+}
+
+/** The answered call's steps as planned, in time order (ties keep this order: the end comes last). */
+function stepsOf(plan: CallPlan): Step[] {
+  const steps: Step[] = plan.utterances.map((utterance) => ({
+    atSeconds: utterance.startSeconds,
+    kind: 'say',
+    utterance,
+  }));
+  if (plan.detection) steps.push({ atSeconds: plan.detection.atSeconds, kind: 'detect', detection: plan.detection });
+  if (plan.greetingEnd)
+    steps.push({ atSeconds: plan.greetingEnd.atSeconds, kind: 'greeting-end', end: plan.greetingEnd });
+  steps.push({ atSeconds: plan.hangupSeconds, kind: 'end', hungUpBy: plan.hungUpBy });
+  return steps.sort((a, b) => a.atSeconds - b.atSeconds);
+}
+
 export class CallSimulator {
-  private readonly running = new Map<EmulatedCall, AbortController>();
+  private readonly running = new Map<EmulatedCall, RunningCall>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly rendered = new Map<EmulatedCall, Promise<Buffer>>();
   private stopped = false;
@@ -96,9 +154,14 @@ export class CallSimulator {
 
   /** `queuedMs`: wall-clock time the account's dial queue holds the call before placing it. */
   start(call: EmulatedCall, observer: CallObserver, queuedMs = 0): void {
-    const controller = new AbortController();
-    this.running.set(call, controller);
-    const run = this.run(call, observer, controller.signal, queuedMs)
+    const running: RunningCall = {
+      observer,
+      hangUp: new AbortController(),
+      steps: stepsOf(call.plan),
+      replanned: new AbortController(),
+    };
+    this.running.set(call, running);
+    const run = this.run(call, running, queuedMs)
       .catch((err: unknown) => this.logger.error({ err, callId: call.id }, 'emulated call crashed'))
       .finally(() => {
         this.running.delete(call);
@@ -109,9 +172,36 @@ export class CallSimulator {
 
   /** The caller hangs up (the provider's hang-up API). False when the call had already ended. */
   hangUp(call: EmulatedCall): boolean {
-    const controller = this.running.get(call);
-    if (!controller || call.state === 'ended') return false;
-    controller.abort();
+    const running = this.running.get(call);
+    if (!running || call.state === 'ended') return false;
+    running.hangUp.abort();
+    return true;
+  }
+
+  /**
+   * The caller says `text` now (a message for a machine), over whatever the callee had left to
+   * say and instead of the planned hang-up; the detector's events still come as planned. Once it
+   * is said, `hang-up` ends the call; `notify` tells the observer (`spoken`) and leaves the
+   * hang-up to the caller, or to the machine 10 s later. False when the call is not answered (or
+   * is being hung up).
+   */
+  speakAndThen(call: EmulatedCall, text: string, then: AfterSpeaking): boolean {
+    const running = this.running.get(call);
+    if (!running || call.state !== 'answered' || running.hangUp.signal.aborted) return false;
+    const now = Math.round(this.elapsedSinceAnswer(call) * 100) / 100;
+    const durationSeconds = speakingSeconds(text);
+    const spoken = this.say(call, running.observer, { speaker: 'agent', text, startSeconds: now, durationSeconds });
+    const saidAt = now + durationSeconds;
+    // The detector still listens: its verdict and the greeting's end come as planned.
+    const detector = running.steps.filter((step) => step.kind === 'detect' || step.kind === 'greeting-end');
+    const after: Step[] =
+      then === 'hang-up'
+        ? [{ atSeconds: saidAt, kind: 'end', hungUpBy: 'caller' }]
+        : [
+            { atSeconds: saidAt, kind: 'spoken', utterance: spoken },
+            { atSeconds: saidAt + MACHINE_HANGUP_AFTER_MESSAGE_SECONDS, kind: 'end', hungUpBy: 'callee' },
+          ];
+    this.replan(running, [...detector, ...after]);
     return true;
   }
 
@@ -123,7 +213,7 @@ export class CallSimulator {
   /** Ends every simulation without further callbacks (the emulator is shutting down). */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const controller of this.running.values()) controller.abort();
+    for (const running of this.running.values()) running.hangUp.abort();
     await this.idle();
   }
 
@@ -159,8 +249,10 @@ export class CallSimulator {
     return (Date.now() - call.answeredAt.getTime()) / 1000 / this.speedFactor;
   }
 
-  private async run(call: EmulatedCall, observer: CallObserver, signal: AbortSignal, queuedMs: number): Promise<void> {
+  private async run(call: EmulatedCall, running: RunningCall, queuedMs: number): Promise<void> {
     const { plan } = call;
+    const { observer } = running;
+    const signal = running.hangUp.signal;
     try {
       if (queuedMs > 0) await this.wait(queuedMs, signal);
       call.placedAt = new Date();
@@ -178,15 +270,7 @@ export class CallSimulator {
       call.state = 'answered';
       call.answeredAt = new Date();
       observer.answered(call);
-      for (const utterance of plan.utterances) {
-        await this.sleepUntil(call, utterance.startSeconds, signal);
-        this.say(call, observer, utterance);
-      }
-      await this.sleepUntil(call, plan.hangupSeconds, signal);
-      call.talkSeconds = plan.hangupSeconds;
-      if (plan.outcome === 'drop-after-answer') return this.finish(call, observer, 'failed', 'network');
-      const lastSpeaker = plan.utterances[plan.utterances.length - 1]?.speaker;
-      return this.finish(call, observer, 'completed', lastSpeaker === 'agent' ? 'caller' : 'callee');
+      await this.converse(call, running);
     } catch (err) {
       if (!(err instanceof Aborted)) throw err;
       if (this.stopped) return;
@@ -195,7 +279,50 @@ export class CallSimulator {
     }
   }
 
-  private say(call: EmulatedCall, observer: CallObserver, planned: PlannedUtterance): void {
+  /** The answered call: each step at its time, until an `end` step (or the caller's hang-up). */
+  private async converse(call: EmulatedCall, running: RunningCall): Promise<void> {
+    const { observer } = running;
+    for (;;) {
+      const step = running.steps[0];
+      try {
+        await this.sleepUntil(call, step.atSeconds, AbortSignal.any([running.hangUp.signal, running.replanned.signal]));
+      } catch (err) {
+        // Replanned while waiting: wait for the new next step instead.
+        if (err instanceof Aborted && !running.hangUp.signal.aborted) continue;
+        throw err;
+      }
+      running.steps.shift();
+      switch (step.kind) {
+        case 'say':
+          this.say(call, observer, step.utterance);
+          break;
+        case 'detect':
+          call.answeredBy = step.detection.result;
+          observer.machineDetected(call, step.detection);
+          break;
+        case 'greeting-end':
+          observer.greetingEnded(call, step.end);
+          break;
+        case 'spoken':
+          observer.spoken(call, step.utterance);
+          break;
+        case 'end':
+          call.talkSeconds = step.atSeconds;
+          if (step.hungUpBy === 'network') return this.finish(call, observer, 'failed', 'network');
+          return this.finish(call, observer, 'completed', step.hungUpBy);
+      }
+    }
+  }
+
+  /** Replaces what is left of the answered call with `steps` (ending with an `end`). */
+  private replan(running: RunningCall, steps: Step[]): void {
+    const previous = running.replanned;
+    running.steps = steps.sort((a, b) => a.atSeconds - b.atSeconds);
+    running.replanned = new AbortController();
+    previous.abort();
+  }
+
+  private say(call: EmulatedCall, observer: CallObserver, planned: PlannedUtterance): SpokenUtterance {
     const spoken: SpokenUtterance = {
       speaker: planned.speaker,
       text: planned.text,
@@ -204,6 +331,7 @@ export class CallSimulator {
     };
     call.spoken.push(spoken);
     observer.spoke(call, spoken);
+    return spoken;
   }
 
   private finish(

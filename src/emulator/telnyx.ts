@@ -1,15 +1,28 @@
-// Telnyx as the adapter uses it: Call Control (dial, hang up, retrieve status, a connection's
-// active calls), Call Recordings with pre-signed downloads, and AI Conversations. Bearer API key
-// auth (any key; each key sees only its own calls); webhooks signed with Ed25519.
+// Telnyx as the adapter uses it: Call Control (dial with answering-machine detection, speak,
+// hang up, retrieve status, a connection's active calls), Call Recordings with pre-signed
+// downloads, and AI Conversations. Bearer API key auth (any key; each key sees only its own
+// calls); webhooks signed with Ed25519.
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { newCall, type ProviderContext } from './context';
 import type { CallbackQueue } from './delivery';
 import { bearerToken, isRecord, json, parseJsonBody, wav, type ApiRequest, type ApiResponse, type Route } from './http';
-import { planCall } from './scenarios';
+import { planCall, type MachineDetectionResult, type PlannedDetection, type PlannedGreetingEnd } from './scenarios';
 import { opaqueToken, telnyxSignatureHeaders } from './signing';
 import type { CallEndOutcome, EmulatedCall, SpokenUtterance } from './simulation';
 
 const E164 = /^\+[1-9]\d{6,14}$/;
+/**
+ * answering_machine_detection values the emulator runs: `detect` gives the verdict only,
+ * `greeting_end` also the end of a machine's greeting, `detect_beep` that end only when it beeps.
+ */
+const AMD_SUPPORTED = new Set(['detect', 'greeting_end', 'detect_beep']);
+const AMD_UNSUPPORTED = new Set(['detect_words', 'premium']);
+const DETECTION_RESULT: Record<MachineDetectionResult, string> = {
+  human: 'human',
+  machine: 'machine',
+  fax: 'machine',
+  unknown: 'not_sure',
+};
 
 /** hangup_cause, hangup_source and SIP code for each way a call ends. */
 function hangupOf(call: EmulatedCall): { cause: string; source: string; sip: string } {
@@ -48,10 +61,26 @@ interface TelnyxCall {
   queue: CallbackQueue;
   recording?: { id: string; token: string; createdAt: Date };
   conversation?: { id: string; createdAt: Date; messages: Message[] };
+  amd: string | null;
+  /** The client_state of the speak command being said (Telnyx echoes a command's own). */
+  speakClientState?: string | null;
 }
 
 function errors(status: number, code: string, title: string, detail: string, pointer?: string): ApiResponse {
   return json(status, { errors: [{ code, title, detail, ...(pointer ? { source: { pointer } } : {}) }] });
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** The dial's answering_machine_detection (null: off), or the 422 refusing it. */
+function machineDetectionOf(value: unknown): { mode: string | null } | ApiResponse {
+  if (value === undefined || value === 'disabled') return { mode: null };
+  if (typeof value === 'string' && AMD_SUPPORTED.has(value)) return { mode: value };
+  const detail =
+    typeof value === 'string' && AMD_UNSUPPORTED.has(value)
+      ? `The emulator does not support answering_machine_detection ${value}.`
+      : 'answering_machine_detection must be one of detect, greeting_end, detect_beep, detect_words, premium, disabled.';
+  return errors(422, '10015', 'Invalid value', detail, '/answering_machine_detection');
 }
 
 /** The opening line our adapter carries in client_state, if it is there. */
@@ -177,6 +206,14 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
         sent_at: at,
       });
     },
+    machineDetected: (_call: EmulatedCall, { result }: PlannedDetection) =>
+      webhook(entry, 'call.machine.detection.ended', { result: DETECTION_RESULT[result] }),
+    greetingEnded: (_call: EmulatedCall, { beep }: PlannedGreetingEnd) => {
+      if (entry.amd === 'greeting_end' || (entry.amd === 'detect_beep' && beep)) {
+        webhook(entry, 'call.machine.greeting.ended', { result: beep ? 'beep_detected' : 'ended' });
+      }
+    },
+    spoken: () => webhook(entry, 'call.speak.ended', { status: 'completed', ...speakState(entry) }),
     ended: (call: EmulatedCall) => {
       const hangup = hangupOf(call);
       if (call.recording) entry.recording = { id: randomUUID(), token: opaqueToken(), createdAt: new Date() };
@@ -200,14 +237,24 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
     },
   });
 
-  const dial: Route['handle'] = authenticated((req, _params, apiKey) => {
+  /** A command's JSON object body, or the 400 Telnyx answers to anything else. */
+  const objectBody = (
+    req: ApiRequest,
+  ): { body: Record<string, unknown>; refusal?: never } | { body?: never; refusal: ApiResponse } => {
     let body: unknown;
     try {
       body = parseJsonBody(req);
     } catch {
-      return errors(400, '10015', 'Bad Request', 'The request body is not valid JSON.');
+      return { refusal: errors(400, '10015', 'Bad Request', 'The request body is not valid JSON.') };
     }
-    if (!isRecord(body)) return errors(400, '10015', 'Bad Request', 'The request body must be a JSON object.');
+    if (!isRecord(body))
+      return { refusal: errors(400, '10015', 'Bad Request', 'The request body must be a JSON object.') };
+    return { body };
+  };
+
+  const dial: Route['handle'] = authenticated((req, _params, apiKey) => {
+    const { body, refusal } = objectBody(req);
+    if (!body) return refusal;
     const { connection_id: connectionId, to, from, webhook_url: webhookUrl, client_state: clientState, record } = body;
     if (typeof connectionId !== 'string' || connectionId.length === 0) {
       return errors(422, '10015', 'Invalid value', 'connection_id is required.', '/connection_id');
@@ -223,14 +270,20 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
         '/webhook_url',
       );
     }
-    if (clientState !== undefined && (typeof clientState !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(clientState))) {
+    if (clientState !== undefined && (typeof clientState !== 'string' || !BASE64.test(clientState))) {
       return errors(422, '10015', 'Invalid value', 'client_state must be Base64.', '/client_state');
     }
     if (record !== undefined && record !== 'record-from-answer') {
       return errors(422, '10015', 'Invalid value', 'record must be record-from-answer.', '/record');
     }
+    const amd = machineDetectionOf(body.answering_machine_detection);
+    if (!('mode' in amd)) return amd;
     const state = typeof clientState === 'string' ? clientState : null;
-    const plan = planCall({ to: typeof to === 'string' ? to : '', openingLine: openingLineOf(state) });
+    const plan = planCall({
+      to: typeof to === 'string' ? to : '',
+      openingLine: openingLineOf(state),
+      detectMachines: amd.mode !== null,
+    });
     if (typeof to !== 'string' || !E164.test(to) || plan.outcome === 'refused') {
       return errors(
         422,
@@ -259,6 +312,7 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
       from,
       record: record === 'record-from-answer',
       plan,
+      machineDetection: amd.mode,
     });
     const entry: TelnyxCall = {
       call,
@@ -269,6 +323,7 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
       callLegId: randomUUID(),
       callSessionId: randomUUID(),
       queue: ctx.newQueue(),
+      amd: amd.mode,
     };
     calls.set(call.id, entry);
     ctx.dialled(call);
@@ -281,17 +336,44 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
     return entry ? json(200, { data: callResource(entry) }) : notFound(`Call ${params.id}`);
   });
 
+  /** A command's own client_state, when it gave one, goes on the webhooks it causes. */
+  const speakState = (entry: TelnyxCall): { client_state?: string } =>
+    entry.speakClientState ? { client_state: entry.speakClientState } : {};
+
+  const callEnded = (): ApiResponse =>
+    errors(422, '90018', 'Call has already ended', "This call is no longer active and can't receive commands.");
+
+  /** Speaks the payload as the agent; call.speak.ended follows, and the hang-up is the caller's to do. */
+  const speak: Route['handle'] = authenticated((req, params, apiKey) => {
+    const entry = owned(apiKey, params.id);
+    if (!entry) return notFound(`Call ${params.id}`);
+    const { body, refusal } = objectBody(req);
+    if (!body) return refusal;
+    const { payload, voice, client_state: clientState } = body;
+    if (typeof payload !== 'string' || payload.trim().length === 0) {
+      return errors(422, '10015', 'Invalid value', 'payload is required.', '/payload');
+    }
+    if (typeof voice !== 'string' || voice.length === 0) {
+      return errors(422, '10015', 'Invalid value', 'voice is required.', '/voice');
+    }
+    if (clientState !== undefined && (typeof clientState !== 'string' || !BASE64.test(clientState))) {
+      return errors(422, '10015', 'Invalid value', 'client_state must be Base64.', '/client_state');
+    }
+    // A later command's client_state replaces the earlier one's until it is given afresh.
+    const previous = entry.speakClientState;
+    entry.speakClientState = typeof clientState === 'string' ? clientState : null;
+    if (!ctx.simulator.speakAndThen(entry.call, payload.trim(), 'notify')) {
+      entry.speakClientState = previous;
+      return callEnded();
+    }
+    webhook(entry, 'call.speak.started', speakState(entry));
+    return json(200, { data: { result: 'ok' } });
+  });
+
   const hangup: Route['handle'] = authenticated((_req, params, apiKey) => {
     const entry = owned(apiKey, params.id);
     if (!entry) return notFound(`Call ${params.id}`);
-    if (!ctx.simulator.hangUp(entry.call)) {
-      return errors(
-        422,
-        '90018',
-        'Call has already ended',
-        "This call is no longer active and can't receive commands.",
-      );
-    }
+    if (!ctx.simulator.hangUp(entry.call)) return callEnded();
     return json(200, { data: { result: 'ok' } });
   });
 
@@ -417,6 +499,7 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
       { method: 'POST', pattern: /^\/v2\/calls$/, handle: dial },
       { method: 'GET', pattern: /^\/v2\/calls\/(?<id>[^/]+)$/, handle: retrieve },
       { method: 'POST', pattern: /^\/v2\/calls\/(?<id>[^/]+)\/actions\/hangup$/, handle: hangup },
+      { method: 'POST', pattern: /^\/v2\/calls\/(?<id>[^/]+)\/actions\/speak$/, handle: speak },
       { method: 'GET', pattern: /^\/v2\/connections\/(?<connection>[^/]+)\/active_calls$/, handle: activeCalls },
       { method: 'GET', pattern: /^\/v2\/recordings$/, handle: listRecordings },
       { method: 'GET', pattern: /^\/v2\/recordings\/(?<id>[^/]+)$/, handle: getRecording },

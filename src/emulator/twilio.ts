@@ -1,10 +1,17 @@
-// Twilio as the adapter uses it: Calls (create, list, fetch, update), the Call Events
-// subresource, Recordings with their .wav media (twilio-intelligence.ts adds the transcripts).
-// Callbacks are signed with the auth token that placed the call.
+// Twilio as the adapter uses it: Calls (create, list, fetch, update with Status or new TwiML),
+// asynchronous answering-machine detection (AMD), the Call Events subresource, Recordings with
+// their .wav media (twilio-intelligence.ts adds the transcripts). Callbacks are signed with the
+// auth token that placed the call.
 import { newCall, type ProviderContext } from './context';
 import type { CallbackQueue } from './delivery';
 import { json, rfc2822, wav, type ApiRequest, type ApiResponse, type Route } from './http';
-import { digitsOf, planCall } from './scenarios';
+import {
+  digitsOf,
+  planCall,
+  type MachineDetectionResult,
+  type PlannedDetection,
+  type PlannedGreetingEnd,
+} from './scenarios';
 import { opaqueToken, twilioRequestSignature, twilioSid } from './signing';
 import { twilioAuthenticated as authenticated, twilioError } from './twilio-auth';
 import { createTwilioIntelligenceRoutes } from './twilio-intelligence';
@@ -12,6 +19,17 @@ import type { CallEndOutcome, EmulatedCall } from './simulation';
 
 const API_VERSION = '2010-04-01';
 const STATUS_EVENTS = new Set(['initiated', 'ringing', 'answered', 'completed']);
+/**
+ * MachineDetection: `Enable` reports the verdict at once; `DetectMessageEnd` reports a machine
+ * only when its greeting is over (machine_end_*), when a message can be left.
+ */
+const AMD_MODES = new Set(['Enable', 'DetectMessageEnd']);
+const ANSWERED_BY: Record<MachineDetectionResult, string> = {
+  human: 'human',
+  machine: 'machine_start',
+  fax: 'fax',
+  unknown: 'unknown',
+};
 const E164 = /^\+[1-9]\d{6,14}$/;
 const END_STATUS: Record<CallEndOutcome, string> = {
   completed: 'completed',
@@ -47,6 +65,10 @@ export interface TwilioCall {
   authToken: string;
   statusCallback?: string;
   statusEvents: Set<string>;
+  /** Asynchronous AMD: its mode, and where its verdict goes (Twilio only warns when nowhere). */
+  amd?: { mode: string; callback?: string };
+  /** The AnsweredBy AMD reported (the call's answered_by). */
+  answeredBy: string | null;
   events: TwilioCallEvent[];
   sequence: number;
   queue: CallbackQueue;
@@ -72,6 +94,29 @@ function unescapeXml(text: string): string {
 /** What the TwiML's <Say> verbs speak: the agent's opening line. */
 function spokenByTwiml(twiml: string): string {
   return [...twiml.matchAll(/<Say\b[^>]*>([\s\S]*?)<\/Say>/g)].map((m) => unescapeXml(m[1]).trim()).join(' ');
+}
+
+type Checked<T> = { ok: true; value: T } | { ok: false; refusal: ApiResponse };
+
+/** The dial's answering-machine detection; the emulator runs it asynchronously only (AsyncAmd). */
+function machineDetectionOf(form: URLSearchParams): Checked<TwilioCall['amd']> {
+  const mode = form.get('MachineDetection');
+  if (mode === null) return { ok: true, value: undefined };
+  const refuse = (message: string): Checked<TwilioCall['amd']> => ({
+    ok: false,
+    refusal: twilioError(400, 21234, message),
+  });
+  if (!AMD_MODES.has(mode)) {
+    return refuse('Invalid Machine Detection configuration value: MachineDetection must be Enable or DetectMessageEnd');
+  }
+  if (form.get('AsyncAmd') !== 'true') {
+    return refuse('The emulator supports only asynchronous machine detection: set AsyncAmd=true');
+  }
+  const method = form.get('AsyncAmdStatusCallbackMethod');
+  if (method !== null && method !== 'POST') {
+    return refuse('The emulator sends the AsyncAmdStatusCallback with POST only');
+  }
+  return { ok: true, value: { mode, callback: form.get('AsyncAmdStatusCallback') ?? undefined } };
 }
 
 export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } {
@@ -104,7 +149,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
       phone_number_sid: null,
       status,
       direction: 'outbound-api',
-      answered_by: null,
+      answered_by: entry.answeredBy,
       api_version: API_VERSION,
       date_created: rfc2822(call.createdAt),
       date_updated: rfc2822(call.endedAt ?? call.answeredAt ?? call.ringingAt ?? call.createdAt),
@@ -127,46 +172,25 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
     entry.events.push(event);
   };
 
-  /** Posts one status callback, if the call asked for this event. */
-  const statusCallback = (
+  /** Posts a signed, form-encoded callback; every attempt joins the call's events. */
+  const postCallback = (
     entry: TwilioCall,
-    event: string,
-    callStatus: string,
-    extra: Record<string, string> = {},
+    label: string,
+    url: string,
+    idempotencyToken: string,
+    params: [string, string][],
   ): void => {
-    const url = entry.statusCallback;
-    if (!url || !entry.statusEvents.has(event)) return;
-    const { call, accountSid, authToken } = entry;
-    const sequence = String(entry.sequence++);
-    const timestamp = rfc2822(new Date());
     entry.queue.push({
-      event: `twilio ${callStatus}`,
+      event: `twilio ${label}`,
       url,
-      build: () => {
-        const params: [string, string][] = [
-          ['AccountSid', accountSid],
-          ['ApiVersion', API_VERSION],
-          ['CallSid', call.id],
-          ['CallStatus', callStatus],
-          ['CallbackSource', 'call-progress-events'],
-          ['Called', call.to],
-          ['Caller', call.from],
-          ['Direction', 'outbound-api'],
-          ['From', call.from],
-          ['SequenceNumber', sequence],
-          ['Timestamp', timestamp],
-          ['To', call.to],
-          ...Object.entries(extra),
-        ];
-        return {
-          headers: {
-            'Content-Type': 'application/x-www-form-urlencoded; charset=utf-8',
-            'X-Twilio-Signature': twilioRequestSignature(authToken, url, params),
-            'I-Twilio-Idempotency-Token': `${call.id}-${sequence}`,
-          },
-          body: new URLSearchParams(params).toString(),
-        };
-      },
+      build: () => ({
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded; charset=utf-8',
+          'X-Twilio-Signature': twilioRequestSignature(entry.authToken, url, params),
+          'I-Twilio-Idempotency-Token': idempotencyToken,
+        },
+        body: new URLSearchParams(params).toString(),
+      }),
       onAttempt: ({ body, status, durationMs }) =>
         logEvent(entry, {
           request: {
@@ -185,12 +209,65 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
     });
   };
 
+  /** Posts one status callback, if the call asked for this event. */
+  const statusCallback = (
+    entry: TwilioCall,
+    event: string,
+    callStatus: string,
+    extra: Record<string, string> = {},
+  ): void => {
+    const url = entry.statusCallback;
+    if (!url || !entry.statusEvents.has(event)) return;
+    const { call, accountSid } = entry;
+    const sequence = String(entry.sequence++);
+    postCallback(entry, callStatus, url, `${call.id}-${sequence}`, [
+      ['AccountSid', accountSid],
+      ['ApiVersion', API_VERSION],
+      ['CallSid', call.id],
+      ['CallStatus', callStatus],
+      ['CallbackSource', 'call-progress-events'],
+      ['Called', call.to],
+      ['Caller', call.from],
+      ['Direction', 'outbound-api'],
+      ['From', call.from],
+      ['SequenceNumber', sequence],
+      ['Timestamp', rfc2822(new Date())],
+      ['To', call.to],
+      ...Object.entries(extra),
+    ]);
+  };
+
+  /** The AsyncAmdStatusCallback: the verdict alone (no CallStatus), timed from answer. */
+  const amdCallback = (entry: TwilioCall, answeredBy: string, atSeconds: number): void => {
+    entry.answeredBy = answeredBy;
+    const url = entry.amd?.callback;
+    if (!url) return;
+    const { call, accountSid } = entry;
+    postCallback(entry, `AnsweredBy ${answeredBy}`, url, `${call.id}-amd-${answeredBy}`, [
+      ['AccountSid', accountSid],
+      ['CallSid', call.id],
+      ['AnsweredBy', answeredBy],
+      ['MachineDetectionDuration', String(Math.round(atSeconds * 1000))],
+    ]);
+  };
+
   const observer = (entry: TwilioCall) => ({
     initiated: () => statusCallback(entry, 'initiated', 'initiated'),
     ringing: () => statusCallback(entry, 'ringing', 'ringing'),
     answered: () => statusCallback(entry, 'answered', 'in-progress'),
     // Voice Intelligence reads what was said from the call once it is over.
     spoke: () => undefined,
+    machineDetected: (_call: EmulatedCall, { result, atSeconds }: PlannedDetection) => {
+      // DetectMessageEnd names a machine only once its greeting is over.
+      if (entry.amd?.mode === 'DetectMessageEnd' && result === 'machine') return;
+      amdCallback(entry, ANSWERED_BY[result], atSeconds);
+    },
+    greetingEnded: (call: EmulatedCall, { beep, atSeconds }: PlannedGreetingEnd) => {
+      if (entry.amd?.mode !== 'DetectMessageEnd' || call.answeredBy !== 'machine') return;
+      amdCallback(entry, beep ? 'machine_end_beep' : 'machine_end_silence', atSeconds);
+    },
+    // A <Hangup/> (or the end of the TwiML) ends the call after new TwiML has been said.
+    spoken: () => undefined,
     ended: (call: EmulatedCall) => {
       const outcome = call.end?.outcome ?? 'completed';
       if (call.recording) entry.recordingSid = twilioSid('RE');
@@ -221,7 +298,13 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
       .flatMap((v) => v.split(/\s+/))
       .filter((v) => v.length > 0);
     if (events.some((e) => !STATUS_EVENTS.has(e))) return twilioError(400, 21626, "Invalid 'StatusCallbackEvent'");
-    const plan = planCall({ to, openingLine: twiml ? spokenByTwiml(twiml) : '' });
+    const amd = machineDetectionOf(form);
+    if (!amd.ok) return amd.refusal;
+    const plan = planCall({
+      to,
+      openingLine: twiml ? spokenByTwiml(twiml) : '',
+      detectMachines: amd.value !== undefined,
+    });
     if (!E164.test(to) || plan.outcome === 'refused') {
       return twilioError(400, 21211, `Invalid 'To' Phone Number: ${to}`);
     }
@@ -232,6 +315,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
       from,
       record: form.get('Record') === 'true',
       plan,
+      machineDetection: amd.value?.mode ?? null,
     });
     const entry: TwilioCall = {
       call,
@@ -240,6 +324,8 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
       statusCallback: form.get('StatusCallback') ?? undefined,
       // Without StatusCallbackEvent Twilio reports only the end of the call.
       statusEvents: new Set(events.length > 0 ? events : ['completed']),
+      amd: amd.value,
+      answeredBy: null,
       events: [],
       sequence: 0,
       queue: ctx.newQueue(),
@@ -304,13 +390,26 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
     return entry ? json(200, callResource(entry)) : callNotFound(accountSid, params.sid);
   });
 
+  /** New TwiML for a live call: its <Say> text is said, then <Hangup/> (or the TwiML's end) ends the call. */
+  const redirect = (entry: TwilioCall, twiml: string): ApiResponse => {
+    const text = spokenByTwiml(twiml);
+    const { call } = entry;
+    const accepted =
+      call.state === 'answered' &&
+      (text ? ctx.simulator.speakAndThen(call, text, 'hang-up') : ctx.simulator.hangUp(call));
+    if (!accepted) return twilioError(400, 21220, 'Call is not in-progress. Cannot redirect.');
+    return json(200, callResource(entry));
+  };
+
   const updateCall: Route['handle'] = authenticated((req, params, accountSid) => {
     const entry = bySid(accountSid, params.sid);
     if (!entry) return callNotFound(accountSid, params.sid);
     const form = new URLSearchParams(req.body.toString('utf8'));
     const status = form.get('Status');
+    const twiml = form.get('Twiml');
+    if (status === null && twiml !== null) return redirect(entry, twiml);
     if (status !== 'completed' && status !== 'canceled') {
-      return twilioError(400, 21220, 'The emulator supports only Status=completed or Status=canceled updates');
+      return twilioError(400, 21220, 'The emulator supports only Status=completed, Status=canceled or Twiml updates');
     }
     // `canceled` only ends a call that nobody has answered yet; `completed` ends it whatever its state.
     if (status === 'completed' || entry.call.state !== 'answered') ctx.simulator.hangUp(entry.call);

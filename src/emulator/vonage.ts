@@ -1,7 +1,8 @@
-// Vonage as the adapter uses it: Voice API calls (create, list, fetch, hang up), the Conversation
-// API's event log, and recording files. Requests authenticate with an application JWT (RS256;
-// the emulator reads application_id from it, it has no registry of public keys to check the
-// signature against); events go out as signed webhooks (HS256 with the signature secret).
+// Vonage as the adapter uses it: Voice API calls (create, list, fetch, hang up, transfer to an
+// inline NCCO) with advanced machine detection, the Conversation API's event log, and recording
+// files. Requests authenticate with an application JWT (RS256; the emulator reads application_id
+// from it, it has no registry of public keys to check the signature against); events go out as
+// signed webhooks (HS256 with the signature secret).
 import { randomUUID } from 'node:crypto';
 import { newCall, type ProviderContext } from './context';
 import type { CallbackQueue } from './delivery';
@@ -17,7 +18,7 @@ import {
   type ApiResponse,
   type Route,
 } from './http';
-import { planCall } from './scenarios';
+import { planCall, type PlannedDetection, type PlannedGreetingEnd } from './scenarios';
 import { decodeJwt, vonageWebhookToken } from './signing';
 import type { CallEndOutcome, EmulatedCall, SpokenUtterance } from './simulation';
 
@@ -31,6 +32,22 @@ const END_STATUS: Record<CallEndOutcome, string> = {
 };
 const RATE_PER_MINUTE = 0.0127;
 const NUMBER = /^[1-9]\d{6,14}$/;
+const AMD_BEHAVIORS = new Set(['continue', 'hangup']);
+/** `detect_beep` also reports the end of a machine's greeting (sub_state beep_start or beep_timeout). */
+const AMD_MODES = new Set(['default', 'detect', 'detect_beep']);
+/** Seconds detect_beep listens for a beep (45 when absent; greetingEnded says why it is not waited out). */
+const BEEP_TIMEOUT = { min: 45, max: 120 };
+
+interface InvalidParameter {
+  name: string;
+  reason: string;
+}
+
+/** advanced_machine_detection: `hangup` has Vonage end the call itself when a machine answers. */
+interface VonageMachineDetection {
+  behavior: string;
+  mode: string;
+}
 
 interface ConversationEvent {
   id: number;
@@ -49,6 +66,7 @@ interface VonageCall {
   events: ConversationEvent[];
   queue: CallbackQueue;
   recordingId?: string;
+  amd?: VonageMachineDetection;
 }
 
 function problem(status: number, title: string, detail: string, extra: Record<string, unknown> = {}): ApiResponse {
@@ -60,6 +78,45 @@ function problem(status: number, title: string, detail: string, extra: Record<st
     instance: randomUUID(),
     ...extra,
   });
+}
+
+/** The dial's advanced_machine_detection; what is wrong with it joins `invalid`. */
+function machineDetectionOf(value: unknown, invalid: InvalidParameter[]): VonageMachineDetection | undefined {
+  const field = 'advanced_machine_detection';
+  if (value === undefined) return undefined;
+  if (!isRecord(value)) {
+    invalid.push({ name: field, reason: 'must be an object' });
+    return undefined;
+  }
+  const { behavior = 'continue', mode = 'detect', beep_timeout: beepTimeout } = value;
+  if (typeof behavior !== 'string' || !AMD_BEHAVIORS.has(behavior)) {
+    invalid.push({ name: `${field}.behavior`, reason: 'must be continue or hangup' });
+  }
+  if (typeof mode !== 'string' || !AMD_MODES.has(mode)) {
+    invalid.push({ name: `${field}.mode`, reason: 'must be default, detect or detect_beep' });
+  }
+  const timeoutValid =
+    beepTimeout === undefined ||
+    (typeof beepTimeout === 'number' &&
+      Number.isInteger(beepTimeout) &&
+      beepTimeout >= BEEP_TIMEOUT.min &&
+      beepTimeout <= BEEP_TIMEOUT.max);
+  if (!timeoutValid) {
+    invalid.push({
+      name: `${field}.beep_timeout`,
+      reason: `must be an integer from ${BEEP_TIMEOUT.min} to ${BEEP_TIMEOUT.max}`,
+    });
+  }
+  return { behavior: String(behavior), mode: String(mode) };
+}
+
+/** What an NCCO's talk actions say, in order. */
+function talkTextOf(ncco: unknown[]): string {
+  return ncco
+    .filter(isRecord)
+    .filter((a) => a.action === 'talk' && typeof a.text === 'string')
+    .map((a) => String(a.text))
+    .join(' ');
 }
 
 export function createVonageEmulator(ctx: ProviderContext, signatureSecret: string): { routes: Route[] } {
@@ -156,9 +213,9 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
     });
   };
 
-  const statusEvent = (entry: VonageCall, extra: Record<string, unknown> = {}): void => {
+  /** A call event: its status word (the call's own, or a machine detection verdict). */
+  const statusEvent = (entry: VonageCall, extra: Record<string, unknown> = {}, value = status(entry)): void => {
     const { call } = entry;
-    const value = status(entry);
     webhook(entry, value, {
       from: call.from,
       to: call.to,
@@ -193,6 +250,20 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
         logEvent(entry, 'audio:asr:done', { asr: { results: [{ text: utterance.text, confidence: 0.93 }] } });
       }
     },
+    machineDetected: (call: EmulatedCall, { result }: PlannedDetection) => {
+      // Vonage tells a person from a machine only: a fax is a machine, a silent line a person.
+      const machine = result === 'machine' || result === 'fax';
+      statusEvent(entry, {}, machine ? 'machine' : 'human');
+      if (machine && entry.amd?.behavior === 'hangup') ctx.simulator.hangUp(call);
+    },
+    // A greeting followed by silence is reported as beep_timeout at once, not beep_timeout seconds
+    // after the verdict: an emulated machine would have given up by then.
+    greetingEnded: (_call: EmulatedCall, { beep }: PlannedGreetingEnd) => {
+      if (entry.amd?.mode !== 'detect_beep') return;
+      statusEvent(entry, { sub_state: beep ? 'beep_start' : 'beep_timeout' }, 'machine');
+    },
+    // A transfer's NCCO ends the call when it runs out: nothing to tell.
+    spoken: () => undefined,
     ended: (call: EmulatedCall) => {
       const outcome = call.end?.outcome ?? 'completed';
       const times = {
@@ -241,7 +312,7 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
     if (!isRecord(body)) return problem(400, 'Bad Request', 'The request body must be a JSON object.');
     const to = Array.isArray(body.to) && isRecord(body.to[0]) ? body.to[0] : undefined;
     const from = isRecord(body.from) ? body.from : undefined;
-    const invalid: { name: string; reason: string }[] = [];
+    const invalid: InvalidParameter[] = [];
     if (!to || to.type !== 'phone' || typeof to.number !== 'string')
       invalid.push({ name: 'to', reason: 'must be a phone endpoint' });
     if (!from || from.type !== 'phone' || typeof from.number !== 'string' || !NUMBER.test(from.number)) {
@@ -256,6 +327,7 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
     if (body.event_method !== undefined && body.event_method !== 'POST') {
       invalid.push({ name: 'event_method', reason: 'the emulator sends events with POST only' });
     }
+    const amd = machineDetectionOf(body.advanced_machine_detection, invalid);
     if (invalid.length > 0)
       return problem(400, 'Bad Request', 'The request failed due to validation errors', {
         invalid_parameters: invalid,
@@ -263,11 +335,7 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
 
     const number = String(to?.number);
     const ncco = (body.ncco as unknown[]).filter(isRecord);
-    const openingLine = ncco
-      .filter((a) => a.action === 'talk' && typeof a.text === 'string')
-      .map((a) => String(a.text))
-      .join(' ');
-    const plan = planCall({ to: number, openingLine });
+    const plan = planCall({ to: number, openingLine: talkTextOf(ncco), detectMachines: amd !== undefined });
     if (!NUMBER.test(number) || plan.outcome === 'refused') {
       return problem(400, 'Bad Request', 'The request failed due to validation errors', {
         invalid_parameters: [{ name: 'to[0].number', reason: 'is not a valid, reachable phone number' }],
@@ -289,6 +357,7 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
       from: String(from?.number),
       record: ncco.some((a) => a.action === 'record'),
       plan,
+      machineDetection: amd?.mode ?? null,
     });
     const entry: VonageCall = {
       call,
@@ -298,6 +367,7 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
       memberId: `MEM-${randomUUID()}`,
       events: [],
       queue: ctx.newQueue(),
+      amd,
     };
     calls.set(call.id, entry);
     conversations.set(entry.conversationUuid, entry);
@@ -339,6 +409,22 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
     return entry ? json(200, callResource(entry)) : problem(404, 'Not Found', `Call ${params.uuid} was not found.`);
   });
 
+  /** A transfer to an inline NCCO: its talk actions are said, then the NCCO runs out and the call ends. */
+  const transfer = (entry: VonageCall, destination: unknown): ApiResponse => {
+    if (!isRecord(destination) || destination.type !== 'ncco' || !Array.isArray(destination.ncco)) {
+      return problem(400, 'Bad Request', 'The request failed due to validation errors', {
+        invalid_parameters: [{ name: 'destination', reason: 'the emulator transfers only to an inline NCCO' }],
+      });
+    }
+    const text = talkTextOf(destination.ncco);
+    const { call } = entry;
+    const accepted =
+      call.state === 'answered' &&
+      (text ? ctx.simulator.speakAndThen(call, text, 'hang-up') : ctx.simulator.hangUp(call));
+    if (!accepted) return problem(400, 'Bad Request', `Call ${call.id} is not answered.`);
+    return noContent();
+  };
+
   const modifyCall: Route['handle'] = authenticated((req, params, applicationId) => {
     const entry = owned(applicationId, params.uuid);
     if (!entry) return problem(404, 'Not Found', `Call ${params.uuid} was not found.`);
@@ -348,8 +434,9 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
     } catch {
       return problem(400, 'Bad Request', 'The request body is not valid JSON.');
     }
+    if (isRecord(body) && body.action === 'transfer') return transfer(entry, body.destination);
     if (!isRecord(body) || body.action !== 'hangup') {
-      return problem(400, 'Bad Request', 'The emulator supports only {"action":"hangup"}.');
+      return problem(400, 'Bad Request', 'The emulator supports only {"action":"hangup"} and transfers to an NCCO.');
     }
     if (!ctx.simulator.hangUp(entry.call)) return problem(400, 'Bad Request', `Call ${params.uuid} is not active.`);
     return noContent();

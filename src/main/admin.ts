@@ -37,6 +37,7 @@ const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
                   [--max-duration-seconds N] [--time-zone IANA]
                   [--calling-hours "Mon-Fri 09:00-20:00"]... [--skip-date YYYY-MM-DD]...
                   [--redial-on busy,noAnswer,providerError --redials N --redial-spacing 1h]
+                  [--machine-detection off|hangUp|leaveMessage [--voicemail-message TEXT]]
   template list --team TEAM_ID
   phone-number create --team TEAM_ID --number E164 --provider P
   phone-number list --team TEAM_ID
@@ -80,6 +81,8 @@ const options = {
   'redial-on': { type: 'string' },
   redials: { type: 'string' },
   'redial-spacing': { type: 'string' },
+  'machine-detection': { type: 'string' },
+  'voicemail-message': { type: 'string' },
 } as const;
 
 const note = (line: string) => process.stderr.write(`${line}\n`);
@@ -174,6 +177,8 @@ async function run(argv: string[]): Promise<object> {
           redialOn: values['redial-on'],
           redials: values.redials,
           redialSpacing: values['redial-spacing'],
+          machineDetection: values['machine-detection'],
+          voicemailMessage: values['voicemail-message'],
         });
       case 'template list':
         return await listTemplates({ team: need(values.team, '--team') });

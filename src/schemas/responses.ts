@@ -6,6 +6,7 @@ import { BATCH_ACTIONS } from '../calls/batch-control';
 import { CALL_STATUSES, STATUS_CODE_MEANINGS, STATUS_CODES, STATUS_MEANINGS } from '../contracts/call-status';
 import { ALL_EVENTS, CALL_EVENT_NAMES } from '../contracts/events';
 import { OBJECT_ID_HEX } from '../contracts/ids';
+import { ANSWERED_BY } from '../contracts/machine-detection';
 import { PROVIDERS } from '../contracts/providers';
 import { DNC_SOURCES } from '../data/models/do-not-call-entry';
 import { CALL_ORIGINS } from '../data/models/phone-call';
@@ -127,6 +128,12 @@ export const phoneCallCreateViewSchema = component(
     'Keys without a value are left out.',
 );
 
+const answeredBySchema = described(
+  z.enum(ANSWERED_BY),
+  "Who answered, as the provider's answering-machine detection decided (only when the call template's " +
+    '`machineDetection` is on): `human`, `machine`, `fax`, or `unknown` (treated as a person: never hung up on).',
+);
+
 const callAttemptSchema = component(
   'CallAttempt',
   z.strictObject({
@@ -137,6 +144,7 @@ const callAttemptSchema = component(
     callEndedAt: timestamp('When it ended.'),
     status: described(callStatusSchema.clone(), 'How it ended: a terminal status.'),
     statusCode: described(z.enum(STATUS_CODES), 'Why (a status code, e.g. `busy`, `declined`, `no-answer`).'),
+    answeredBy: answeredBySchema.clone().optional(),
   }),
   'One dial attempt of a call.',
 );
@@ -169,6 +177,7 @@ export const phoneCallReadViewSchema = component(
         'fetchable without the API key, serving a WAV file.',
     ).optional(),
     callDuration: described(z.number().min(0), 'Seconds from answer to hang-up (may be fractional).').optional(),
+    answeredBy: answeredBySchema.optional(),
     callOrigin: described(
       z.enum(CALL_ORIGINS),
       'How the call was created: `api` (POST /v1/phoneCalls), `batch` (POST /v1/phoneCalls/batch), ' +

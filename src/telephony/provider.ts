@@ -2,6 +2,7 @@
 // Activities dial, hang up and capture through it; the API's callback routes verify and map
 // provider callbacks through it. Adapters are stateless: one is built per use from the team's
 // credentials and the provider's base URL (the real one, or the local emulator's).
+import type { ActiveMachineDetection } from '../contracts/machine-detection';
 import type { ProviderEvent, ProviderName } from '../contracts/providers';
 
 export interface TwilioCredentials {
@@ -43,6 +44,11 @@ export interface PlaceCallRequest {
   /** Absolute URL the provider sends this call's status callbacks to. */
   statusCallbackUrl: string;
   script: CallScript;
+  /**
+   * Ask the provider to tell a person from a machine (asynchronously: a person hears the agent at
+   * once). `leaveMessage` also asks it to report the end of a machine's greeting. Absent: no detection.
+   */
+  machineDetection?: ActiveMachineDetection;
 }
 
 export interface PlacedCall {
@@ -72,6 +78,12 @@ export interface TelephonyProvider {
   findPlacedCall(request: PlaceCallRequest): Promise<PlacedCall | null>;
   /** Ends the call; a call that has already ended is not an error. */
   hangUp(providerCallId: string): Promise<void>;
+  /**
+   * Speaks `message` on the answered call (a machine's greeting is over) and ends the call after it;
+   * where the provider cannot end it by itself it reports `message-left` and the workflow hangs up.
+   * A call that has already ended is not an error (the machine hung up first).
+   */
+  leaveMessage(request: { callId: string; providerCallId: string; message: string }): Promise<void>;
   /** The recording as WAV bytes, or null when there is none. */
   fetchRecording(providerCallId: string): Promise<Buffer | null>;
   /** What was said, in spoken order. */

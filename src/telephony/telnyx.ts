@@ -1,6 +1,7 @@
 // Telnyx Call Control v2, with Call Recordings and AI Conversations for capture. A small client
 // over fetch (the official SDK adds nothing a dozen requests need).
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import type { AnsweredBy } from '../contracts/machine-detection';
 import type { ProviderEvent, ProviderEventKind } from '../contracts/providers';
 import {
   callIdFromUrl,
@@ -36,8 +37,10 @@ const EVENTS: Record<string, ProviderEventKind | null> = {
   'call.recording.saved': null,
   'call.recording.error': null,
   'call.speak.started': null,
+  // Ends our voicemail message only when its client_state says so (the opening line's does not).
   'call.speak.ended': null,
-  'call.machine.detection.ended': null,
+  'call.machine.detection.ended': 'machine-detected',
+  'call.machine.greeting.ended': 'greeting-ended',
   'call.hangup/normal_clearing': 'completed',
   'call.hangup/time_limit': 'completed',
   'call.hangup/user_busy': 'busy',
@@ -48,6 +51,13 @@ const EVENTS: Record<string, ProviderEventKind | null> = {
   'call.hangup/originator_cancel': 'failed',
   'call.hangup/unspecified': 'failed',
 };
+/** call.machine.detection.ended's result; `not_sure` is treated as a person (never hung up on). */
+const DETECTION_RESULT: Record<string, AnsweredBy> = { human: 'human', machine: 'machine', not_sure: 'unknown' };
+/**
+ * `greeting_end`: the verdict, then call.machine.greeting.ended when the greeting is over, beep or
+ * not (`detect_beep` would report only a greeting that ends with a beep).
+ */
+const AMD_SETTING = { hangUp: 'detect', leaveMessage: 'greeting_end' } as const;
 /** A hangup with a cause Telnyx adds later still ends the call. */
 const UNKNOWN_HANGUP: ProviderEventKind = 'failed';
 
@@ -60,6 +70,8 @@ const MESSAGES_PAGE = 100;
 export interface TelnyxClientState {
   callId: string;
   openingLine: string;
+  /** On our voicemail speak command only: its call.speak.ended is the message left. */
+  purpose?: 'voicemail';
 }
 
 export function encodeClientState(state: TelnyxClientState): string {
@@ -133,6 +145,17 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
     return parseJson<{ data: TelnyxCall }>('telnyx', res).data;
   };
 
+  /** A call command; Telnyx's 422 for a call that has already ended is not an error. */
+  const command = async (what: string, callControlId: string, action: string, body: unknown): Promise<void> => {
+    const res = await postJson(url(`/calls/${encodeURIComponent(callControlId)}/actions/${action}`), body);
+    if (isSuccess(res)) return;
+    if (res.status >= 400 && res.status < 500) {
+      const call = await getCall(callControlId);
+      if (call === null || !call.is_alive) return;
+    }
+    throw unexpected('telnyx', what, res);
+  };
+
   return {
     name: 'telnyx',
 
@@ -146,6 +169,7 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
         // Our call id (echoed on every webhook and in the active-call list) and the agent's line.
         client_state: encodeClientState({ callId: req.callId, openingLine: req.script.openingLine }),
         ...(req.record ? { record: 'record-from-answer', record_format: 'wav', record_channels: 'single' } : {}),
+        ...(req.machineDetection ? { answering_machine_detection: AMD_SETTING[req.machineDetection] } : {}),
       });
       if (!isSuccess(res)) {
         let body: TelnyxErrorBody = {};
@@ -183,14 +207,20 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
     },
 
     async hangUp(providerCallId: string): Promise<void> {
-      const res = await postJson(url(`/calls/${encodeURIComponent(providerCallId)}/actions/hangup`), {});
-      if (isSuccess(res)) return;
-      // Telnyx answers 422 "call has already ended" to a command on a finished call.
-      if (res.status >= 400 && res.status < 500) {
-        const call = await getCall(providerCallId);
-        if (call === null || !call.is_alive) return;
-      }
-      throw unexpected('telnyx', 'hang-up', res);
+      await command('hang-up', providerCallId, 'hangup', {});
+    },
+
+    /**
+     * Speaks the message; Telnyx then reports call.speak.ended (with this command's client_state)
+     * and leaves the hang-up to us.
+     */
+    async leaveMessage({ callId, providerCallId, message }): Promise<void> {
+      await command('voicemail message', providerCallId, 'speak', {
+        payload: message,
+        voice: 'female',
+        language: 'en-US',
+        client_state: encodeClientState({ callId, openingLine: '', purpose: 'voicemail' }),
+      });
     },
 
     /** Recordings are filed by call leg; their download URLs are pre-signed (no key sent). */
@@ -267,15 +297,19 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
       const cause = typeof payload.hangup_cause === 'string' ? payload.hangup_cause : 'unspecified';
       const key = eventType === 'call.hangup' ? `call.hangup/${cause}` : eventType;
       const declined = eventType === 'call.hangup' && payload.sip_hangup_cause === '603';
+      const clientState = decodeClientState(payload.client_state);
+      const messageLeft = eventType === 'call.speak.ended' && clientState?.purpose === 'voicemail';
       const kind = declined
         ? 'declined'
-        : key in EVENTS
-          ? EVENTS[key]
-          : eventType === 'call.hangup'
-            ? UNKNOWN_HANGUP
-            : null;
+        : messageLeft
+          ? 'message-left'
+          : key in EVENTS
+            ? EVENTS[key]
+            : eventType === 'call.hangup'
+              ? UNKNOWN_HANGUP
+              : null;
       if (kind === null) return [];
-      const callId = decodeClientState(payload.client_state)?.callId ?? callIdFromUrl(callback.url);
+      const callId = clientState?.callId ?? callIdFromUrl(callback.url);
       const callControlId = payload.call_control_id;
       if (!callId || typeof callControlId !== 'string')
         throw new Error('telnyx webhook lacks client_state callId or call_control_id');
@@ -288,8 +322,17 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
           kind,
           occurredAt: new Date(Number.isNaN(occurredAt) ? Date.now() : occurredAt).toISOString(),
           providerStatus: eventType === 'call.hangup' ? `${eventType}:${cause}` : eventType,
+          ...answeredByOf(kind, payload.result),
         },
       ];
     },
   };
+}
+
+function answeredByOf(kind: ProviderEventKind, result: unknown): { answeredBy?: AnsweredBy } {
+  if (kind === 'greeting-ended') return { answeredBy: 'machine' };
+  if (kind !== 'machine-detected') return {};
+  const answeredBy = typeof result === 'string' ? DETECTION_RESULT[result] : undefined;
+  if (!answeredBy) throw new Error(`unknown telnyx machine detection result ${String(result)}`);
+  return { answeredBy };
 }

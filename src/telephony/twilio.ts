@@ -2,6 +2,7 @@
 // A small client over fetch: the official SDK hard-codes its hosts per product, so it cannot
 // be pointed at the emulator cleanly.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { AnsweredBy } from '../contracts/machine-detection';
 import type { ProviderEvent, ProviderEventKind } from '../contracts/providers';
 import {
   callIdFromUrl,
@@ -41,6 +42,21 @@ const CALL_STATUS: Record<string, ProviderEventKind | null> = {
 const ENDED = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled']);
 const SIP_DECLINE = '603';
 
+/**
+ * Asynchronous AMD's AnsweredBy words. `Enable` answers human, machine_start, fax or unknown at once;
+ * `DetectMessageEnd` answers a machine only when its greeting is over (machine_end_*), which is when
+ * a message can be left.
+ */
+const ANSWERED_BY: Record<string, { answeredBy: AnsweredBy; greetingEnded: boolean }> = {
+  human: { answeredBy: 'human', greetingEnded: false },
+  unknown: { answeredBy: 'unknown', greetingEnded: false },
+  fax: { answeredBy: 'fax', greetingEnded: false },
+  machine_start: { answeredBy: 'machine', greetingEnded: false },
+  machine_end_beep: { answeredBy: 'machine', greetingEnded: true },
+  machine_end_silence: { answeredBy: 'machine', greetingEnded: true },
+  machine_end_other: { answeredBy: 'machine', greetingEnded: true },
+};
+
 /** Error codes Twilio gives when the destination itself is the problem. */
 const INVALID_DESTINATION_CODES = new Set([13224, 21211, 21214, 21217, 21401, 21407]);
 
@@ -74,6 +90,11 @@ interface TwilioSentence {
 }
 interface TwilioPageMeta {
   next_page_url?: string | null;
+}
+
+/** TwiML that says `text`: the agent's opening line, or a voicemail message followed by a hang-up. */
+function sayTwiml(text: string, thenHangUp = false): string {
+  return `<Response><Say>${escapeXml(text)}</Say>${thenHangUp ? '<Hangup/>' : ''}</Response>`;
 }
 
 function escapeXml(text: string): string {
@@ -125,6 +146,22 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
     return parseJson<T>('twilio', res);
   };
 
+  /** A call Twilio refuses to change (4xx) that has already ended was changed enough. */
+  const updateCall = async (what: string, providerCallId: string, params: Record<string, string>): Promise<void> => {
+    const callUrl = accountUrl(`/Calls/${encodeURIComponent(providerCallId)}.json`);
+    const res = await request(callUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(params).toString(),
+    });
+    if (isSuccess(res)) return;
+    if (res.status >= 400 && res.status < 500) {
+      const call = await getJson<TwilioCall>('call fetch', callUrl);
+      if (ENDED.has(call.status)) return;
+    }
+    throw unexpected('twilio', what, res);
+  };
+
   const listRecordings = async (callSid: string): Promise<TwilioRecording[]> => {
     const query = new URLSearchParams({ CallSid: callSid, PageSize: '20' });
     const page = await getJson<{ recordings: TwilioRecording[] }>(
@@ -141,13 +178,20 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
       const form = new URLSearchParams({
         To: req.to,
         From: req.from,
-        Twiml: `<Response><Say>${escapeXml(req.script.openingLine)}</Say></Response>`,
+        Twiml: sayTwiml(req.script.openingLine),
         // Carries our call id: callbacks route by it, and findPlacedCall finds the call by it.
         StatusCallback: withCallId(req.statusCallbackUrl, req.callId),
         StatusCallbackMethod: 'POST',
         Record: String(req.record),
       });
       for (const event of STATUS_CALLBACK_EVENTS) form.append('StatusCallbackEvent', event);
+      if (req.machineDetection) {
+        // Asynchronous, so that a person hears the agent at once; the verdict comes to the same router.
+        form.set('MachineDetection', req.machineDetection === 'hangUp' ? 'Enable' : 'DetectMessageEnd');
+        form.set('AsyncAmd', 'true');
+        form.set('AsyncAmdStatusCallback', withCallId(req.statusCallbackUrl, req.callId));
+        form.set('AsyncAmdStatusCallbackMethod', 'POST');
+      }
       const res = await request(accountUrl('/Calls.json'), {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -188,19 +232,12 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
     },
 
     async hangUp(providerCallId: string): Promise<void> {
-      const callUrl = accountUrl(`/Calls/${encodeURIComponent(providerCallId)}.json`);
-      const res = await request(callUrl, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ Status: 'completed' }).toString(),
-      });
-      if (isSuccess(res)) return;
-      if (res.status >= 400 && res.status < 500) {
-        // Twilio refuses to change a call that has already ended: that is the outcome we wanted.
-        const call = await getJson<TwilioCall>('call fetch', callUrl);
-        if (ENDED.has(call.status)) return;
-      }
-      throw unexpected('twilio', 'hang-up', res);
+      await updateCall('hang-up', providerCallId, { Status: 'completed' });
+    },
+
+    /** New TwiML for the live call: Twilio says the message, then <Hangup/> ends the call. */
+    async leaveMessage({ providerCallId, message }): Promise<void> {
+      await updateCall('voicemail message', providerCallId, { Twiml: sayTwiml(message, true) });
     },
 
     async fetchRecording(providerCallId: string): Promise<Buffer | null> {
@@ -282,6 +319,11 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
       if (params.get('AccountSid') !== accountSid) throw new CallbackSignatureError('callback for another account');
       const callId = callIdFromUrl(callback.url);
       const callSid = params.get('CallSid');
+      const answeredBy = params.get('AnsweredBy');
+      // The AsyncAmdStatusCallback: AnsweredBy and no CallStatus.
+      if (callId && callSid && answeredBy !== null && !params.has('CallStatus')) {
+        return amdEvents(callId, callSid, answeredBy);
+      }
       const status = params.get('CallStatus');
       if (!callId || !callSid || !status) throw new Error('twilio callback lacks callId, CallSid or CallStatus');
       if (!(status in CALL_STATUS)) throw new Error(`unknown twilio CallStatus ${status}`);
@@ -304,4 +346,21 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
       ];
     },
   };
+}
+
+function amdEvents(callId: string, callSid: string, answeredBy: string): ProviderEvent[] {
+  const verdict = ANSWERED_BY[answeredBy];
+  if (!verdict) throw new Error(`unknown twilio AnsweredBy ${answeredBy}`);
+  const base = { callId, provider: 'twilio' as const, providerCallId: callSid, occurredAt: new Date().toISOString() };
+  const detected: ProviderEvent = {
+    ...base,
+    kind: 'machine-detected',
+    answeredBy: verdict.answeredBy,
+    providerStatus: `AnsweredBy:${answeredBy}`,
+  };
+  if (!verdict.greetingEnded) return [detected];
+  return [
+    detected,
+    { ...base, kind: 'greeting-ended', answeredBy: 'machine', providerStatus: `AnsweredBy:${answeredBy}` },
+  ];
 }

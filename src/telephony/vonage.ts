@@ -2,6 +2,7 @@
 // transcripts. A small client over fetch (jose signs and verifies the JWTs): @vonage/server-sdk
 // pulls in a dozen packages for what is a handful of requests.
 import { createHash } from 'node:crypto';
+import type { AnsweredBy } from '../contracts/machine-detection';
 import type { ProviderEvent, ProviderEventKind } from '../contracts/providers';
 import {
   callIdFromUrl,
@@ -31,9 +32,9 @@ const CALL_STATUS: Record<string, ProviderEventKind | null> = {
   started: null,
   ringing: 'ringing',
   answered: 'answered',
-  // Answering-machine detection results: the call is already answered, nothing changes.
-  machine: null,
-  human: null,
+  // Advanced machine detection's verdicts (the call is already answered); see machineEvent.
+  machine: 'machine-detected',
+  human: 'machine-detected',
   completed: 'completed',
   busy: 'busy',
   timeout: 'no-answer',
@@ -45,6 +46,13 @@ const CALL_STATUS: Record<string, ProviderEventKind | null> = {
   cancelled: 'failed',
 };
 const ENDED = new Set(['completed', 'busy', 'timeout', 'unanswered', 'failed', 'rejected', 'cancelled']);
+/**
+ * In `detect_beep` mode a machine's verdict comes again with a sub_state when its greeting is over:
+ * `beep_start` (the beep sounds) or `beep_timeout` (no beep within beep_timeout seconds).
+ */
+const GREETING_ENDED_SUB_STATES = new Set(['beep_start', 'beep_timeout']);
+/** Seconds Vonage listens for the beep after deciding a machine answered (its range is 45-120). */
+const BEEP_TIMEOUT_SECONDS = 45;
 
 /** Signed webhooks older than this are refused, so a captured one cannot be replayed later. */
 const MAX_WEBHOOK_AGE_SECONDS = 5 * 60;
@@ -123,6 +131,18 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
   const getCall = (uuid: string): Promise<VonageCall> =>
     getJson<VonageCall>('call fetch', joinUrl(baseUrl, `/v1/calls/${encodeURIComponent(uuid)}`));
 
+  /** PUT on a live call; a refusal (4xx) for a call that has already ended is not an error. */
+  const modifyCall = async (what: string, uuid: string, body: Record<string, unknown>): Promise<void> => {
+    const res = await request(joinUrl(baseUrl, `/v1/calls/${encodeURIComponent(uuid)}`), {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (isSuccess(res)) return;
+    if (res.status >= 400 && res.status < 500 && ENDED.has((await getCall(uuid)).status)) return;
+    throw unexpected('vonage', what, res);
+  };
+
   /** A pagination link re-rooted on our configured base, whatever host it names. */
   const rebase = (href: string): string => {
     const link = new URL(href, baseUrl);
@@ -170,6 +190,16 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
           // Carries our call id: events route by it.
           event_url: [withCallId(req.statusCallbackUrl, req.callId)],
           event_method: 'POST',
+          // Asynchronous (`continue`): a person hears the agent at once; the verdict is an event.
+          ...(req.machineDetection
+            ? {
+                advanced_machine_detection: {
+                  behavior: 'continue',
+                  mode: req.machineDetection === 'hangUp' ? 'detect' : 'detect_beep',
+                  beep_timeout: BEEP_TIMEOUT_SECONDS,
+                },
+              }
+            : {}),
         }),
       });
       if (!isSuccess(res)) {
@@ -215,14 +245,15 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
     },
 
     async hangUp(providerCallId: string): Promise<void> {
-      const res = await request(joinUrl(baseUrl, `/v1/calls/${encodeURIComponent(providerCallId)}`), {
-        method: 'PUT',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ action: 'hangup' }),
+      await modifyCall('hang-up', providerCallId, { action: 'hangup' });
+    },
+
+    /** Transfers the live call to an NCCO that speaks the message; the call ends when the NCCO does. */
+    async leaveMessage({ providerCallId, message }): Promise<void> {
+      await modifyCall('voicemail message', providerCallId, {
+        action: 'transfer',
+        destination: { type: 'ncco', ncco: [{ action: 'talk', text: message, language: 'en-US' }] },
       });
-      if (isSuccess(res)) return;
-      if (res.status >= 400 && res.status < 500 && ENDED.has((await getCall(providerCallId)).status)) return;
-      throw unexpected('vonage', 'hang-up', res);
     },
 
     /** The `record` action's file, named by the conversation's `audio:record:done` event. */
@@ -288,20 +319,25 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
       if (status === undefined) return [];
       if (!(status in CALL_STATUS)) throw new Error(`unknown vonage status ${status}`);
       const kind = CALL_STATUS[status];
-      const uuid = stringField(body, 'uuid');
+      const uuid = stringField(body, 'uuid') ?? stringField(body, 'call_uuid');
       if (kind === null) return [];
       if (!uuid) throw new Error('vonage event lacks uuid');
       const timestamp = Date.parse(stringField(body, 'timestamp') ?? '');
-      return [
-        {
-          callId,
-          provider: 'vonage',
-          providerCallId: uuid,
-          kind,
-          occurredAt: new Date(Number.isNaN(timestamp) ? Date.now() : timestamp).toISOString(),
-          providerStatus: status,
-        },
-      ];
+      const event: ProviderEvent = {
+        callId,
+        provider: 'vonage',
+        providerCallId: uuid,
+        kind,
+        occurredAt: new Date(Number.isNaN(timestamp) ? Date.now() : timestamp).toISOString(),
+        providerStatus: status,
+      };
+      if (kind !== 'machine-detected') return [event];
+      const answeredBy: AnsweredBy = status === 'human' ? 'human' : 'machine';
+      const subState = stringField(body, 'sub_state');
+      if (subState === undefined) return [{ ...event, answeredBy }];
+      // Other sub-states (e.g. the beep's end) add nothing the call needs.
+      if (answeredBy !== 'machine' || !GREETING_ENDED_SUB_STATES.has(subState)) return [];
+      return [{ ...event, kind: 'greeting-ended', answeredBy, providerStatus: `${status}:${subState}` }];
     },
   };
 }

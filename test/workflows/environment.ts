@@ -86,6 +86,7 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
     deleteCallRecord: record('deleteCallRecord', async ({ callId }) => ({ _id: callId, status: 'queued' })),
     dialCall: record('dialCall', async ({ callId }) => ({ providerCallId: `pc-${callId}` })),
     hangUpCall: record('hangUpCall', async () => undefined),
+    leaveVoicemail: record('leaveVoicemail', async () => undefined),
     captureCallOutputs: record('captureCallOutputs', async () => ({ transcriptEvent: null })),
     attemptWebhookDelivery: record('attemptWebhookDelivery', async () => ({ ok: true, gone: false })),
     recordQueuedStatusCode: record('recordQueuedStatusCode', async () => undefined),

@@ -1,4 +1,5 @@
 import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
+import { MACHINE_DETECTION_MODES } from '../../contracts/machine-detection';
 import { REDIAL_OUTCOMES } from '../../contracts/redial';
 
 const customTagSchema = new Schema(
@@ -59,6 +60,10 @@ const callTemplateSchema = new Schema(
     callingWindow: { type: callingWindowSchema, default: null },
     /** Absent: one attempt per call. */
     redialPolicy: { type: redialPolicySchema, default: null },
+    /** Answering-machine detection (src/contracts/machine-detection.ts). */
+    machineDetection: { type: String, enum: MACHINE_DETECTION_MODES, default: 'off' },
+    /** What `leaveMessage` speaks after a machine's greeting; {{variables}} like the prompt. */
+    voicemailMessage: { type: String, default: null },
   },
   { timestamps: true },
 );

@@ -1,5 +1,6 @@
 import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
 import { CALL_STATUSES } from '../../contracts/call-status';
+import { ANSWERED_BY } from '../../contracts/machine-detection';
 import { PROVIDERS } from '../../contracts/providers';
 
 export const CALL_ORIGINS = ['api', 'batch', 'file'] as const;
@@ -63,6 +64,8 @@ const phoneCallSchema = new Schema(
     fixedMeetingTime: { type: Date },
     recordingUrl: { type: String },
     callDuration: { type: Number },
+    /** Answering-machine detection's verdict on the last attempt (absent when detection is off). */
+    answeredBy: { type: String, enum: ANSWERED_BY },
     callOrigin: { type: String, enum: CALL_ORIGINS, required: true },
     customTagsHitOnCall: { type: [String], default: [] },
     /** Each dial attempt that has ended, in order (the last one's outcome is also the call's while it is final). */
@@ -77,6 +80,7 @@ const phoneCallSchema = new Schema(
             callEndedAt: { type: Date, required: true },
             status: { type: String, required: true },
             statusCode: { type: String, required: true },
+            answeredBy: { type: String, enum: ANSWERED_BY, default: null },
           },
           { _id: false },
         ),

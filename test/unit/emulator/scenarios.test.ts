@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  MACHINE_GREETING,
+  MACHINE_OUTCOMES,
   numberForScenario,
   outcomeFor,
   planCall,
@@ -15,6 +17,10 @@ describe('outcomeFor', () => {
     ['+1 (415) 555-1404', 'refused'],
     ['+14155551500', 'drop-after-answer'],
     ['+14155551200', 'silent'],
+    ['+14155556200', 'machine-beep'],
+    ['+14155556201', 'machine-no-beep'],
+    ['+14155556202', 'fax'],
+    ['+14155556203', 'long-greeting-human'],
     ['+14155552671', 'conversation'],
     ['+441486', 'busy'],
   ])('%s -> %s', (number, outcome) => {
@@ -38,11 +44,17 @@ describe('scenarios', () => {
   });
 
   it('numberForScenario gives a number that reaches that scenario as a conversation', () => {
-    for (const { id } of SCENARIOS) {
+    for (const { id } of SCENARIOS.filter((s) => s.id !== 'long-greeting')) {
       const number = numberForScenario(id);
       expect(scenarioFor(number).id).toBe(id);
       expect(outcomeFor(number)).toBe('conversation');
+      expect(number).not.toMatch(/620\d$/);
     }
+  });
+
+  it('keeps the long greeting to its own number: numberForScenario refuses it', () => {
+    expect(scenarioFor('+14155556203').id).toBe('long-greeting');
+    expect(() => numberForScenario('long-greeting')).toThrow(/6203/);
   });
 });
 
@@ -90,5 +102,79 @@ describe('planCall', () => {
 
   it('times speech at a conversational pace', () => {
     expect(speakingSeconds('one two three four five six seven eight nine ten')).toBeCloseTo(4.1, 1);
+  });
+});
+
+describe('planCall with answering-machine detection', () => {
+  const opening = 'Hello Grace, this is Ada from Acme Dental.';
+  const greetingOver = 0.8 + speakingSeconds(MACHINE_GREETING);
+  const plan = (to: string, detectMachines: boolean) => planCall({ to, openingLine: opening, detectMachines });
+
+  it('names the machines', () => {
+    expect([...MACHINE_OUTCOMES].sort()).toEqual(['fax', 'machine-beep', 'machine-no-beep']);
+  });
+
+  it('has a machine greet, get detected while it still speaks, beep, then give up waiting', () => {
+    const beep = plan('+14155556200', true);
+    expect(beep.utterances).toEqual([
+      {
+        speaker: 'human',
+        text: MACHINE_GREETING,
+        startSeconds: 0.8,
+        durationSeconds: speakingSeconds(MACHINE_GREETING),
+      },
+    ]);
+    expect(beep.detection).toEqual({ result: 'machine', atSeconds: 4.3 });
+    expect(beep.greetingEnd).toEqual({ beep: true, atSeconds: expect.closeTo(greetingOver + 0.4, 5) });
+    expect(beep).toMatchObject({ hangupSeconds: expect.closeTo(greetingOver + 30.4, 5), hungUpBy: 'callee' });
+
+    const silence = plan('+14155556201', true);
+    expect(silence.greetingEnd).toEqual({ beep: false, atSeconds: expect.closeTo(greetingOver + 2, 5) });
+    expect(silence.hangupSeconds).toBeCloseTo(greetingOver + 32, 5);
+  });
+
+  it('without detection, has the agent speak after the beep and hang up', () => {
+    const beep = plan('+14155556200', false);
+    expect(beep).toMatchObject({ detection: null, greetingEnd: null, hungUpBy: 'caller' });
+    expect(beep.utterances.map((u) => u.speaker)).toEqual(['human', 'agent']);
+    const [, agent] = beep.utterances;
+    expect(agent).toMatchObject({ text: opening, startSeconds: expect.closeTo(greetingOver + 0.9, 5) });
+    expect(beep.hangupSeconds).toBeCloseTo(agent.startSeconds + agent.durationSeconds + 1, 5);
+  });
+
+  it('has a fax say nothing, get detected at 2.5 s, never end a greeting and hang up at 20 s', () => {
+    expect(plan('+14155556202', true)).toMatchObject({
+      utterances: [],
+      detection: { result: 'fax', atSeconds: 2.5 },
+      greetingEnd: null,
+      hangupSeconds: 20,
+      hungUpBy: 'callee',
+    });
+    expect(plan('+14155556202', false)).toMatchObject({ detection: null, hangupSeconds: 20, hungUpBy: 'callee' });
+  });
+
+  it('has the long greeting waited out and named human, then a conversation that books Tuesday', () => {
+    const long = plan('+14155556203', true);
+    const [greeting, agent] = long.utterances;
+    expect(greeting).toMatchObject({ speaker: 'human', startSeconds: 0.8 });
+    expect(greeting.durationSeconds).toBeGreaterThan(4);
+    expect(agent).toMatchObject({ speaker: 'agent', text: opening });
+    expect(agent.startSeconds).toBeGreaterThan(greeting.startSeconds + greeting.durationSeconds);
+    expect(long.utterances.map((u) => u.text)).toContain('Tuesday at 3pm works for me.');
+    expect(long).toMatchObject({ scenarioId: 'long-greeting', greetingEnd: null, hungUpBy: 'caller' });
+    expect(long.detection).toEqual({ result: 'human', atSeconds: expect.closeTo(0.8 + greeting.durationSeconds, 5) });
+    expect(plan('+14155556203', false).utterances).toEqual(long.utterances);
+  });
+
+  it('names people within 2.5 s, a silent line unknown, and leaves conversations as they were', () => {
+    const number = numberForScenario('meeting-tuesday');
+    expect(plan(number, true)).toEqual({
+      ...plan(number, false),
+      detection: { result: 'human', atSeconds: 2.5 },
+    });
+    expect(plan('+14155551200', true).detection).toEqual({ result: 'unknown', atSeconds: 2.5 });
+    expect(plan('+14155551500', true).detection).toEqual({ result: 'human', atSeconds: 2.5 });
+    expect(plan('+14155551486', true).detection).toBeNull();
+    expect(plan(number, false).detection).toBeNull();
   });
 });

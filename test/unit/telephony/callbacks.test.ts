@@ -23,13 +23,26 @@ function twilioCallback(
   url = URL_FOR('twilio'),
   extra: [string, string][] = [],
 ): InboundCallback {
-  const params: [string, string][] = [
+  return twilioSigned(authToken, url, [
     ['AccountSid', accountSid],
     ['CallSid', 'CA0123456789abcdef0123456789abcdef'],
     ['CallStatus', status],
     ['Timestamp', 'Tue, 21 Nov 2026 10:00:00 +0000'],
     ...extra,
-  ];
+  ]);
+}
+
+/** The AsyncAmdStatusCallback: AnsweredBy, and no CallStatus. */
+function twilioAmdCallback(authToken: string, accountSid: string, answeredBy: string): InboundCallback {
+  return twilioSigned(authToken, URL_FOR('twilio'), [
+    ['AccountSid', accountSid],
+    ['CallSid', 'CA0123456789abcdef0123456789abcdef'],
+    ['AnsweredBy', answeredBy],
+    ['MachineDetectionDuration', '2400'],
+  ]);
+}
+
+function twilioSigned(authToken: string, url: string, params: [string, string][]): InboundCallback {
   return {
     method: 'POST',
     url,
@@ -116,6 +129,29 @@ describe('twilio parseCallback', () => {
     expect(await kindsOf(adapter, callback)).toEqual(expected);
   });
 
+  it.each<[string, ProviderEventKind[], string]>([
+    ['human', ['machine-detected'], 'human'],
+    ['unknown', ['machine-detected'], 'unknown'],
+    ['fax', ['machine-detected'], 'fax'],
+    ['machine_start', ['machine-detected'], 'machine'],
+    ['machine_end_beep', ['machine-detected', 'greeting-ended'], 'machine'],
+    ['machine_end_silence', ['machine-detected', 'greeting-ended'], 'machine'],
+    ['machine_end_other', ['machine-detected', 'greeting-ended'], 'machine'],
+  ])('maps the AMD callback with AnsweredBy %s to %j (%s)', async (answeredBy, kinds, who) => {
+    const events = await adapter.parseCallback(twilioAmdCallback(authToken, accountSid, answeredBy));
+    expect(events.map((e) => [e.kind, e.answeredBy])).toEqual(kinds.map((kind) => [kind, who]));
+    expect(events.every((e) => e.callId === CALL_ID && e.providerCallId.startsWith('CA'))).toBe(true);
+  });
+
+  it('refuses an AMD callback signed with another token or with an AnsweredBy it does not know', async () => {
+    await expect(adapter.parseCallback(twilioAmdCallback('wrong-token', accountSid, 'human'))).rejects.toThrow(
+      CallbackSignatureError,
+    );
+    await expect(adapter.parseCallback(twilioAmdCallback(authToken, accountSid, 'robot'))).rejects.toThrow(
+      /AnsweredBy robot/,
+    );
+  });
+
   it('takes the call id, CallSid and time from the callback', async () => {
     await expect(adapter.parseCallback(twilioCallback(authToken, accountSid, 'ringing'))).resolves.toEqual([
       {
@@ -171,7 +207,6 @@ describe('vonage parseCallback', () => {
     ['started', []],
     ['ringing', ['ringing']],
     ['answered', ['answered']],
-    ['machine', []],
     ['completed', ['completed']],
     ['busy', ['busy']],
     ['timeout', ['no-answer']],
@@ -181,6 +216,19 @@ describe('vonage parseCallback', () => {
     ['cancelled', ['failed']],
   ])('maps status %s to %j', async (status, expected) => {
     expect(await kindsOf(adapter, vonageCallback(signatureSecret, applicationId, event(status)))).toEqual(expected);
+  });
+
+  it.each<[Record<string, unknown>, ProviderEventKind[], string | undefined]>([
+    [{ status: 'human' }, ['machine-detected'], 'human'],
+    [{ status: 'machine' }, ['machine-detected'], 'machine'],
+    [{ status: 'machine', sub_state: 'beep_start' }, ['greeting-ended'], 'machine'],
+    [{ status: 'machine', sub_state: 'beep_timeout' }, ['greeting-ended'], 'machine'],
+    [{ status: 'machine', sub_state: 'beep_end' }, [], undefined],
+  ])('maps the machine detection event %j to %j', async (fields, kinds, who) => {
+    const events = await adapter.parseCallback(
+      vonageCallback(signatureSecret, applicationId, { ...event(), ...fields }),
+    );
+    expect(events.map((e) => [e.kind, e.answeredBy])).toEqual(kinds.map((kind) => [kind, who]));
   });
 
   it('ignores events without a status (the record event)', async () => {
@@ -225,8 +273,30 @@ describe('telnyx parseCallback', () => {
     ['call.hangup', { hangup_cause: 'a_cause_added_later' }, ['failed']],
     ['call.recording.saved', {}, []],
     ['call.dtmf.received', {}, []],
+    ['call.speak.ended', { status: 'completed' }, []],
+    ['call.machine.detection.ended', { result: 'human' }, ['machine-detected']],
+    ['call.machine.greeting.ended', { result: 'beep_detected' }, ['greeting-ended']],
   ])('maps %s %j to %j', async (eventType, payload, expected) => {
     expect(await kindsOf(adapter, telnyxCallback(keys.privateKey, eventType, payload))).toEqual(expected);
+  });
+
+  it.each<[string, string]>([
+    ['human', 'human'],
+    ['machine', 'machine'],
+    ['not_sure', 'unknown'],
+  ])('reads the machine detection result %s as %s', async (result, answeredBy) => {
+    const [event] = await adapter.parseCallback(
+      telnyxCallback(keys.privateKey, 'call.machine.detection.ended', { result }),
+    );
+    expect(event).toMatchObject({ kind: 'machine-detected', answeredBy, callId: CALL_ID });
+  });
+
+  it('takes the end of our voicemail message from its own client_state, not the opening line', async () => {
+    const voicemail = encodeClientState({ callId: CALL_ID, openingLine: '', purpose: 'voicemail' });
+    const events = await adapter.parseCallback(
+      telnyxCallback(keys.privateKey, 'call.speak.ended', { status: 'completed', client_state: voicemail }),
+    );
+    expect(events.map((e) => [e.kind, e.callId])).toEqual([['message-left', CALL_ID]]);
   });
 
   it('takes the call id from client_state', async () => {

@@ -1,0 +1,143 @@
+// Answering-machine detection's waits on the time-skipping server: a greeting whose end is never
+// reported, and a machine-answered attempt redialled an hour later. The real call workflow; the
+// provider's events are signalled the way the callback routes signal them.
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { callWorkflowId } from '../../src/contracts/ids';
+import type { AnsweredBy } from '../../src/contracts/machine-detection';
+import type { ProviderEvent, ProviderEventKind } from '../../src/contracts/providers';
+import type { StatusChange } from '../../src/data/call-store';
+import { phoneCallWorkflow } from '../../workflows/call';
+import { providerEventSignal } from '../../workflows/messages';
+import type { CallWorkflowInput } from '../../workflows/types';
+import {
+  callWorkflowInput,
+  stubActivities,
+  timeSkippingEnvironment,
+  uniqueId,
+  workerFor,
+  type Calls,
+} from './environment';
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await timeSkippingEnvironment();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+const HOUR = 3_600_000;
+
+type Script = Array<{ kind: ProviderEventKind; answeredBy?: AnsweredBy }>;
+
+/** Sends the provider's events for one provider call, as its callbacks would arrive. */
+async function send(callId: string, providerCallId: string, script: Script): Promise<void> {
+  const handle = env.client.workflow.getHandle(callWorkflowId(callId));
+  for (const step of script) {
+    const event: ProviderEvent = {
+      callId,
+      provider: 'twilio',
+      providerCallId,
+      kind: step.kind,
+      occurredAt: new Date().toISOString(),
+      providerStatus: step.kind,
+      ...(step.answeredBy ? { answeredBy: step.answeredBy } : {}),
+    };
+    await handle.signal(providerEventSignal, event);
+  }
+}
+
+/**
+ * Runs one call: each dial attempt gets the next script (none left: it rings out), and
+ * `afterMessage` is what the provider does once a voicemail message is asked for.
+ */
+async function run(args: CallWorkflowInput, attempts: Script[], afterMessage: Script = []) {
+  const times: Record<string, number[]> = { dial: [], voicemail: [], detected: [] };
+  // Events are signalled before the stub returns: while an activity runs the server skips no time,
+  // so they are in before the workflow's next timer could fire.
+  const { activities, calls } = stubActivities({
+    dialCall: async ({ callId }) => {
+      const attempt = times.dial!.push(await env.currentTimeMs());
+      const providerCallId = `pc-${callId}-${attempt}`;
+      const script = attempts[attempt - 1];
+      if (script) {
+        times.detected!.push(await env.currentTimeMs());
+        await send(callId, providerCallId, script);
+      }
+      return { providerCallId };
+    },
+    leaveVoicemail: async ({ callId, providerCallId }) => {
+      times.voicemail!.push(await env.currentTimeMs());
+      await send(callId, providerCallId, afterMessage);
+    },
+  });
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  const state = await worker.runUntil(
+    env.client.workflow.execute(phoneCallWorkflow, {
+      workflowId: callWorkflowId(args.callId),
+      taskQueue,
+      args: [args],
+    }),
+  );
+  const changes = calls.filter((c) => c.name === 'recordStatus').map((c) => c.input as StatusChange);
+  return { state, calls, changes, times };
+}
+
+const count = (calls: Calls, name: string) => calls.filter((c) => c.name === name).length;
+
+it('leaves the message a minute after the machine was detected when its greeting end is never reported', async () => {
+  const { state, calls, changes, times } = await run(
+    callWorkflowInput({ machineDetection: 'leaveMessage' }),
+    [[{ kind: 'answered' }, { kind: 'machine-detected', answeredBy: 'machine' }]],
+    [{ kind: 'completed' }],
+  );
+  expect(state).toMatchObject({ status: 'completed', statusCode: 'voicemail-left', answeredBy: 'machine' });
+  expect(times.voicemail).toHaveLength(1);
+  expect(times.voicemail![0]! - times.detected![0]!).toBeGreaterThanOrEqual(60_000);
+  expect(times.voicemail![0]! - times.detected![0]!).toBeLessThan(90_000);
+  expect(count(calls, 'hangUpCall')).toBe(0);
+  expect(changes.at(-1)).toMatchObject({
+    status: 'completed',
+    statusCode: 'voicemail-left',
+    fields: { answeredBy: 'machine' },
+    endedAttempt: { answeredBy: 'machine' },
+  });
+  // The capture is told a machine answered, so that its greeting is not stored as a person's words.
+  expect(calls.find((c) => c.name === 'captureCallOutputs')?.input).toMatchObject({ answeredBy: 'machine' });
+});
+
+it('hangs up on a machine and redials it after the spacing; the next attempt starts with no verdict', async () => {
+  const { state, calls, changes, times } = await run(
+    callWorkflowInput({
+      machineDetection: 'hangUp',
+      redialPolicy: { on: ['noAnswer'], maxRedials: 1, spacingSeconds: 3_600 },
+    }),
+    [[{ kind: 'answered' }, { kind: 'machine-detected', answeredBy: 'machine' }]],
+  );
+  expect(times.dial).toHaveLength(2);
+  expect(times.dial![1]! - times.dial![0]!).toBeGreaterThanOrEqual(HOUR);
+  expect(count(calls, 'leaveVoicemail')).toBe(0);
+  expect(changes.map((c) => `${c.status}/${c.statusCode}`)).toEqual([
+    'ringing/dialling',
+    'inProgress/answered',
+    'queued/waiting-to-redial',
+    'ringing/dialling',
+    'noAnswer/no-answer',
+  ]);
+  const attempts = changes.flatMap((c) => (c.endedAttempt ? [c.endedAttempt] : []));
+  expect(attempts.map((a) => [a.status, a.statusCode, a.answeredBy])).toEqual([
+    ['noAnswer', 'answering-machine', 'machine'],
+    ['noAnswer', 'no-answer', null],
+  ]);
+  expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'no-answer', answeredBy: null, attempt: 2 });
+});
+
+it('never hangs up on a callee the detector is unsure of', async () => {
+  const { state, calls } = await run(callWorkflowInput({ machineDetection: 'hangUp' }), [
+    [{ kind: 'answered' }, { kind: 'machine-detected', answeredBy: 'unknown' }, { kind: 'completed' }],
+  ]);
+  expect(state).toMatchObject({ status: 'completed', statusCode: 'completed', answeredBy: 'unknown' });
+  expect(count(calls, 'hangUpCall')).toBe(0);
+});
