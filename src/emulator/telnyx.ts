@@ -64,6 +64,8 @@ interface TelnyxCall {
   amd: string | null;
   /** The client_state of the speak command being said (Telnyx echoes a command's own). */
   speakClientState?: string | null;
+  /** command_id values of the commands carried out on this call (a repeat is ignored). */
+  commandIds: Set<string>;
 }
 
 function errors(status: number, code: string, title: string, detail: string, pointer?: string): ApiResponse {
@@ -324,6 +326,7 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
       callSessionId: randomUUID(),
       queue: ctx.newQueue(),
       amd: amd.mode,
+      commandIds: new Set(),
     };
     calls.set(call.id, entry);
     ctx.dialled(call);
@@ -349,7 +352,9 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
     if (!entry) return notFound(`Call ${params.id}`);
     const { body, refusal } = objectBody(req);
     if (!body) return refusal;
-    const { payload, voice, client_state: clientState } = body;
+    const { payload, voice, client_state: clientState, command_id: commandId } = body;
+    // Telnyx ignores a command repeating an earlier one's command_id on the same call.
+    if (typeof commandId === 'string' && entry.commandIds.has(commandId)) return json(200, { data: { result: 'ok' } });
     if (typeof payload !== 'string' || payload.trim().length === 0) {
       return errors(422, '10015', 'Invalid value', 'payload is required.', '/payload');
     }
@@ -366,6 +371,7 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
       entry.speakClientState = previous;
       return callEnded();
     }
+    if (typeof commandId === 'string' && commandId.length > 0) entry.commandIds.add(commandId);
     webhook(entry, 'call.speak.started', speakState(entry));
     return json(200, { data: { result: 'ok' } });
   });

@@ -220,6 +220,8 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
         voice: 'female',
         language: 'en-US',
         client_state: encodeClientState({ callId, openingLine: '', purpose: 'voicemail' }),
+        // A retried activity repeats the command: Telnyx ignores a command_id it has carried out.
+        command_id: `voicemail-${callId}`,
       });
     },
 

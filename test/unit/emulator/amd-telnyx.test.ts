@@ -72,13 +72,16 @@ const speak = (id: string, body: Record<string, unknown>): Promise<Response> =>
   post(`/calls/${encodeURIComponent(id)}/actions/speak`, { voice: 'female', language: 'en-US', ...body });
 
 describe('telnyx answering-machine detection', () => {
-  it('greeting_end: machine, beep_detected; speak leaves the message with its own client_state; the caller hangs up', async () => {
+  it('greeting_end: machine, beep_detected; speak leaves the message once with its own client_state; the caller hangs up', async () => {
     const { id, path, state } = await dial('6200', 'greeting_end');
     await receiver.waitFor(path, is('call.machine.greeting.ended'));
     const voicemailState = clientState({ callId: path, openingLine: '', purpose: 'voicemail' });
-    const spoken = await speak(id, { payload: VOICEMAIL, client_state: voicemailState });
+    const command = { payload: VOICEMAIL, client_state: voicemailState, command_id: 'voicemail-1' };
+    const spoken = await speak(id, command);
     expect(spoken.status).toBe(200);
     expect(await spoken.json()).toEqual({ data: { result: 'ok' } });
+    // A retried command (the same command_id) is acknowledged and not carried out again.
+    expect((await speak(id, command)).status).toBe(200);
     await receiver.waitFor(path, is('call.speak.ended'));
     expect(view(id).state).toBe('answered');
     expect((await post(`/calls/${encodeURIComponent(id)}/actions/hangup`, {})).status).toBe(200);
