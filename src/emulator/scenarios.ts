@@ -146,7 +146,8 @@ export const SCENARIOS: readonly Scenario[] = [
     lastFour: '6203',
     greeting:
       'Good afternoon, thank you for calling Riverside Dental, this is Maria speaking, how can I help you today?',
-    turns: MEETING_TUESDAY_TURNS,
+    // Past her greeting she talks like the meeting-tuesday callee, who otherwise opens with "speaking".
+    turns: [['Oh, hello. What can I do for you?', MEETING_TUESDAY_TURNS[0]![1]], ...MEETING_TUESDAY_TURNS.slice(1)],
   },
 ];
 
