@@ -4,7 +4,11 @@ import { FAILURES } from '../src/contracts/failures';
 import type { StatusChange } from '../src/data/call-store';
 import type { ActivityDeps } from './deps';
 
-export function createCallRecordActivities({ calls, logger }: Pick<ActivityDeps, 'calls' | 'logger'>) {
+export function createCallRecordActivities({
+  calls,
+  logger,
+  metrics,
+}: Pick<ActivityDeps, 'calls' | 'logger' | 'metrics'>) {
   return {
     /** Writes a status change; `applied` is false when the machine does not allow it (nothing changes). */
     async recordStatus(change: StatusChange): Promise<{ applied: boolean; call: Record<string, unknown> | null }> {
@@ -23,6 +27,8 @@ export function createCallRecordActivities({ calls, logger }: Pick<ActivityDeps,
         );
         return { applied: false, call: null };
       }
+      // Counted when the write lands: a retry of a landed write answers `applied` again (rarely).
+      metrics.statusChanged(change.status, change.statusCode, result.call.telephonyProvider);
       return { applied: true, call: result.call };
     },
 

@@ -9,6 +9,7 @@ import type { PacingStore } from '../src/data/pacing-store';
 import type { TemplateStore } from '../src/data/template-store';
 import type { WebhookStore } from '../src/data/webhook-store';
 import type { Logger } from '../src/logger';
+import type { WorkerMetrics } from '../src/observability/metrics';
 import type { TeamProviderResolver } from '../src/telephony/team-providers';
 
 /**
@@ -31,4 +32,6 @@ export interface ActivityDeps {
   pacingDefaults: PacingLimits;
   /** For the pacer: signal-with-start and describing call workflows. */
   temporal: { client: Client; taskQueue: string };
+  /** The worker's Prometheus figures (dials, status changes, webhook attempts). */
+  metrics: WorkerMetrics;
 }

@@ -19,7 +19,8 @@ export function createDialActivities({
   calls,
   templates,
   doNotCall,
-}: Pick<ActivityDeps, 'config' | 'providers' | 'logger' | 'calls' | 'templates' | 'doNotCall'>) {
+  metrics,
+}: Pick<ActivityDeps, 'config' | 'providers' | 'logger' | 'calls' | 'templates' | 'doNotCall' | 'metrics'>) {
   /** Credentials removed after create cannot come back by retrying: the call ends at once. */
   async function providerFor(...args: Parameters<typeof providers>) {
     try {
@@ -80,11 +81,13 @@ export function createDialActivities({
             'dial retried: the provider already has the call',
           );
           await calls.setProviderCallId(callId, earlier.providerCallId);
+          metrics.dialled(provider.name, 'found-placed');
           return earlier;
         }
       }
       // Checked right before every dial (create checked too): a number listed since is never rung.
       if ((await doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber])).size > 0) {
+        metrics.dialled(provider.name, 'do-not-call');
         throw ApplicationFailure.create({
           type: FAILURES.doNotCall,
           message: `${call.toPhoneNumber} is on the team's do-not-call list`,
@@ -93,10 +96,12 @@ export function createDialActivities({
       }
       try {
         const placed = await provider.placeCall(request);
+        metrics.dialled(provider.name, 'placed');
         await calls.setProviderCallId(callId, placed.providerCallId);
         return placed;
       } catch (err) {
         if (err instanceof ProviderRateLimitedError) {
+          metrics.dialled(provider.name, 'rate-limited');
           // Not a failure of this call: the workflow waits as long as the provider asked and dials again.
           throw ApplicationFailure.create({
             type: FAILURES.providerRateLimited,
@@ -106,6 +111,7 @@ export function createDialActivities({
           });
         }
         if (err instanceof ProviderRejectedError) {
+          metrics.dialled(provider.name, 'rejected');
           throw ApplicationFailure.create({
             type: FAILURES.providerRejected,
             message: err.message,

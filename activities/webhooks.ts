@@ -19,7 +19,8 @@ export function createWebhookActivities({
   secretBox,
   calls,
   webhooks,
-}: Pick<ActivityDeps, 'config' | 'secretBox' | 'calls' | 'webhooks'>) {
+  metrics,
+}: Pick<ActivityDeps, 'config' | 'secretBox' | 'calls' | 'webhooks' | 'metrics'>) {
   return {
     /**
      * The endpoints subscribed to `type` for this call, and (when there are any) the call as it is
@@ -72,6 +73,7 @@ export function createWebhookActivities({
         allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_URLS,
       });
       const state = result.ok ? 'delivered' : result.gone ? 'gone' : input.isLastAttempt ? 'failed' : 'pending';
+      metrics.webhookAttempt(result.ok ? 'delivered' : result.gone ? 'gone' : 'failed', result.durationMs / 1000);
       await webhooks.recordAttempt({
         eventId: event.eventId,
         endpointKey: target.endpointKey,

@@ -95,6 +95,10 @@ const schema = z.object({
     .string()
     .regex(/^\d+(kb|mb)$/, 'must look like 512kb or 20mb')
     .default('20mb'),
+  /** When set, GET /metrics (API and worker) needs `Authorization: Bearer <this>`. */
+  METRICS_BEARER_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** The worker's /metrics port (0: none). */
+  WORKER_METRICS_PORT: port.default(9464),
 });
 
 export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };

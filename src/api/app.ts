@@ -4,15 +4,18 @@ import bodyParser from '@koa/bodyparser';
 import type Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from '../logger';
+import type { ApiMetrics } from '../observability/metrics';
 import { allowedMethods } from './allowed-methods';
 import { requireApiKey } from './auth';
 import { errorHandler } from './error-handler';
 import { HttpError } from './errors';
+import { httpMetrics } from './http-metrics';
 import { requestContext } from './request-context';
 import type { RequestState } from './state';
 
 export interface AppOptions {
   logger: Logger;
+  metrics: ApiMetrics;
   bodyLimit: string;
   /** Routers outside /v1 that need no key (health, media, provider callbacks). */
   publicRouters: Router<RequestState>[];
@@ -24,6 +27,8 @@ const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
 export function createApp(options: AppOptions): Koa {
   const app = new Koa({ proxy: true });
+  // Outermost, like the access log: every request is counted with the status it finally got.
+  app.use(httpMetrics(options.metrics));
   // Request context outside the error handler, so that the access log sees the final status.
   app.use(requestContext(options.logger));
   app.use(errorHandler());

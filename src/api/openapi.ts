@@ -874,6 +874,29 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           responses: { '200': jsonResponse('Alive.', schemaRef('Health')) },
         },
       },
+      '/metrics': {
+        get: {
+          ...publicOperation,
+          tags: ['Operations'],
+          operationId: 'getMetrics',
+          summary: 'Prometheus metrics',
+          description:
+            "The API process's metrics in the Prometheus text format: `http_requests_total` and " +
+            '`http_request_duration_seconds` by method, route template and status, and the process metrics ' +
+            '(the worker serves its own on `WORKER_METRICS_PORT`; the README lists them). No API key; with ' +
+            '`METRICS_BEARER_TOKEN` set, `Authorization: Bearer <token>` is required.',
+          responses: {
+            '200': {
+              description: 'The metrics.',
+              content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } },
+            },
+            '401': jsonResponse(
+              'METRICS_BEARER_TOKEN is set and the bearer token is missing or wrong.',
+              schemaRef('Error'),
+            ),
+          },
+        },
+      },
       '/readyz': {
         get: {
           ...publicOperation,

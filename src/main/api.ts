@@ -5,6 +5,8 @@ import type Koa from 'koa';
 import mongoose from 'mongoose';
 import { createApp } from '../api/app';
 import { createHealthRouter } from '../api/routes/health';
+import { createMetricsRouter } from '../api/routes/metrics';
+import { createApiMetrics } from '../observability/metrics';
 import { createMediaRouter } from '../api/routes/media';
 import { createOpenApiRouter } from '../api/routes/openapi';
 import { createPhoneCallsRouter } from '../api/routes/phone-calls';
@@ -51,11 +53,14 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
     paced: config.PACING_ENABLED,
   });
   const control = createQueuedCallControl({ client: temporal, dispatcher });
+  const metrics = createApiMetrics();
   return createApp({
     logger,
+    metrics,
     bodyLimit: config.REQUEST_BODY_LIMIT,
     publicRouters: [
       createHealthRouter({ checks: { mongodb: pingMongo, temporal: () => pingTemporal(temporal) } }),
+      createMetricsRouter({ metrics, token: config.METRICS_BEARER_TOKEN }),
       createMediaRouter(),
       createVoiceSamplesRouter(),
       createOpenApiRouter({ publicBaseUrl: config.PUBLIC_BASE_URL }),

@@ -20,6 +20,7 @@ const PORTS = {
   mongo: Number(process.env.LOCAL_MONGO_PORT ?? 27017),
   temporal: Number(process.env.LOCAL_TEMPORAL_PORT ?? 7233),
   temporalUi: Number(process.env.LOCAL_TEMPORAL_UI_PORT ?? 8233),
+  workerMetrics: Number(process.env.WORKER_METRICS_PORT ?? 9464),
 };
 
 interface LocalSecrets {
@@ -188,6 +189,7 @@ async function main(): Promise<void> {
   try {
     await assertPortFree(PORTS.api, 'API, set PORT');
     await assertPortFree(PORTS.emulator, 'provider emulator, set EMULATOR_PORT');
+    await assertPortFree(PORTS.workerMetrics, "worker's metrics, set WORKER_METRICS_PORT");
     const secrets = await localSecrets();
     const log = (line: string) => {
       if (/level=(ERROR|error)|FATAL|panic/.test(line)) process.stdout.write(`${line}\n`);
@@ -238,6 +240,7 @@ async function main(): Promise<void> {
       TELNYX_API_BASE_URL: emulatorUrl,
       ALLOW_PRIVATE_WEBHOOK_URLS: process.env.ALLOW_PRIVATE_WEBHOOK_URLS ?? 'true',
       EMULATOR_PORT: String(PORTS.emulator),
+      WORKER_METRICS_PORT: String(PORTS.workerMetrics),
       EMULATOR_VONAGE_SIGNATURE_SECRET: secrets.vonageSignatureSecret,
       EMULATOR_TELNYX_PRIVATE_KEY: secrets.telnyxPrivateKeyPem,
     };
@@ -264,6 +267,7 @@ async function main(): Promise<void> {
     say(`  API:               ${apiUrl}   (OpenAPI: ${apiUrl}/v1/openapi.json)`);
     if (temporalUi) say(`  Temporal Web UI:  ${temporalUi}/namespaces/default/workflows`);
     say(`  Provider emulator: ${emulatorUrl}`);
+    say(`  Metrics:           ${apiUrl}/metrics (API), http://127.0.0.1:${PORTS.workerMetrics}/metrics (worker)`);
     say(`  Demo team ${demo.teamId}, API key: ${demo.key}`);
     say('');
     say('Place a call (then follow it in the Temporal UI, or GET /v1/phoneCalls/<_id>):');

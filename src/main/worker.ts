@@ -6,6 +6,8 @@ import { startReconciler } from '../calls/reconciler';
 import { loadConfigWithLocalStack } from '../local/stack-settings';
 import { connectMongo, ensureIndexes } from '../data/connection';
 import { createLogger } from '../logger';
+import { createWorkerMetrics } from '../observability/metrics';
+import { startWorkerMetricsServer } from '../observability/metrics-endpoint';
 import { connectTemporalClient } from '../temporal/connection';
 import { createCallWorker } from '../worker/create-worker';
 
@@ -18,7 +20,19 @@ async function main(): Promise<void> {
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
   });
-  const { worker, connection } = await createCallWorker({ config, logger });
+  const metrics = createWorkerMetrics();
+  const { worker, connection, sdkMetricsUrl } = await createCallWorker({ config, logger, metrics });
+  const metricsServer =
+    config.WORKER_METRICS_PORT === 0
+      ? null
+      : await startWorkerMetricsServer({
+          host: config.HOST,
+          port: config.WORKER_METRICS_PORT,
+          token: config.METRICS_BEARER_TOKEN,
+          registry: metrics.registry,
+          sdkMetricsUrl,
+          logger,
+        });
   const dispatcher = createDispatcher({
     client,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
@@ -36,8 +50,16 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 
-  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE }, 'worker running');
+  logger.info(
+    {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      namespace: config.TEMPORAL_NAMESPACE,
+      metrics: metricsServer?.url ?? null,
+    },
+    'worker running',
+  );
   await worker.run();
+  await metricsServer?.close();
   await connection.close();
   await client.connection.close();
   await mongoose.disconnect();

@@ -14,29 +14,45 @@ import type { Config } from '../config';
 import { createSecretBox } from '../crypto/secret-box';
 import { createMongoStores } from '../data/stores';
 import type { Logger } from '../logger';
+import { freePort } from '../local/servers';
+import type { WorkerMetrics } from '../observability/metrics';
+import { ActivityFailureMetrics } from './activity-failure-metrics';
 import { createTeamProviderResolver } from '../telephony/team-providers';
 
 export interface WorkerSetup {
   config: Config;
   logger: Logger;
+  metrics: WorkerMetrics;
   /** A prebuilt bundle (tests build one per run); otherwise workflows are bundled at start. */
   workflowBundlePath?: string;
 }
 
-let runtimeInstalled = false;
+/** The SDK's Prometheus exporter of this process (its Runtime is installed once per process). */
+let sdkMetricsUrl: Promise<string> | null = null;
 
-/** Routes the SDK's own logs (worker state changes, task failures) into our JSON logs. */
-function installRuntimeLogger(logger: Logger): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  const level: LogLevel = logger.isLevelEnabled('info') ? 'INFO' : 'WARN';
-  Runtime.install({
-    logger: new DefaultLogger(level, ({ level: entryLevel, message, meta }) => {
-      const method =
-        entryLevel === 'ERROR' ? 'error' : entryLevel === 'WARN' ? 'warn' : entryLevel === 'INFO' ? 'info' : 'debug';
-      logger[method]({ sdk: meta }, message);
-    }),
+/**
+ * Installs the SDK's Runtime: its logs (worker state changes, task failures) go into our JSON logs,
+ * and its metrics (task slots, poll and schedule-to-start latencies, cache) to a loopback exporter
+ * that the worker's /metrics reads. Answers that exporter's URL.
+ */
+function installRuntime(logger: Logger): Promise<string> {
+  sdkMetricsUrl ??= freePort().then((port) => {
+    const level: LogLevel = logger.isLevelEnabled('info') ? 'INFO' : 'WARN';
+    Runtime.install({
+      logger: new DefaultLogger(level, ({ level: entryLevel, message, meta }) => {
+        const method =
+          entryLevel === 'ERROR' ? 'error' : entryLevel === 'WARN' ? 'warn' : entryLevel === 'INFO' ? 'info' : 'debug';
+        logger[method]({ sdk: meta }, message);
+      }),
+      telemetryOptions: {
+        metrics: {
+          prometheus: { bindAddress: `127.0.0.1:${port}`, countersTotalSuffix: true, useSecondsForDurations: true },
+        },
+      },
+    });
+    return `http://127.0.0.1:${port}/metrics`;
   });
+  return sdkMetricsUrl;
 }
 
 /** The bundler reports every module it packed at info (about 1.5 KB a start): that is debug detail. */
@@ -51,9 +67,11 @@ function bundlerLogger(logger: Logger) {
   };
 }
 
-export async function createCallWorker(setup: WorkerSetup): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const { config, logger } = setup;
-  installRuntimeLogger(logger);
+export async function createCallWorker(
+  setup: WorkerSetup,
+): Promise<{ worker: Worker; connection: NativeConnection; sdkMetricsUrl: string }> {
+  const { config, logger, metrics } = setup;
+  const sdkMetricsUrl = await installRuntime(logger);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const secretBox = createSecretBox(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_PREVIOUS);
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
@@ -64,6 +82,7 @@ export async function createCallWorker(setup: WorkerSetup): Promise<{ worker: Wo
     ...createMongoStores(),
     pacingDefaults: pacingDefaults(config),
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
+    metrics,
     providers: createTeamProviderResolver({
       secretBox,
       baseUrls: {
@@ -82,9 +101,10 @@ export async function createCallWorker(setup: WorkerSetup): Promise<{ worker: Wo
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowBundle,
     activities,
+    interceptors: { activity: [() => ({ inbound: new ActivityFailureMetrics(metrics) })] },
     maxConcurrentActivityTaskExecutions: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
     // On shutdown, activities in flight get this long to finish before they are handed back.
     shutdownGraceTime: '20 seconds',
   });
-  return { worker, connection };
+  return { worker, connection, sdkMetricsUrl };
 }

@@ -12,6 +12,8 @@ import { createKey, createPhoneNumber, createTeam, createTemplate, setTeamProvid
 import { loadConfig, type Config } from '../../src/config';
 import { createEmulator } from '../../src/emulator';
 import { createLogger } from '../../src/logger';
+import { createWorkerMetrics } from '../../src/observability/metrics';
+import { startWorkerMetricsServer } from '../../src/observability/metrics-endpoint';
 import { startApi } from '../../src/main/api';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { createCallWorker } from '../../src/worker/create-worker';
@@ -31,6 +33,8 @@ export interface TestStack {
   baseUrl: string;
   temporal: Client;
   emulator: ReturnType<typeof createEmulator>;
+  /** The worker's /metrics (served while the worker runs). */
+  workerMetricsUrl(): string;
   team: SeededTeam;
   seedTeam(name?: string): Promise<SeededTeam>;
   startWorker(): Promise<void>;
@@ -98,18 +102,42 @@ export async function startServiceStack(
     ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
     paced: config.PACING_ENABLED,
   });
-  let running: { worker: Worker; done: Promise<void>; stopReconciler: () => void } | null = null;
+  let running: {
+    worker: Worker;
+    done: Promise<void>;
+    stopReconciler: () => void;
+    metricsServer: { url: string; close(): Promise<void> };
+  } | null = null;
   async function startWorker() {
-    const { worker } = await createCallWorker({ config, logger, workflowBundlePath: servers.workflowBundlePath });
+    const metrics = createWorkerMetrics();
+    const { worker, sdkMetricsUrl } = await createCallWorker({
+      config,
+      logger,
+      metrics,
+      workflowBundlePath: servers.workflowBundlePath,
+    });
+    const metricsServer = await startWorkerMetricsServer({
+      host: '127.0.0.1',
+      port: 0,
+      token: config.METRICS_BEARER_TOKEN,
+      registry: metrics.registry,
+      sdkMetricsUrl,
+      logger,
+    });
     const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
-    running = { worker, done: worker.run(), stopReconciler };
+    running = { worker, done: worker.run(), stopReconciler, metricsServer };
   }
   async function stopWorker() {
     if (!running) return;
     running.stopReconciler();
     running.worker.shutdown();
     await running.done;
+    await running.metricsServer.close();
     running = null;
+  }
+  function workerMetricsUrl(): string {
+    if (!running) throw new Error('the worker is not running');
+    return running.metricsServer.url;
   }
 
   async function seedTeam(name = 'Test team'): Promise<SeededTeam> {
@@ -178,6 +206,7 @@ export async function startServiceStack(
     seedTeam,
     startWorker,
     stopWorker,
+    workerMetricsUrl,
     async stop() {
       await stopWorker();
       await mongoose.connection.db?.dropDatabase().catch(() => undefined);

@@ -221,6 +221,7 @@ describe('the document', () => {
       '/v1/transcripts': ['get'],
       '/v1/openapi.json': ['get'],
       '/healthz': ['get'],
+      '/metrics': ['get'],
       '/readyz': ['get'],
       '/recordings/{file}': ['get'],
       '/voices/{id}/sample.wav': ['get'],

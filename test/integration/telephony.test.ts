@@ -10,6 +10,7 @@ import { PhoneCall } from '../../src/data/models/phone-call';
 import { createMongoStores } from '../../src/data/stores';
 import { numberForScenario } from '../../src/emulator';
 import { createLogger } from '../../src/logger';
+import { createWorkerMetrics } from '../../src/observability/metrics';
 import { twilioSignature } from '../../src/telephony/twilio';
 import { createTeamProviderResolver } from '../../src/telephony/team-providers';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
@@ -190,6 +191,7 @@ it('a dial retried after the provider accepted the call rings once', async () =>
   const activities = createDialActivities({
     config: stack.config,
     logger: createLogger('silent', 'test'),
+    metrics: createWorkerMetrics(),
     ...createMongoStores(),
     providers: createTeamProviderResolver({
       secretBox,

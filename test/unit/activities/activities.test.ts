@@ -14,6 +14,7 @@ import type { PhoneCallDoc } from '../../../src/data/models/phone-call';
 import type { WebhookDoc } from '../../../src/data/models/webhook';
 import { numberForScenario } from '../../../src/emulator';
 import { createLogger } from '../../../src/logger';
+import { createWorkerMetrics } from '../../../src/observability/metrics';
 import { ProviderNotConfiguredError, type TeamProviderResolver } from '../../../src/telephony/team-providers';
 import type { WebhookEvent } from '../../../workflows/types';
 import { memoryPacingStore } from '../../helpers/memory-pacing-store';
@@ -43,6 +44,7 @@ function setUp(options: { providers?: TeamProviderResolver; retryDelays?: number
       ALLOW_PRIVATE_WEBHOOK_URLS: true,
     },
     logger: createLogger('silent', 'test'),
+    metrics: createWorkerMetrics(),
     secretBox,
     providers: options.providers ?? (async (_team, provider) => harness.provider(provider)),
     ...memory.stores,
