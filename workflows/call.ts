@@ -2,6 +2,8 @@
 // recording, transcript and results, and record every status change. Deterministic code only.
 import {
   ActivityCancellationType,
+  type ActivityOptions,
+  type LocalActivityOptions,
   allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
@@ -42,12 +44,12 @@ import {
 } from './messages';
 import type { CallWorkflowState, CallWorkflowInput, DeleteOutcome } from './types';
 
-// One proxy per retry profile.
-const { recordStatus, recordQueuedStatusCode, deleteCallRecord, requestDialSlot } = proxyActivities<Activities>({
+// One set of options per retry profile; each call names its step for the timeline (`step` below).
+const RECORD_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
-const { dialCall } = proxyActivities<Activities>({
+};
+const DIAL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
   // A cancel arriving mid-dial waits for the dial to settle, so that a call it placed is hung up.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -64,27 +66,35 @@ const { dialCall } = proxyActivities<Activities>({
       FAILURES.doNotCall,
     ],
   },
-});
+};
 // Which endpoints an event goes to: a short read, run as a local activity (no task queue round trip),
 // which matters when a batch of thousands of calls starts at once.
-const { resolveWebhookTargets, checkCallingHours } = proxyLocalActivities<Activities>({
+const LOCAL_OPTIONS: LocalActivityOptions = {
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+};
 // Hanging up is urgent and may be impossible (the provider no longer knows the call): retry briefly.
-const { hangUpCall } = proxyActivities<Activities>({
+const HANG_UP_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
-});
+};
 // A voicemail message is worth leaving only while the machine still records: a few quick tries.
-const { leaveVoicemail } = proxyActivities<Activities>({
+const VOICEMAIL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '4 seconds', maximumAttempts: 3 },
-});
-const { captureCallOutputs } = proxyActivities<Activities>({
+};
+const CAPTURE_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
-});
+};
+
+/** The activities with `options`, each call shown in the Temporal UI's timeline as `summary`. */
+function step(options: ActivityOptions, summary: string) {
+  return proxyActivities<Activities>({ ...options, summary });
+}
+function localStep(summary: string) {
+  return proxyLocalActivities<Activities>({ ...LOCAL_OPTIONS, summary });
+}
 
 /** How long a dialled call may ring when the input does not say (histories from before the field). */
 const DEFAULT_RING_TIMEOUT_SECONDS = 120;
@@ -164,7 +174,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
 
   /** Hands an event to a delivery workflow per subscribed endpoint; `data` defaults to the call now. */
   async function emit(type: CallEventName, data: Record<string, unknown> | null, at: string): Promise<void> {
-    const resolved = await resolveWebhookTargets({ callId: input.callId, teamId: input.teamId, type });
+    const resolved = await localStep(`webhook endpoints for ${type}`).resolveWebhookTargets({
+      callId: input.callId,
+      teamId: input.teamId,
+      type,
+    });
     const { targets, retryDelaysMs } = resolved;
     if (targets.length === 0) return;
     const payload = data ?? resolved.call;
@@ -193,6 +207,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         const child = await startChild(deliverWebhookEventsWorkflow, {
           workflowId: deliveryWorkflowId(input.callId, target.endpointKey),
           args: [{ callId: input.callId, teamId: input.teamId, target, firstEvent: event, retryDelaysMs }],
+          staticSummary: `Webhooks of the call to ${input.toPhoneNumber} for ${hostOf(target.url)}`,
           // Deliveries retry for hours; they must outlive the call's workflow.
           parentClosePolicy: ParentClosePolicy.ABANDON,
         });
@@ -211,7 +226,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     endedAttempt?: Parameters<Activities['recordStatus']>[0]['endedAttempt'],
   ) {
     const at = new Date().toISOString();
-    const result = await recordStatus({ callId: input.callId, status, statusCode, at, fields, endedAttempt });
+    const result = await step(RECORD_OPTIONS, `record ${status} (${statusCode})`).recordStatus({
+      callId: input.callId,
+      status,
+      statusCode,
+      at,
+      fields,
+      endedAttempt,
+    });
     state.status = status;
     state.statusCode = statusCode;
     upsertSearchAttributes([{ key: SA_STATUS, value: status }]);
@@ -311,7 +333,10 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     if (state.answeredAt) {
       state.phase = 'capturing';
       try {
-        const captured = await captureCallOutputs({
+        const captured = await step(
+          CAPTURE_OPTIONS,
+          input.record ? 'capture recording, transcript and results' : 'capture transcript and results',
+        ).captureCallOutputs({
           callId: input.callId,
           providerCallId: dialled.providerCallId,
           record: input.record,
@@ -387,7 +412,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   async function deleteWhileQueued(): Promise<CallWorkflowState> {
     state.phase = 'deleting';
     const at = new Date().toISOString();
-    const removed = await deleteCallRecord({ callId: input.callId });
+    const removed = await step(RECORD_OPTIONS, 'delete the queued call').deleteCallRecord({ callId: input.callId });
     state.phase = 'deleted';
     upsertMemo({ summary: `deleted while queued · ${input.toPhoneNumber}` });
     deleted = { deleted: true, call: removed };
@@ -401,7 +426,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     state.statusCode = statusCode;
     upsertMemo({ summary: `queued (${statusCode}) · ${input.toPhoneNumber} via ${input.provider}` });
     if (!options.recorded)
-      await recordQueuedStatusCode({ callId: input.callId, statusCode, at: new Date().toISOString() });
+      await step(RECORD_OPTIONS, `record why it waits: ${statusCode}`).recordQueuedStatusCode({
+        callId: input.callId,
+        statusCode,
+        at: new Date().toISOString(),
+      });
   }
 
   async function releaseSlot(): Promise<void> {
@@ -430,7 +459,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       }
       if (deleteRequested) return 'deleted';
       if (input.callingWindow) {
-        const check = await checkCallingHours({
+        const check = await localStep('check the calling hours').checkCallingHours({
           window: input.callingWindow,
           timeZones: input.calleeTimeZones ?? [],
           at: new Date().toISOString(),
@@ -455,7 +484,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         // One activity both queues the call at the pacer and records why it waits.
         const recordWhy = state.statusCode !== STATUS_CODES.waitingForSlot;
         await waitingBecause(STATUS_CODES.waitingForSlot, { recorded: true });
-        await requestDialSlot({
+        await step(RECORD_OPTIONS, 'ask the team pacer for a dial slot').requestDialSlot({
           teamId: input.teamId,
           request: { callId: input.callId, provider: input.provider, ticket: slotTicket },
           statusCodeAt: recordWhy ? new Date().toISOString() : undefined,
@@ -480,7 +509,10 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   async function dialThroughRateLimits(): Promise<{ providerCallId: string }> {
     for (let refusals = 0; ; refusals++) {
       try {
-        return await dialCall({ callId: input.callId, machineDetection: input.machineDetection });
+        return await step(DIAL_OPTIONS, `dial ${input.toPhoneNumber} via ${input.provider}`).dialCall({
+          callId: input.callId,
+          machineDetection: input.machineDetection,
+        });
       } catch (err) {
         const retryAfterMs = rateLimitDelay(err);
         if (retryAfterMs === undefined) throw err;
@@ -497,7 +529,10 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    */
   async function hangUp(): Promise<void> {
     try {
-      await hangUpCall({ callId: input.callId, providerCallId: state.providerCallId ?? undefined });
+      await step(HANG_UP_OPTIONS, `hang up ${input.toPhoneNumber}`).hangUpCall({
+        callId: input.callId,
+        providerCallId: state.providerCallId ?? undefined,
+      });
     } catch (err) {
       if (isCancellation(err)) throw err;
       log.warn('the provider could not hang up the call; ending it here', { error: String(err) });
@@ -537,7 +572,10 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       greetingDeadline = null;
       messageLeft = true;
       try {
-        await leaveVoicemail({ callId: input.callId, providerCallId: state.providerCallId! });
+        await step(VOICEMAIL_OPTIONS, 'leave the voicemail message').leaveVoicemail({
+          callId: input.callId,
+          providerCallId: state.providerCallId!,
+        });
       } catch (err) {
         if (isCancellation(err)) throw err;
         // The machine may have hung up meanwhile; its end (or our deadline) still ends the call.
@@ -548,7 +586,13 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
 
     for (;;) {
       const deadline = !state.answeredAt ? ringDeadline : (greetingDeadline ?? answerDeadline);
-      const arrived = await condition(() => inbox.length > 0, Math.max(deadline - Date.now(), 1));
+      const arrived = await condition(() => inbox.length > 0, Math.max(deadline - Date.now(), 1), {
+        summary: !state.answeredAt
+          ? `ring timeout at ${new Date(ringDeadline).toISOString()}`
+          : greetingDeadline !== null
+            ? "a machine's greeting: leave the message by " + new Date(greetingDeadline).toISOString()
+            : `max duration at ${new Date(answerDeadline).toISOString()}`,
+      });
       if (!arrived) {
         if (greetingDeadline !== null) {
           // The provider never said the greeting was over: leave the message now rather than never.
@@ -618,6 +662,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       }
     }
   }
+}
+
+/** A URL's host, for a summary (the workflow sandbox need not have URL). */
+function hostOf(url: string): string {
+  return url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[/?#]/)[0] ?? url;
 }
 
 function latest(a: string, b: string): string {

@@ -2,16 +2,16 @@
 // the earlier one was delivered or given up on. Each attempt is an activity; the waits between
 // attempts are durable timers following the retry schedule (decisions.md), so a worker restart
 // loses nothing.
-import { condition, log, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { condition, log, proxyActivities, setHandler, sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { enqueueEventSignal, noMoreEventsSignal } from './messages';
 import type { WebhookEvent, DeliveryWorkflowInput } from './types';
 
-const { attemptWebhookDelivery } = proxyActivities<Activities>({
+const ATTEMPT_OPTIONS: ActivityOptions = {
   // One HTTP attempt has a 15 s budget; the rest covers recording it in MongoDB.
   startToCloseTimeout: '45 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
-});
+};
 
 /** A stream whose call never says it has ended stops waiting after this long. */
 const IDLE_LIMIT_MS = 24 * 60 * 60 * 1000;
@@ -45,7 +45,9 @@ export async function deliverWebhookEventsWorkflow(
     const delays = input.retryDelaysMs;
     for (let attempt = 1; ; attempt += 1) {
       const isLast = attempt > delays.length;
-      const result = await attemptWebhookDelivery({
+      // Named for the timeline: which event, which attempt of the schedule.
+      const summary = `${input.target.method} ${event.type}, attempt ${attempt} of ${delays.length + 1}`;
+      const result = await proxyActivities<Activities>({ ...ATTEMPT_OPTIONS, summary }).attemptWebhookDelivery({
         callId: input.callId,
         teamId: input.teamId,
         target: input.target,
@@ -59,7 +61,15 @@ export async function deliverWebhookEventsWorkflow(
         return false;
       }
       if (isLast) return false;
-      await sleep(delays[attempt - 1]!);
+      const delay = delays[attempt - 1]!;
+      await sleep(delay, { summary: `retry ${event.type} in ${formatDelay(delay)}` });
     }
   }
+}
+
+/** 5 s, 30 min, 2 h: as the retry schedule is written. */
+function formatDelay(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${Math.round(ms / 100) / 10} s`;
 }

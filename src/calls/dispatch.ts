@@ -4,6 +4,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { Types } from 'mongoose';
 import { callWorkflowId } from '../contracts/ids';
+import { describeRedialPolicy } from '../contracts/redial';
 import { SA_PROVIDER, SA_SCHEDULED_FOR, SA_STATUS, SA_TEAM_ID, SA_TO_NUMBER } from '../contracts/search-attributes';
 import type { ProviderName } from '../contracts/providers';
 import { CallTemplate } from '../data/models/call-template';
@@ -74,6 +75,7 @@ export function createDispatcher(deps: {
             summary: `queued · ${input.toPhoneNumber} via ${input.provider}${input.scheduledFor ? ` at ${input.scheduledFor}` : ''}`,
           },
           staticSummary: `Call to ${input.toPhoneNumber} via ${input.provider}`,
+          staticDetails: callDetails(input, call.callTemplateId.toHexString()),
         });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -126,4 +128,20 @@ export async function reconcilePendingCalls(deps: {
 /** The dial plan of a template by id (a template removed since keeps the defaults). */
 export async function dialPlanFor(templateId: string | Types.ObjectId): Promise<DialPlan> {
   return dialPlanOf(await CallTemplate.findById(templateId, DIAL_PLAN_FIELDS).lean());
+}
+
+/** What an operator reads under the call's summary in the Temporal UI (Temporal's markdown). */
+function callDetails(input: CallWorkflowInput, templateId: string): string {
+  const lines = [
+    `**Phone call** \`${input.callId}\` of team \`${input.teamId}\`, template \`${templateId}\``,
+    '',
+    `- to ${input.toPhoneNumber} via ${input.provider}${input.record ? ', recorded' : ''}`,
+    `- ${input.scheduledFor ? `scheduled for ${input.scheduledFor}` : 'placed at once'}` +
+      `${input.paced ? ", through the team's pacer" : ''}`,
+    `- hung up after ${input.ringTimeoutSeconds ?? 120} s of ringing or ${input.maxDurationSeconds} s of talk`,
+  ];
+  if (input.callingWindow) lines.push(`- calling hours in ${(input.calleeTimeZones ?? []).join(', ') || 'UTC'}`);
+  if (input.redialPolicy) lines.push(`- redial: ${describeRedialPolicy(input.redialPolicy)}`);
+  if (input.machineDetection) lines.push(`- answering machines: ${input.machineDetection}`);
+  return lines.join('\n');
 }

@@ -12,6 +12,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     mongoUri: string;
     temporalAddress: string;
+    /** The Temporal Web UI of that server; null when TEMPORAL_ADDRESS is given without TEMPORAL_UI_URL. */
+    temporalUiUrl: string | null;
     workflowBundlePath: string;
   }
 }
@@ -43,16 +45,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
       mongoUri = stack.uri;
     }
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
+    let temporalUiUrl = process.env.TEMPORAL_UI_URL ?? null;
     if (!temporalAddress) {
+      // With its Web UI: a test reads a call's timeline in it through a real browser.
       const temporal = await startTemporal({
         dataDir: path.join(dir, 'temporal'),
         port: await freePort(),
-        uiPort: 0,
-        headless: true,
+        uiPort: await freePort(),
         log,
       });
       servers.push(temporal.server);
       temporalAddress = temporal.address;
+      temporalUiUrl = temporal.uiUrl;
     }
     const bundle = await bundleWorkflowCode({
       workflowsPath: path.resolve(process.cwd(), 'workflows/index.ts'),
@@ -62,6 +66,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await writeFile(workflowBundlePath, bundle.code);
     project.provide('mongoUri', mongoUri);
     project.provide('temporalAddress', temporalAddress);
+    project.provide('temporalUiUrl', temporalUiUrl);
     project.provide('workflowBundlePath', workflowBundlePath);
   } catch (err) {
     await teardown();
