@@ -6,6 +6,7 @@ import mongoose from 'mongoose';
 import { createApp } from '../api/app';
 import { createHealthRouter } from '../api/routes/health';
 import { createMetricsRouter } from '../api/routes/metrics';
+import { createDocsRouter } from '../api/routes/docs';
 import { createApiMetrics } from '../observability/metrics';
 import { createMediaRouter } from '../api/routes/media';
 import { createOpenApiRouter } from '../api/routes/openapi';
@@ -64,6 +65,7 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
       createMediaRouter(),
       createVoiceSamplesRouter(),
       createOpenApiRouter({ publicBaseUrl: config.PUBLIC_BASE_URL }),
+      createDocsRouter(),
       createTelephonyCallbackRouter({
         publicBaseUrl: config.PUBLIC_BASE_URL,
         resolveProvider: createCallbackProviderResolver(providers),

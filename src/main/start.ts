@@ -264,7 +264,7 @@ async function main(): Promise<void> {
     });
     say('');
     say('Ready.');
-    say(`  API:               ${apiUrl}   (OpenAPI: ${apiUrl}/v1/openapi.json)`);
+    say(`  API:               ${apiUrl}   (reference: ${apiUrl}/docs, OpenAPI: ${apiUrl}/v1/openapi.json)`);
     if (temporalUi) say(`  Temporal Web UI:  ${temporalUi}/namespaces/default/workflows`);
     say(`  Provider emulator: ${emulatorUrl}`);
     say(`  Metrics:           ${apiUrl}/metrics (API), http://127.0.0.1:${PORTS.workerMetrics}/metrics (worker)`);

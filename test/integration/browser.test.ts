@@ -1,7 +1,7 @@
-// The operator's view, in a real browser: headless Chromium (Debian's `chromium` package, driven by
-// playwright-core) finds a completed call in the Temporal Web UI by its search attributes, opens its
-// timeline and reads the named steps, the call's summary and its webhook delivery child workflow.
-// A screenshot is saved under test-results/temporal-ui/.
+// What operators and integrators see, in a real browser: headless Chromium (Debian's `chromium`
+// package, driven by playwright-core) finds a completed call in the Temporal Web UI by its search
+// attributes and reads its named steps, summary and webhook delivery child workflow; and it reads the
+// API reference at /docs. Screenshots are saved under test-results/browser/.
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -87,8 +87,8 @@ it('finds a completed call by its search attributes and reads its named steps an
       .getByText(/ring timeout at|max duration at/)
       .first()
       .waitFor({ timeout: 30_000 });
-    await mkdir(path.resolve('test-results/temporal-ui'), { recursive: true });
-    await page.screenshot({ path: path.resolve(`test-results/temporal-ui/phoneCall-${id}.png`), fullPage: true });
+    await mkdir(path.resolve('test-results/browser'), { recursive: true });
+    await page.screenshot({ path: path.resolve(`test-results/browser/phoneCall-${id}.png`), fullPage: true });
 
     // The call's summary and details as the dispatcher wrote them (the UI renders them in frames), and
     // every named step in one list.
@@ -111,6 +111,57 @@ it('finds a completed call by its search attributes and reads its named steps an
     // The webhook deliveries run as a child workflow of the call.
     await page.getByRole('tab', { name: /Relationships/ }).click();
     await page.getByText(deliveryWorkflowId(id, 'call-0')).first().waitFor({ timeout: 30_000 });
+  } finally {
+    await page.close();
+  }
+});
+
+it('serves the API reference at /docs, from this process, listing every operation of the document', async () => {
+  const doc = (await (await fetch(`${stack.baseUrl}/v1/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+    webhooks: Record<string, Record<string, unknown>>;
+  };
+  // Every operation, and the webhook deliveries the document describes (shown by their name).
+  const documented = [...Object.entries(doc.paths), ...Object.entries(doc.webhooks)]
+    .flatMap(([name, item]) =>
+      Object.keys(item)
+        .filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+        .map((m) => `${m.toUpperCase()} ${name}`),
+    )
+    .sort();
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const elsewhere: string[] = [];
+  // Nothing may come from another origin (no CDN): every request the page makes stays on the API.
+  page.on('request', (request) => {
+    if (!request.url().startsWith(stack.baseUrl) && !request.url().startsWith('data:')) elsewhere.push(request.url());
+  });
+  try {
+    await page.goto(`${stack.baseUrl}/docs`);
+    await page.locator('.opblock').first().waitFor({ timeout: 30_000 });
+    const rendered = await eventually(async () => {
+      const operations = await page
+        .locator('.opblock-summary')
+        .evaluateAll((nodes) =>
+          nodes.map(
+            (node) =>
+              `${node.querySelector('.opblock-summary-method')?.textContent?.trim() ?? ''} ${
+                node.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''
+              }`,
+          ),
+        );
+      return operations.length >= documented.length ? operations.sort() : undefined;
+    }, 30_000);
+    expect(rendered).toEqual(documented);
+    // The key's header is there to read (and to set, for trying an operation).
+    await page.getByRole('button', { name: /Authorize/ }).click();
+    await page.getByText('service-api-key').first().waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: path.resolve('test-results/browser/docs.png') });
+    expect(elsewhere).toEqual([]);
+    // Only the page's own files are served from the package's folder.
+    expect((await fetch(`${stack.baseUrl}/docs/swagger-ui.css`)).headers.get('content-type')).toMatch(/^text\/css/);
+    for (const other of ['package.json', 'index.html', '..%2Fpackage.json', 'swagger-ui-bundle.js.map']) {
+      expect((await fetch(`${stack.baseUrl}/docs/${other}`)).status).toBe(404);
+    }
   } finally {
     await page.close();
   }
