@@ -1,12 +1,12 @@
 // `dnc import|add|remove|list`: a team's do-not-call list for operators, over the same store as the
 // API (entries listed here have source `cli`).
 import { readFile } from 'node:fs/promises';
-import { parse } from 'csv-parse/sync';
-import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 import { createDoNotCallStore, type NewDncEntry } from '../data/do-not-call-store';
 import { toDoNotCallEntryView } from '../data/do-not-call-view';
 import { MAX_DNC_ADD } from '../schemas/do-not-call';
 import { CommandError, requireE164, requireTeam } from './commands';
+import { columnKey, countryOf, csvRows, refuseProblems } from './csv';
 
 export const DNC_VERBS = ['import', 'add', 'remove', 'list'] as const;
 export type DncVerb = (typeof DNC_VERBS)[number];
@@ -18,17 +18,6 @@ export function isDncVerb(value: string | undefined): value is DncVerb {
 /** Column names read as the number and the reason (letter case, spaces and `_` ignored). */
 const NUMBER_COLUMNS = ['phonenumber', 'phone', 'number', 'tophonenumber', 'e164', 'msisdn'];
 const REASON_COLUMNS = ['reason', 'note', 'notes', 'comment'];
-/** Bad lines shown in the error; the count says how many more there are. */
-const SHOWN_PROBLEMS = 20;
-
-const columnKey = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');
-
-function countryOf(value: string | undefined): CountryCode | undefined {
-  if (value === undefined) return undefined;
-  const upper = value.toUpperCase();
-  if (!isSupportedCountry(upper)) throw new CommandError('--default-country must be an ISO 3166 code such as US or GB');
-  return upper;
-}
 
 /**
  * Reads the numbers of a CSV file: with a header row, the column named phoneNumber (or phone,
@@ -36,12 +25,7 @@ function countryOf(value: string | undefined): CountryCode | undefined {
  * first column and an optional second as the reason. All or nothing: every bad line is reported.
  */
 export function readDncCsv(content: string, options: { defaultCountry?: CountryCode; reason?: string }): NewDncEntry[] {
-  let rows: string[][];
-  try {
-    rows = parse(content, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: true });
-  } catch (err) {
-    throw new CommandError(`the file is not valid CSV: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  const rows = csvRows(content);
   if (rows.length === 0) throw new CommandError('the file has no rows');
   const parseNumber = (cell: string | undefined) => {
     const parsed = cell ? parsePhoneNumberFromString(cell, options.defaultCountry) : undefined;
@@ -68,15 +52,11 @@ export function readDncCsv(content: string, options: { defaultCountry?: CountryC
     const reason = (reasonAt >= 0 ? row[reasonAt] : undefined) || options.reason;
     entries.push(reason ? { phoneNumber, reason } : { phoneNumber });
   });
-  if (problems.length) {
-    const more = problems.length > SHOWN_PROBLEMS ? `\n... and ${problems.length - SHOWN_PROBLEMS} more` : '';
-    throw new CommandError(
-      `nothing imported: ${problems.length} line(s) without a valid number` +
-        `${options.defaultCountry ? '' : ' (numbers without +country code need --default-country)'}:\n` +
-        problems.slice(0, SHOWN_PROBLEMS).join('\n') +
-        more,
-    );
-  }
+  refuseProblems(
+    problems,
+    `nothing imported: ${problems.length} line(s) without a valid number` +
+      `${options.defaultCountry ? '' : ' (numbers without +country code need --default-country)'}`,
+  );
   if (entries.length === 0) throw new CommandError('the file has no numbers');
   return entries;
 }

@@ -23,6 +23,7 @@ import { provisionEmulatorAccounts } from '../admin/emulator-accounts';
 import { isBatchAction, runBatchCommand } from '../admin/batch-commands';
 import { isDncVerb, runDncCommand } from '../admin/do-not-call-commands';
 import { resealSecrets } from '../admin/reseal-secrets';
+import { importCalls } from '../admin/call-import';
 
 const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   team create --name NAME [--provider twilio|vonage|telnyx]
@@ -42,6 +43,8 @@ const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   phone-number create --team TEAM_ID --number E164 --provider P
   phone-number list --team TEAM_ID
   batch pause|resume|cancel --team TEAM_ID (--batch-id BATCH_ID | --file-id FILE_ID)
+  calls import --team TEAM_ID --template TEMPLATE_ID --file FILE.csv [--default-country US]
+               [--key API_KEY (or OCO_API_KEY)] [--api-url URL] [--batch-size 1000]
   dnc import --team TEAM_ID --file FILE.csv [--reason TEXT] [--default-country US]
   dnc add --team TEAM_ID --number E164 [--reason TEXT]
   dnc remove --team TEAM_ID --number E164
@@ -82,6 +85,10 @@ const options = {
   redials: { type: 'string' },
   'redial-spacing': { type: 'string' },
   'machine-detection': { type: 'string' },
+  template: { type: 'string' },
+  key: { type: 'string' },
+  'api-url': { type: 'string' },
+  'batch-size': { type: 'string' },
   'voicemail-message': { type: 'string' },
 } as const;
 
@@ -118,6 +125,17 @@ async function run(argv: string[]): Promise<object> {
       });
     }
     switch (command) {
+      case 'calls import':
+        return await importCalls({
+          team: need(values.team, '--team'),
+          template: need(values.template, '--template'),
+          file: need(values.file, '--file'),
+          apiUrl: values['api-url'] ?? config.PUBLIC_BASE_URL,
+          key: values.key ?? process.env.OCO_API_KEY,
+          defaultCountry: values['default-country'],
+          batchSize: values['batch-size'],
+          progress: process.stderr.isTTY === true,
+        });
       case 'team create': {
         const created = await createTeam({ name: need(values.name, '--name'), provider: values.provider });
         const { provisioned, unreachable } = await provisionEmulatorAccounts(created.teamId, config, secretBox);

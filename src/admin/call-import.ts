@@ -1,0 +1,237 @@
+// `calls import`: a bulk of calls from a CSV file. The whole file is checked first (every bad line
+// reported, nothing created); then the calls go to the API's batch endpoint in chunks, each under an
+// Idempotency-Key derived from the file's content and the chunk, so that an interrupted import run
+// again creates nothing twice (within the API's 24-hour idempotency window).
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { SingleBar } from 'cli-progress';
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { Types } from 'mongoose';
+import { listedAmong } from '../data/do-not-call-store';
+import { CallTemplate } from '../data/models/call-template';
+import { MAX_BATCH, phoneCallCreateSchema } from '../schemas/phone-calls';
+import { CommandError, requireTeam } from './commands';
+import { columnKey, countryOf, csvRows, refuseProblems } from './csv';
+
+/** CSV columns that are call fields (matched by columnKey); every other column is a prompt variable. */
+const FIELD_COLUMNS: Record<string, string> = {
+  tophonenumber: 'toPhoneNumber',
+  phonenumber: 'toPhoneNumber',
+  phone: 'toPhoneNumber',
+  number: 'toPhoneNumber',
+  nameofhuman: 'nameOfHuman',
+  name: 'nameOfHuman',
+  toemailaddress: 'toEmailAddress',
+  email: 'toEmailAddress',
+  calldelayeduntil: 'callDelayedUntil',
+  scheduledfor: 'callDelayedUntil',
+  calleetimezone: 'calleeTimeZone',
+  timezone: 'calleeTimeZone',
+  telephonyprovider: 'telephonyProvider',
+  provider: 'telephonyProvider',
+  record: 'record',
+};
+const BOOLEAN_CELLS: Record<string, boolean> = {
+  true: true,
+  yes: true,
+  '1': true,
+  false: false,
+  no: false,
+  '0': false,
+};
+const DEFAULT_CHUNK = 1_000;
+/** Tries of one chunk when the API is unreachable or answers 5xx or 429 (the same key each time). */
+const CHUNK_TRIES = 5;
+
+export interface CallRow {
+  line: number;
+  element: Record<string, unknown>;
+}
+
+/** Reads and checks every row: the calls as the batch endpoint takes them, or every problem. */
+export function readCallCsv(
+  content: string,
+  options: {
+    teamId: string;
+    template: { id: string; variables: string[]; requiredVariables: string[] };
+    defaultCountry?: CountryCode;
+  },
+): CallRow[] {
+  const rows = csvRows(content);
+  if (rows.length < 2) throw new CommandError('the file needs a header row and at least one call');
+  const [header, ...body] = rows as [string[], ...string[][]];
+  const variables = new Map(options.template.variables.map((v) => [columnKey(v), v]));
+  const columns = header.map((name) => {
+    const field = FIELD_COLUMNS[columnKey(name)];
+    if (field) return { kind: 'field' as const, name: field };
+    const variable = variables.get(columnKey(name));
+    if (variable) return { kind: 'variable' as const, name: variable };
+    throw new CommandError(
+      `column "${name}" is neither a call field (${[...new Set(Object.values(FIELD_COLUMNS))].join(', ')}) ` +
+        `nor a variable of the template (${options.template.variables.join(', ') || 'none'})`,
+    );
+  });
+  if (!columns.some((c) => c.name === 'toPhoneNumber'))
+    throw new CommandError('the header row has no phone number column');
+
+  const problems: string[] = [];
+  const calls: CallRow[] = [];
+  body.forEach((row, index) => {
+    const line = index + 2;
+    const element: Record<string, unknown> = { teamId: options.teamId, callTemplateId: options.template.id };
+    const values: { key: string; value: string }[] = [];
+    const rowProblems: string[] = [];
+    columns.forEach((column, at) => {
+      const cell = row[at] ?? '';
+      if (cell === '') return;
+      if (column.kind === 'variable') values.push({ key: column.name, value: cell });
+      else if (column.name === 'record') {
+        const flag = BOOLEAN_CELLS[cell.toLowerCase()];
+        if (flag === undefined) rowProblems.push(`record must be true or false, not "${cell}"`);
+        else element.record = flag;
+      } else if (column.name === 'toPhoneNumber') {
+        // National numbers take the default country; the schema then checks the E.164 form.
+        element.toPhoneNumber = parsePhoneNumberFromString(cell, options.defaultCountry)?.number ?? cell;
+      } else element[column.name] = cell;
+    });
+    if (values.length) element.promptVariableValues = values;
+    const given = new Set(values.map((v) => v.key));
+    const missing = options.template.requiredVariables.filter((v) => !given.has(v));
+    if (missing.length) rowProblems.push(`missing required variable(s) ${missing.join(', ')}`);
+    const parsed = phoneCallCreateSchema.safeParse(element);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) rowProblems.push(`${issue.path.join('.') || 'row'} ${issue.message}`);
+    }
+    if (rowProblems.length) problems.push(`line ${line}: ${rowProblems.join('; ')}`);
+    else calls.push({ line, element: { ...element, toPhoneNumber: parsed.data!.toPhoneNumber } });
+  });
+  refuseProblems(problems, `nothing imported: ${problems.length} bad line(s)`);
+  return calls;
+}
+
+export interface ImportInput {
+  team: string;
+  template: string;
+  file: string;
+  apiUrl: string;
+  key: string | undefined;
+  defaultCountry?: string;
+  batchSize?: string;
+  /** Draw a progress bar on stderr (a terminal only). */
+  progress: boolean;
+}
+
+export async function importCalls(input: ImportInput) {
+  if (!input.key) throw new CommandError('an API key with calls:write is needed: --key KEY or OCO_API_KEY');
+  const team = await requireTeam(input.team);
+  if (!Types.ObjectId.isValid(input.template)) throw new CommandError('--template must be a call template id');
+  const template = await CallTemplate.findOne({ _id: input.template, teamId: team._id }).lean();
+  if (!template) throw new CommandError(`the team has no call template ${input.template}`);
+  const chunkSize = input.batchSize ? Number(input.batchSize) : DEFAULT_CHUNK;
+  if (!Number.isInteger(chunkSize) || chunkSize < 1 || chunkSize > MAX_BATCH)
+    throw new CommandError(`--batch-size must be an integer from 1 to ${MAX_BATCH}`);
+  let content: string;
+  try {
+    content = await readFile(input.file, 'utf8');
+  } catch (err) {
+    throw new CommandError(`cannot read ${input.file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+
+  const teamId = team._id.toHexString();
+  const calls = readCallCsv(content, {
+    teamId,
+    template: { id: input.template, variables: template.variables, requiredVariables: template.requiredVariables },
+    defaultCountry: countryOf(input.defaultCountry),
+  });
+  // The API would refuse the chunk holding such a number: report them all before creating anything.
+  const listed = await listedAmong(
+    teamId,
+    calls.map((c) => c.element.toPhoneNumber as string),
+  );
+  refuseProblems(
+    calls
+      .filter((c) => listed.has(c.element.toPhoneNumber as string))
+      .map((c) => `line ${c.line}: ${String(c.element.toPhoneNumber)} is on the team's do-not-call list`),
+    `nothing imported: ${listed.size} number(s) on the do-not-call list`,
+  );
+
+  const fileId = `csv-${createHash('sha256').update(content).digest('hex').slice(0, 24)}`;
+  const fileName = path.basename(input.file);
+  const chunks: CallRow[][] = [];
+  for (let at = 0; at < calls.length; at += chunkSize) chunks.push(calls.slice(at, at + chunkSize));
+  const bar = input.progress
+    ? new SingleBar({
+        format: 'importing |{bar}| {value}/{total} calls | batch {batch}/{batches}',
+        stream: process.stderr,
+        hideCursor: true,
+      })
+    : null;
+  bar?.start(calls.length, 0, { batch: 0, batches: chunks.length });
+  const batchIds: string[] = [];
+  let replayed = 0;
+  try {
+    for (const [index, chunk] of chunks.entries()) {
+      const answer = await postChunk(
+        input.apiUrl,
+        input.key,
+        `${fileId}-${chunkSize}-${index + 1}-of-${chunks.length}`,
+        {
+          phoneCalls: chunk.map((c) => c.element),
+          fileId,
+          fileName,
+        },
+      );
+      batchIds.push(answer.batchId);
+      if (answer.replayed) replayed += 1;
+      bar?.increment(chunk.length, { batch: index + 1, batches: chunks.length });
+    }
+  } finally {
+    bar?.stop();
+  }
+  return {
+    fileId,
+    fileName,
+    calls: calls.length,
+    batches: batchIds.length,
+    alreadyImportedBatches: replayed,
+    batchIds,
+  };
+}
+
+/** One chunk through POST /v1/phoneCalls/batch; a retry carries the same key, so it creates nothing twice. */
+async function postChunk(
+  apiUrl: string,
+  key: string,
+  idempotencyKey: string,
+  body: { phoneCalls: unknown[]; fileId: string; fileName: string },
+): Promise<{ batchId: string; replayed: boolean }> {
+  for (let attempt = 1; ; attempt += 1) {
+    let res: Response;
+    try {
+      res = await fetch(`${apiUrl.replace(/\/+$/, '')}/v1/phoneCalls/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'service-api-key': key, 'Idempotency-Key': idempotencyKey },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(5 * 60_000),
+      });
+    } catch (err) {
+      if (attempt >= CHUNK_TRIES) throw new CommandError(`the API at ${apiUrl} cannot be reached: ${String(err)}`);
+      await wait(attempt * 1_000);
+      continue;
+    }
+    const answer = (await res.json().catch(() => ({}))) as { batchId?: string; error?: { message?: string[] } };
+    if (res.ok && answer.batchId)
+      return { batchId: answer.batchId, replayed: res.headers.get('idempotent-replayed') === 'true' };
+    if ((res.status === 429 || res.status >= 500) && attempt < CHUNK_TRIES) {
+      await wait(Number(res.headers.get('retry-after') ?? attempt) * 1_000);
+      continue;
+    }
+    throw new CommandError(
+      `the API refused a batch (${res.status}): ${(answer.error?.message ?? []).join('; ') || 'no details'}; ` +
+        'the batches before it are created: run the same import again to carry on',
+    );
+  }
+}
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

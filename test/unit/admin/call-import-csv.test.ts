@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { readCallCsv } from '../../../src/admin/call-import';
+import { CommandError } from '../../../src/admin/commands';
+
+const TEAM = '665f1c2e8b3e4a0012345678';
+const TEMPLATE = {
+  id: '665f1c2e8b3e4a0012345679',
+  variables: ['firstName', 'clinic'],
+  requiredVariables: ['firstName'],
+};
+
+describe('readCallCsv', () => {
+  it('maps call fields and the template variables from the header, whatever their spelling and order', () => {
+    const csv = [
+      'First Name,phone,Name,record,provider,scheduled_for,Clinic,time zone,email',
+      'Ada,(415) 555-0101,"Lovelace, Ada",yes,vonage,2027-01-05T15:00:00.000Z,North,America/New_York,ada@example.com',
+      'Grace,+14155550102,,,,,,,',
+    ].join('\n');
+    expect(readCallCsv(csv, { teamId: TEAM, template: TEMPLATE, defaultCountry: 'US' })).toEqual([
+      {
+        line: 2,
+        element: {
+          teamId: TEAM,
+          callTemplateId: TEMPLATE.id,
+          toPhoneNumber: '+14155550101',
+          nameOfHuman: 'Lovelace, Ada',
+          record: true,
+          telephonyProvider: 'vonage',
+          callDelayedUntil: '2027-01-05T15:00:00.000Z',
+          calleeTimeZone: 'America/New_York',
+          toEmailAddress: 'ada@example.com',
+          promptVariableValues: [
+            { key: 'firstName', value: 'Ada' },
+            { key: 'clinic', value: 'North' },
+          ],
+        },
+      },
+      {
+        line: 3,
+        element: {
+          teamId: TEAM,
+          callTemplateId: TEMPLATE.id,
+          toPhoneNumber: '+14155550102',
+          promptVariableValues: [{ key: 'firstName', value: 'Grace' }],
+        },
+      },
+    ]);
+  });
+
+  it('reports every bad line with its number and creates nothing', () => {
+    const csv = [
+      'phone,firstName,record,provider',
+      '+14155550101,Ada,true,twilio',
+      '(415) 555-0102,Bo,true,twilio',
+      '+14155550103,,true,twilio',
+      '+14155550104,Cy,maybe,sip',
+    ].join('\n');
+    let message = '';
+    try {
+      readCallCsv(csv, { teamId: TEAM, template: TEMPLATE });
+    } catch (err) {
+      expect(err).toBeInstanceOf(CommandError);
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/nothing imported: 3 bad line\(s\)/);
+    expect(message).toMatch(/line 3: toPhoneNumber must be a valid E\.164 phone number/);
+    expect(message).toMatch(/line 4: missing required variable\(s\) firstName/);
+    expect(message).toMatch(/line 5: record must be true or false, not "maybe"; telephonyProvider must be one of/);
+    expect(message).not.toMatch(/line 2/);
+  });
+
+  it('refuses an unknown column (a typo must not become a silent empty variable) and a file without numbers', () => {
+    expect(() => readCallCsv('phone,frstName\n+14155550101,Ada\n', { teamId: TEAM, template: TEMPLATE })).toThrow(
+      /column "frstName" is neither a call field .* nor a variable of the template \(firstName, clinic\)/,
+    );
+    expect(() => readCallCsv('firstName\nAda\n', { teamId: TEAM, template: TEMPLATE })).toThrow(
+      /no phone number column/,
+    );
+    expect(() => readCallCsv('phone,firstName\n', { teamId: TEAM, template: TEMPLATE })).toThrow(/at least one call/);
+  });
+});
