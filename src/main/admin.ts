@@ -24,6 +24,7 @@ import { isBatchAction, runBatchCommand } from '../admin/batch-commands';
 import { isDncVerb, runDncCommand } from '../admin/do-not-call-commands';
 import { resealSecrets } from '../admin/reseal-secrets';
 import { importCalls } from '../admin/call-import';
+import { isCallVerb, runCallCommand, showTranscript } from '../admin/call-commands';
 
 const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   team create --name NAME [--provider twilio|vonage|telnyx]
@@ -43,6 +44,10 @@ const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   phone-number create --team TEAM_ID --number E164 --provider P
   phone-number list --team TEAM_ID
   batch pause|resume|cancel --team TEAM_ID (--batch-id BATCH_ID | --file-id FILE_ID)
+  calls list [--status S] [--to E164] [--file-id F] [--template TEMPLATE_ID] [--limit N] [--cursor C]
+  calls show|watch|cancel --id CALL_ID [--interval 1]     (watch: each status change until the end)
+  transcripts show --call CALL_ID
+      (calls and transcripts go through the API: --key API_KEY or OCO_API_KEY, --api-url URL or PUBLIC_BASE_URL)
   calls import --team TEAM_ID --template TEMPLATE_ID --file FILE.csv [--default-country US]
                [--key API_KEY (or OCO_API_KEY)] [--api-url URL] [--batch-size 1000]
   dnc import --team TEAM_ID --file FILE.csv [--reason TEXT] [--default-country US]
@@ -89,6 +94,12 @@ const options = {
   key: { type: 'string' },
   'api-url': { type: 'string' },
   'batch-size': { type: 'string' },
+  id: { type: 'string' },
+  status: { type: 'string' },
+  to: { type: 'string' },
+  cursor: { type: 'string' },
+  interval: { type: 'string' },
+  call: { type: 'string' },
   'voicemail-message': { type: 'string' },
 } as const;
 
@@ -114,6 +125,21 @@ async function run(argv: string[]): Promise<object> {
         config,
       );
     }
+    const target = { apiUrl: values['api-url'] ?? config.PUBLIC_BASE_URL, key: values.key ?? process.env.OCO_API_KEY };
+    if (noun === 'calls' && isCallVerb(verb)) {
+      return await runCallCommand(verb, target, {
+        id: values.id,
+        status: values.status,
+        to: values.to,
+        fileId: values['file-id'],
+        template: values.template,
+        limit: values.limit,
+        cursor: values.cursor,
+        interval: values.interval,
+        onChange: note,
+      });
+    }
+    if (command === 'transcripts show') return await showTranscript(target, values.call);
     if (noun === 'dnc' && isDncVerb(verb)) {
       return await runDncCommand(verb, {
         team: need(values.team, '--team'),
@@ -130,8 +156,8 @@ async function run(argv: string[]): Promise<object> {
           team: need(values.team, '--team'),
           template: need(values.template, '--template'),
           file: need(values.file, '--file'),
-          apiUrl: values['api-url'] ?? config.PUBLIC_BASE_URL,
-          key: values.key ?? process.env.OCO_API_KEY,
+          apiUrl: target.apiUrl,
+          key: target.key,
           defaultCountry: values['default-country'],
           batchSize: values['batch-size'],
           progress: process.stderr.isTTY === true,

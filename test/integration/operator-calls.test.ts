@@ -1,12 +1,13 @@
-// `calls import` as an operator runs it: a CSV file of calls, checked whole, then created through the
-// API's batch endpoint in chunks; run again, it creates nothing twice.
+// The operator's call commands as an operator runs them: `calls import` (a CSV file checked whole, then
+// created through the API's batch endpoint in chunks; run again, nothing twice), `calls list|show|
+// watch|cancel` and `transcripts show`, all through the API with the team's key.
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runAdmin, stackAdminEnv } from '../helpers/admin-cli';
 import { apiClient } from '../helpers/http';
-import { startTestStack, type TestStack } from '../helpers/stack';
+import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 let dir: string;
@@ -17,6 +18,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
+
+/** The CLI with the team's key and the stack's API. */
+const admin = (...args: string[]) =>
+  runAdmin({ ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key }, [...args, '--api-url', stack.baseUrl]);
 
 const importFile = (file: string, extra: string[] = []) =>
   runAdmin({ ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key }, [
@@ -82,4 +87,43 @@ it('refuses a file with bad lines, naming each, and creates nothing', async () =
   expect(error).toMatch(/line 4: missing required variable\(s\) firstName/);
   const client = apiClient(stack.baseUrl, stack.team.key);
   expect((await client.get('/v1/phoneCalls?toPhoneNumber=%2B14155552201')).body.data).toEqual([]);
+});
+
+it('lists, shows and cancels the imported calls; watches a call to its end and shows its transcript', async () => {
+  const at = new Date(Date.now() + 30 * 86_400_000).toISOString();
+  const file = path.join(dir, 'follow-up.csv');
+  await writeFile(
+    file,
+    ['phone,firstName,callDelayedUntil', `+14155552301,Ada,${at}`, `+14155552302,Bo,${at}`].join('\n'),
+  );
+  const { fileId } = JSON.parse((await importFile(file)).stdout) as { fileId: string };
+
+  const listed = await admin('calls', 'list', '--file-id', fileId, '--json');
+  expect(listed.code).toBe(0);
+  const { calls } = JSON.parse(listed.stdout) as { calls: { _id: string; status: string; statusCode: string }[] };
+  expect(calls.map((c) => [c.status, c.statusCode])).toEqual([
+    ['queued', 'scheduled'],
+    ['queued', 'scheduled'],
+  ]);
+  const shown = JSON.parse((await admin('calls', 'show', '--id', calls[0]!._id, '--json')).stdout);
+  expect(shown).toMatchObject({ _id: calls[0]!._id, callOrigin: 'file', fileId });
+
+  const cancelled = await admin('calls', 'cancel', '--id', calls[0]!._id, '--json');
+  expect(JSON.parse(cancelled.stdout)).toMatchObject({ cancelled: true, call: { _id: calls[0]!._id } });
+  const gone = await admin('calls', 'show', '--id', calls[0]!._id, '--json');
+  expect(gone.code).toBe(2);
+  expect(JSON.parse(gone.stdout).error).toMatch(/^404/);
+
+  // A call placed now: watch follows it to its end, one line per status change.
+  const client = apiClient(stack.baseUrl, stack.team.key);
+  const placed = await client.post('/v1/phoneCalls', seededCallBody(stack.team, '+14155550007'));
+  const id = placed.body.data._id as string;
+  const watched = await admin('calls', 'watch', '--id', id, '--interval', '0.2', '--json');
+  expect(watched.code).toBe(0);
+  expect(JSON.parse(watched.stdout)).toMatchObject({ _id: id, status: 'completed' });
+  expect(watched.stderr).toMatch(/completed \(completed\)\s*$/);
+  const transcript = JSON.parse((await admin('transcripts', 'show', '--call', id, '--json')).stdout) as {
+    transcript: { speaker: string; text: string }[];
+  };
+  expect(transcript.transcript.some((u) => u.speaker === 'human' && /Tuesday at 3pm/.test(u.text))).toBe(true);
 });
