@@ -2,10 +2,14 @@ import pino, { type Logger } from 'pino';
 
 export type { Logger };
 
-/** JSON logs; API keys, secrets and credentials are redacted wherever they appear. */
-export function createLogger(level: string, name: string): Logger {
+/**
+ * JSON logs; API keys, secrets and credentials are redacted wherever they appear. `context` adds
+ * fields to every line from where it is written (the worker: the activity's call and workflow).
+ */
+export function createLogger(level: string, name: string, options: { context?: () => object } = {}): Logger {
   return pino({
     name,
+    ...(options.context ? { mixin: options.context } : {}),
     level,
     base: { service: name },
     timestamp: pino.stdTimeFunctions.isoTime,

@@ -21,6 +21,11 @@ export function callIdFromWorkflowId(workflowId: string): string | undefined {
   return match?.[1];
 }
 
+/** The call a workflow works for: its own call workflow, or one of its webhook delivery streams. */
+export function callIdOfAnyWorkflowId(workflowId: string): string | undefined {
+  return callIdFromWorkflowId(workflowId) ?? new RegExp(`^webhookDelivery-(${OBJECT_ID_HEX})-`).exec(workflowId)?.[1];
+}
+
 export function deliveryWorkflowId(callId: string, endpointKey: string): string {
   return `webhookDelivery-${callId}-${endpointKey}`;
 }

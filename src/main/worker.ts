@@ -9,11 +9,12 @@ import { createLogger } from '../logger';
 import { createWorkerMetrics } from '../observability/metrics';
 import { startWorkerMetricsServer } from '../observability/metrics-endpoint';
 import { connectTemporalClient } from '../temporal/connection';
+import { activityLogContext } from '../worker/activity-log-context';
 import { createCallWorker } from '../worker/create-worker';
 
 async function main(): Promise<void> {
   const config = loadConfigWithLocalStack();
-  const logger = createLogger(config.LOG_LEVEL, 'worker');
+  const logger = createLogger(config.LOG_LEVEL, 'worker', { context: activityLogContext });
   await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE);
   await ensureIndexes();
   const client = await connectTemporalClient({

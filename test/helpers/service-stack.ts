@@ -16,6 +16,7 @@ import { createWorkerMetrics } from '../../src/observability/metrics';
 import { startWorkerMetricsServer } from '../../src/observability/metrics-endpoint';
 import { startApi } from '../../src/main/api';
 import { connectTemporalClient } from '../../src/temporal/connection';
+import { activityLogContext } from '../../src/worker/activity-log-context';
 import { createCallWorker } from '../../src/worker/create-worker';
 import { freePort } from '../../src/local/servers';
 import type { Client } from '@temporalio/client';
@@ -83,7 +84,7 @@ export async function startServiceStack(
     TELNYX_API_BASE_URL: emulatorUrl,
     ...options.env,
   });
-  const logger = createLogger(config.LOG_LEVEL, 'test');
+  const logger = createLogger(config.LOG_LEVEL, 'test', { context: activityLogContext });
   const api = await startApi(config, logger);
   const temporal = await connectTemporalClient({
     address: config.TEMPORAL_ADDRESS,
