@@ -145,10 +145,11 @@ export async function importCalls(input: ImportInput) {
     defaultCountry: countryOf(input.defaultCountry),
   });
   // The API would refuse the chunk holding such a number: report them all before creating anything.
-  const listed = await listedAmong(
-    teamId,
-    calls.map((c) => c.element.toPhoneNumber as string),
-  );
+  const numbers = calls.map((c) => c.element.toPhoneNumber as string);
+  const listed = new Set<string>();
+  for (let at = 0; at < numbers.length; at += MAX_BATCH) {
+    for (const number of await listedAmong(teamId, numbers.slice(at, at + MAX_BATCH))) listed.add(number);
+  }
   refuseProblems(
     calls
       .filter((c) => listed.has(c.element.toPhoneNumber as string))

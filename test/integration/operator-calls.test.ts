@@ -76,7 +76,7 @@ it('creates every row once, in chunks, as file calls; a second run creates nothi
   expect((await client.get(`/v1/phoneCalls?fileId=${summary.fileId}&limit=100`)).body.data).toHaveLength(25);
 });
 
-it('refuses a file with bad lines, naming each, and creates nothing', async () => {
+it('refuses a file with bad lines or listed numbers, naming each, and creates nothing', async () => {
   const file = path.join(dir, 'bad.csv');
   await writeFile(file, ['phone,firstName', '+14155552201,Ada', 'not a number,Bo', '+14155552203,'].join('\n'));
   const result = await importFile(file);
@@ -86,6 +86,16 @@ it('refuses a file with bad lines, naming each, and creates nothing', async () =
   expect(error).toMatch(/line 3: toPhoneNumber/);
   expect(error).toMatch(/line 4: missing required variable\(s\) firstName/);
   const client = apiClient(stack.baseUrl, stack.team.key);
+  expect((await client.get('/v1/phoneCalls?toPhoneNumber=%2B14155552201')).body.data).toEqual([]);
+
+  // A number on the team's do-not-call list is a bad line too.
+  await client.post('/v1/doNotCall', { teamId: stack.team.teamId, entries: [{ phoneNumber: '+14155552202' }] });
+  await writeFile(file, ['phone,firstName', '+14155552201,Ada', '+14155552202,Bo'].join('\n'));
+  const listed = await importFile(file);
+  expect(listed.code).toBe(2);
+  expect(JSON.parse(listed.stdout).error).toMatch(
+    /nothing imported: 1 number\(s\) on the do-not-call list:\nline 3: \+14155552202 is on the team's do-not-call list/,
+  );
   expect((await client.get('/v1/phoneCalls?toPhoneNumber=%2B14155552201')).body.data).toEqual([]);
 });
 
