@@ -25,6 +25,7 @@ import { isDncVerb, runDncCommand } from '../admin/do-not-call-commands';
 import { resealSecrets } from '../admin/reseal-secrets';
 import { importCalls } from '../admin/call-import';
 import { isCallVerb, runCallCommand, showTranscript } from '../admin/call-commands';
+import { listWebhookDeliveries } from '../admin/webhook-commands';
 
 const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   team create --name NAME [--provider twilio|vonage|telnyx]
@@ -47,6 +48,7 @@ const USAGE = `usage: npm run -s admin -- <command> [options] [--json]
   calls list [--status S] [--to E164] [--file-id F] [--template TEMPLATE_ID] [--limit N] [--cursor C]
   calls show|watch|cancel --id CALL_ID [--interval 1]     (watch: each status change until the end)
   transcripts show --call CALL_ID
+  webhooks deliveries --team TEAM_ID --call CALL_ID      (every event to the call's endpoints, each attempt)
       (calls and transcripts go through the API: --key API_KEY or OCO_API_KEY, --api-url URL or PUBLIC_BASE_URL)
   calls import --team TEAM_ID --template TEMPLATE_ID --file FILE.csv [--default-country US]
                [--key API_KEY (or OCO_API_KEY)] [--api-url URL] [--batch-size 1000]
@@ -140,6 +142,8 @@ async function run(argv: string[]): Promise<object> {
       });
     }
     if (command === 'transcripts show') return await showTranscript(target, values.call);
+    if (command === 'webhooks deliveries')
+      return await listWebhookDeliveries({ team: need(values.team, '--team'), call: values.call });
     if (noun === 'dnc' && isDncVerb(verb)) {
       return await runDncCommand(verb, {
         team: need(values.team, '--team'),

@@ -1,21 +1,25 @@
 // The operator's call commands as an operator runs them: `calls import` (a CSV file checked whole, then
 // created through the API's batch endpoint in chunks; run again, nothing twice), `calls list|show|
-// watch|cancel` and `transcripts show`, all through the API with the team's key.
+// watch|cancel` and `transcripts show` through the API with the team's key, and `webhooks deliveries`.
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runAdmin, stackAdminEnv } from '../helpers/admin-cli';
-import { apiClient } from '../helpers/http';
+import { apiClient, eventually } from '../helpers/http';
+import { startReceiver } from '../helpers/receiver';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 let dir: string;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 beforeAll(async () => {
   stack = await startTestStack();
+  receiver = await startReceiver();
   dir = await mkdtemp(path.join(tmpdir(), 'oco-import-'));
 });
 afterAll(async () => {
+  await receiver?.close();
   await stack?.stop();
 });
 
@@ -99,7 +103,7 @@ it('refuses a file with bad lines or listed numbers, naming each, and creates no
   expect((await client.get('/v1/phoneCalls?toPhoneNumber=%2B14155552201')).body.data).toEqual([]);
 });
 
-it('lists, shows and cancels the imported calls; watches a call to its end and shows its transcript', async () => {
+it('lists, shows and cancels the imported calls; watches a call to its end, shows its transcript and deliveries', async () => {
   const at = new Date(Date.now() + 30 * 86_400_000).toISOString();
   const file = path.join(dir, 'follow-up.csv');
   await writeFile(
@@ -126,7 +130,11 @@ it('lists, shows and cancels the imported calls; watches a call to its end and s
 
   // A call placed now: watch follows it to its end, one line per status change.
   const client = apiClient(stack.baseUrl, stack.team.key);
-  const placed = await client.post('/v1/phoneCalls', seededCallBody(stack.team, '+14155550007'));
+  const hook = { url: `${receiver.url}/operator`, subscribedEvent: '*', secret: 'operator hook secret' };
+  const placed = await client.post(
+    '/v1/phoneCalls',
+    seededCallBody(stack.team, '+14155550007', { phoneCallWebhooks: [hook] }),
+  );
   const id = placed.body.data._id as string;
   const watched = await admin('calls', 'watch', '--id', id, '--interval', '0.2', '--json');
   expect(watched.code).toBe(0);
@@ -136,4 +144,29 @@ it('lists, shows and cancels the imported calls; watches a call to its end and s
     transcript: { speaker: string; text: string }[];
   };
   expect(transcript.transcript.some((u) => u.speaker === 'human' && /Tuesday at 3pm/.test(u.text))).toBe(true);
+
+  // Every event sent to the call's endpoint, with each attempt's answer.
+  await eventually(
+    async () => receiver.at('/operator').some((r) => r.body.includes('phoneCall.completed')) || undefined,
+  );
+  const deliveries = await eventually(async () => {
+    const out = await admin('webhooks', 'deliveries', '--team', stack.team.teamId, '--call', id, '--json');
+    const parsed = JSON.parse(out.stdout) as {
+      deliveries: {
+        eventType: string;
+        webhookId: string;
+        endpoint: string;
+        state: string;
+        attempts: { status: number }[];
+      }[];
+    };
+    return parsed.deliveries.some((d) => d.eventType === 'phoneCall.completed' && d.state === 'delivered')
+      ? parsed.deliveries
+      : undefined;
+  });
+  const completed = deliveries.find((d) => d.eventType === 'phoneCall.completed')!;
+  expect(completed).toMatchObject({ endpoint: `POST ${hook.url}`, state: 'delivered', attempts: [{ status: 200 }] });
+  const received = receiver.at('/operator').find((r) => r.body.includes('"type":"phoneCall.completed"'))!;
+  expect(completed.webhookId).toBe(received.headers['webhook-id']);
+  expect(deliveries.map((d) => d.eventType)).toEqual(expect.arrayContaining(['phoneCall.queued', 'phoneCall.ringing']));
 });
