@@ -49,5 +49,16 @@ export default tseslint.config(
     files: ['**/*.mjs', '**/*.mts'],
     ...tseslint.configs.disableTypeChecked,
   },
+  {
+    // The `oco` launcher: plain CommonJS that loads tsx, then the TypeScript entry point.
+    files: ['bin/**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'commonjs',
+      globals: { require: 'readonly' },
+    },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, '@typescript-eslint/no-require-imports': 'off' },
+  },
   prettier,
 );

@@ -3,6 +3,7 @@ import { ALL_EVENTS, type CallEventName } from '../src/contracts/events';
 import { toReadView } from '../src/data/phone-call-view';
 import { attemptDelivery } from '../src/webhooks/attempt';
 import type { WebhookEvent, WebhookTarget } from '../workflows/types';
+import { callWebhookTarget, teamWebhookTarget } from '../src/webhooks/targets';
 import type { ActivityDeps } from './deps';
 
 export interface WebhookAttemptActivityInput {
@@ -35,25 +36,9 @@ export function createWebhookActivities({
       const teamHooks = await webhooks.forTeam(input.teamId);
       const call = await calls.findById(input.callId);
       const targets: WebhookTarget[] = [];
-      for (const hook of teamHooks) {
-        if (!subscribed(hook.subscribedEvents)) continue;
-        targets.push({
-          endpointKey: `wh-${hook._id.toHexString()}`,
-          url: hook.url,
-          method: hook.method as 'GET' | 'POST',
-          secretSealed: hook.secretSealed,
-          webhookId: hook._id.toHexString(),
-        });
-      }
+      for (const hook of teamHooks) if (subscribed(hook.subscribedEvents)) targets.push(teamWebhookTarget(hook));
       (call?.phoneCallWebhooks ?? []).forEach((hook, index) => {
-        if (!subscribed([hook.subscribedEvent])) return;
-        targets.push({
-          endpointKey: `call-${index}`,
-          url: hook.url,
-          method: 'POST',
-          secretSealed: hook.secretSealed,
-          webhookId: null,
-        });
+        if (subscribed([hook.subscribedEvent])) targets.push(callWebhookTarget(hook, index));
       });
       return {
         targets,
@@ -84,6 +69,7 @@ export function createWebhookActivities({
         url: target.url,
         method: target.method,
         state,
+        event: { type: event.type, timestamp: event.timestamp, data: event.data },
         attempt: {
           attempt: input.attempt,
           attemptedAt: new Date(result.attemptedAt),

@@ -20,7 +20,8 @@ export async function deliverWebhookEventsWorkflow(
   input: DeliveryWorkflowInput,
 ): Promise<{ delivered: number; failed: number }> {
   const queue: WebhookEvent[] = [input.firstEvent];
-  let noMoreEvents = false;
+  // A redelivery carries one event and no stream follows it.
+  let noMoreEvents = input.redelivery !== undefined;
   setHandler(enqueueEventSignal, (event) => {
     queue.push(event);
   });
@@ -43,10 +44,13 @@ export async function deliverWebhookEventsWorkflow(
 
   async function deliverWithRetries(event: WebhookEvent): Promise<boolean> {
     const delays = input.retryDelaysMs;
-    for (let attempt = 1; ; attempt += 1) {
-      const isLast = attempt > delays.length;
+    // A redelivery follows the whole schedule again; its attempts are recorded after the earlier ones.
+    const recordedBefore = (input.redelivery?.firstAttempt ?? 1) - 1;
+    for (let tried = 1; ; tried += 1) {
+      const isLast = tried > delays.length;
+      const attempt = recordedBefore + tried;
       // Named for the timeline: which event, which attempt of the schedule.
-      const summary = `${input.target.method} ${event.type}, attempt ${attempt} of ${delays.length + 1}`;
+      const summary = `${input.target.method} ${event.type}, ${input.redelivery ? 'redelivery ' : ''}attempt ${tried} of ${delays.length + 1}`;
       const result = await proxyActivities<Activities>({ ...ATTEMPT_OPTIONS, summary }).attemptWebhookDelivery({
         callId: input.callId,
         teamId: input.teamId,
@@ -61,7 +65,7 @@ export async function deliverWebhookEventsWorkflow(
         return false;
       }
       if (isLast) return false;
-      const delay = delays[attempt - 1]!;
+      const delay = delays[tried - 1]!;
       await sleep(delay, { summary: `retry ${event.type} in ${formatDelay(delay)}` });
     }
   }

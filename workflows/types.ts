@@ -86,4 +86,6 @@ export interface DeliveryWorkflowInput {
   target: WebhookTarget;
   firstEvent: WebhookEvent;
   retryDelaysMs: number[];
+  /** An operator's redelivery: this one event, its attempts numbered on from this one. */
+  redelivery?: { firstAttempt: number };
 }

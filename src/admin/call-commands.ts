@@ -1,48 +1,18 @@
-// `calls list|show|watch|cancel` and `transcripts show`: an operator's daily work on calls, through
-// the API as an integrator would do it (an API key names the team; the API checks everything).
-import { isTerminal, type CallStatus } from '../contracts/call-status';
+// `calls create|list|show|watch|cancel` and `transcripts show`: an operator's daily work on calls,
+// through the API as an integrator would do it (an API key names the team; the API checks everything),
+// with the client typed from the OpenAPI document.
+import { randomUUID } from 'node:crypto';
+import { isTerminal } from '../contracts/call-status';
+import { PROVIDERS } from '../contracts/providers';
+import type { ApiSchemas } from '../client/api-client';
+import { answerOf, apiFor, type ApiTarget } from './api-target';
 import { CommandError } from './commands';
 
-export const CALL_VERBS = ['list', 'show', 'watch', 'cancel'] as const;
-export type CallVerb = (typeof CALL_VERBS)[number];
-
-export function isCallVerb(value: string | undefined): value is CallVerb {
-  return (CALL_VERBS as readonly string[]).includes(value ?? '');
-}
-
-export interface ApiTarget {
-  apiUrl: string;
-  key: string | undefined;
-}
-
-interface CallView {
-  _id: string;
-  status: CallStatus;
-  statusExtraInfo?: { statusCode: string; dateTime: string };
-  toPhoneNumber: string;
-  [field: string]: unknown;
-}
-
-/** One API request; an error answer becomes a command error carrying the API's own messages. */
-async function api<T>(target: ApiTarget, method: string, pathAndQuery: string): Promise<T> {
-  if (!target.key) throw new CommandError('an API key is needed: --key KEY or OCO_API_KEY');
-  let res: Response;
-  try {
-    res = await fetch(`${target.apiUrl.replace(/\/+$/, '')}${pathAndQuery}`, {
-      method,
-      headers: { 'service-api-key': target.key, accept: 'application/json' },
-      signal: AbortSignal.timeout(30_000),
-    });
-  } catch (err) {
-    throw new CommandError(`the API at ${target.apiUrl} cannot be reached: ${String(err)}`);
-  }
-  const body = (await res.json().catch(() => ({}))) as { error?: { message?: string[] } };
-  if (!res.ok) throw new CommandError(`${res.status}: ${(body.error?.message ?? []).join('; ') || res.statusText}`);
-  return body as T;
-}
+type PhoneCall = ApiSchemas['PhoneCall'];
+type CreateRequest = ApiSchemas['PhoneCallCreateRequest'];
 
 /** A call in one line's worth of fields. */
-const brief = (call: CallView) => ({
+const brief = (call: Pick<PhoneCall, '_id' | 'toPhoneNumber' | 'status' | 'statusExtraInfo' | 'createdAt'>) => ({
   _id: call._id,
   toPhoneNumber: call.toPhoneNumber,
   status: call.status,
@@ -50,81 +20,145 @@ const brief = (call: CallView) => ({
   createdAt: call.createdAt,
 });
 
-export async function runCallCommand(
-  verb: CallVerb,
-  target: ApiTarget,
-  input: {
-    id?: string;
-    status?: string;
-    to?: string;
-    fileId?: string;
-    template?: string;
-    limit?: string;
-    cursor?: string;
-    interval?: string;
-    onChange?: (line: string) => void;
-  },
-): Promise<object> {
-  const id = () => {
-    if (!input.id) throw new CommandError('--id is required');
-    return encodeURIComponent(input.id);
+function callId(id: string | undefined): string {
+  if (!id) throw new CommandError('the call id is required (calls show CALL_ID)');
+  return id;
+}
+
+export interface CallCreateInput {
+  team: string;
+  template: string;
+  to: string;
+  /** `name=value`, repeatable: the prompt variable values. */
+  variables?: string[];
+  at?: string;
+  record?: boolean;
+  provider?: string;
+  name?: string;
+  email?: string;
+  timeZone?: string;
+  phoneNumberId?: string;
+  /** Makes the create safe to run again; a fresh one is made (and printed) when left out. */
+  idempotencyKey?: string;
+}
+
+/** Queues one call; the API validates every field and answers in its error shape. */
+export async function createCall(target: ApiTarget, input: CallCreateInput) {
+  const api = apiFor(target);
+  const values = (input.variables ?? []).map((pair) => {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new CommandError(`--var must look like NAME=VALUE, got "${pair}"`);
+    return { key: pair.slice(0, eq).trim(), value: pair.slice(eq + 1) };
+  });
+  if (input.provider !== undefined && !(PROVIDERS as readonly string[]).includes(input.provider))
+    throw new CommandError(`--provider must be one of ${PROVIDERS.join(', ')}`);
+  // The API checks every value (the zone's name, the number's form) and names a bad one in its 400.
+  const body: CreateRequest = {
+    teamId: input.team,
+    callTemplateId: input.template,
+    toPhoneNumber: input.to,
+    ...(values.length ? { promptVariableValues: values } : {}),
+    ...(input.at ? { callDelayedUntil: input.at } : {}),
+    ...(input.record ? { record: true } : {}),
+    ...(input.provider ? { telephonyProvider: input.provider as CreateRequest['telephonyProvider'] } : {}),
+    ...(input.name ? { nameOfHuman: input.name } : {}),
+    ...(input.email ? { toEmailAddress: input.email } : {}),
+    ...(input.timeZone ? { calleeTimeZone: input.timeZone as CreateRequest['calleeTimeZone'] } : {}),
+    ...(input.phoneNumberId ? { phoneNumberId: input.phoneNumberId } : {}),
   };
-  switch (verb) {
-    case 'list': {
-      const query = new URLSearchParams();
-      if (input.status) query.set('status', input.status);
-      if (input.to) query.set('toPhoneNumber', input.to);
-      if (input.fileId) query.set('fileId', input.fileId);
-      if (input.template) query.set('callTemplateId', input.template);
-      if (input.limit) query.set('limit', input.limit);
-      if (input.cursor) query.set('cursor', input.cursor);
-      const page = await api<{ data: CallView[]; nextCursor: string | null }>(target, 'GET', `/v1/phoneCalls?${query}`);
-      return { calls: page.data.map(brief), nextCursor: page.nextCursor };
+  const idempotencyKey = input.idempotencyKey ?? `cli-${randomUUID()}`;
+  const created = await answerOf(
+    api,
+    api.client.POST('/v1/phoneCalls', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } }),
+  );
+  return { ...brief(created.data), idempotencyKey };
+}
+
+export interface CallListInput {
+  status?: string;
+  to?: string;
+  fileId?: string;
+  template?: string;
+  limit?: string;
+  cursor?: string;
+}
+
+export async function listCalls(target: ApiTarget, input: CallListInput) {
+  const api = apiFor(target);
+  const limit = input.limit === undefined ? undefined : Number(input.limit);
+  if (limit !== undefined && !Number.isInteger(limit)) throw new CommandError('--limit must be a whole number');
+  const page = await answerOf(
+    api,
+    api.client.GET('/v1/phoneCalls', {
+      params: {
+        query: {
+          // As given: the API checks each value and names a bad one in its 400.
+          status: input.status as PhoneCall['status'] | undefined,
+          toPhoneNumber: input.to,
+          fileId: input.fileId,
+          callTemplateId: input.template,
+          limit,
+          cursor: input.cursor,
+        },
+      },
+    }),
+  );
+  return { calls: page.data.map(brief), nextCursor: page.nextCursor };
+}
+
+export async function showCall(target: ApiTarget, id: string | undefined): Promise<PhoneCall> {
+  const api = apiFor(target);
+  return (await answerOf(api, api.client.GET('/v1/phoneCalls/{id}', { params: { path: { id: callId(id) } } }))).data;
+}
+
+export async function cancelCall(target: ApiTarget, id: string | undefined) {
+  const api = apiFor(target);
+  // The API deletes a call only while it is queued (a dial never races it): anything else is its 4xx.
+  const deleted = await answerOf(
+    api,
+    api.client.DELETE('/v1/phoneCalls/{id}', { params: { path: { id: callId(id) } } }),
+  );
+  return { cancelled: true, call: deleted.data };
+}
+
+/** Polls the call, telling each status change, until it ends; answers the ended call. */
+export async function watchCall(
+  target: ApiTarget,
+  id: string | undefined,
+  options: { interval?: string; onChange: (line: string) => void },
+): Promise<PhoneCall> {
+  const intervalMs = options.interval ? Number(options.interval) * 1000 : 1_000;
+  if (!Number.isFinite(intervalMs) || intervalMs < 100)
+    throw new CommandError('--interval must be seconds, at least 0.1');
+  let last = '';
+  for (;;) {
+    const call = await showCall(target, id);
+    const now = `${call.status} (${call.statusExtraInfo?.statusCode ?? '-'})`;
+    if (now !== last) {
+      options.onChange(`${call.statusExtraInfo?.dateTime ?? new Date().toISOString()}  ${now}`);
+      last = now;
     }
-    case 'show':
-      return (await api<{ data: CallView }>(target, 'GET', `/v1/phoneCalls/${id()}`)).data;
-    case 'cancel':
-      // The API deletes a call only while it is queued (a dial never races it): anything else is its 4xx.
-      return {
-        cancelled: true,
-        call: (await api<{ data: CallView }>(target, 'DELETE', `/v1/phoneCalls/${id()}`)).data,
-      };
-    case 'watch': {
-      const intervalMs = input.interval ? Number(input.interval) * 1000 : 1_000;
-      if (!Number.isFinite(intervalMs) || intervalMs < 100)
-        throw new CommandError('--interval must be seconds, at least 0.1');
-      let last = '';
-      for (;;) {
-        const call = (await api<{ data: CallView }>(target, 'GET', `/v1/phoneCalls/${id()}`)).data;
-        const now = `${call.status} (${call.statusExtraInfo?.statusCode ?? '-'})`;
-        if (now !== last) {
-          input.onChange?.(`${call.statusExtraInfo?.dateTime ?? new Date().toISOString()}  ${now}`);
-          last = now;
-        }
-        if (isTerminal(call.status)) return call;
-        await new Promise((resolve) => setTimeout(resolve, intervalMs));
-      }
-    }
+    if (isTerminal(call.status)) return call;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 
 /** Every utterance of a call, in spoken order (all pages). */
-export async function showTranscript(target: ApiTarget, callId: string | undefined) {
-  if (!callId) throw new CommandError('--call is required');
-  const utterances: { speaker: string; text: string; createdAt: string }[] = [];
-  let cursor: string | null = null;
+export async function showTranscript(target: ApiTarget, phoneCallId: string | undefined) {
+  const api = apiFor(target);
+  const id = callId(phoneCallId);
+  const utterances: ApiSchemas['Transcript'][] = [];
+  let cursor: string | undefined;
   do {
-    const query = new URLSearchParams({ phoneCallId: callId, limit: '1000', ...(cursor ? { cursor } : {}) });
-    const page: { data: typeof utterances; nextCursor: string | null } = await api(
-      target,
-      'GET',
-      `/v1/transcripts?${query}`,
+    const page = await answerOf(
+      api,
+      api.client.GET('/v1/transcripts', { params: { query: { phoneCallId: id, limit: 1000, cursor } } }),
     );
     utterances.push(...page.data);
-    cursor = page.nextCursor;
+    cursor = page.nextCursor ?? undefined;
   } while (cursor);
   return {
-    phoneCallId: callId,
+    phoneCallId: id,
     transcript: utterances.map((u) => ({ speaker: u.speaker, text: u.text, at: u.createdAt })),
   };
 }

@@ -13,6 +13,8 @@ import { CallTemplate } from '../data/models/call-template';
 import { MAX_BATCH, phoneCallCreateSchema } from '../schemas/phone-calls';
 import { CommandError, requireTeam } from './commands';
 import { columnKey, countryOf, csvRows, refuseProblems } from './csv';
+import { apiFor, type ApiCall } from './api-target';
+import { errorMessages, type ApiSchemas } from '../client/api-client';
 
 /** CSV columns that are call fields (matched by columnKey); every other column is a prompt variable. */
 const FIELD_COLUMNS: Record<string, string> = {
@@ -124,6 +126,7 @@ export interface ImportInput {
 
 export async function importCalls(input: ImportInput) {
   if (!input.key) throw new CommandError('an API key with calls:write is needed: --key KEY or OCO_API_KEY');
+  const api = apiFor({ apiUrl: input.apiUrl, key: input.key }, 5 * 60_000);
   const team = await requireTeam(input.team);
   if (!Types.ObjectId.isValid(input.template)) throw new CommandError('--template must be a call template id');
   const template = await CallTemplate.findOne({ _id: input.template, teamId: team._id }).lean();
@@ -173,16 +176,12 @@ export async function importCalls(input: ImportInput) {
   let replayed = 0;
   try {
     for (const [index, chunk] of chunks.entries()) {
-      const answer = await postChunk(
-        input.apiUrl,
-        input.key,
-        `${fileId}-${chunkSize}-${index + 1}-of-${chunks.length}`,
-        {
-          phoneCalls: chunk.map((c) => c.element),
-          fileId,
-          fileName,
-        },
-      );
+      const answer = await postChunk(api, `${fileId}-${chunkSize}-${index + 1}-of-${chunks.length}`, {
+        // Each one checked against the create schema by readCallCsv.
+        phoneCalls: chunk.map((c) => c.element as ApiSchemas['PhoneCallCreateRequest']),
+        fileId,
+        fileName,
+      });
       batchIds.push(answer.batchId);
       if (answer.replayed) replayed += 1;
       bar?.increment(chunk.length, { batch: index + 1, batches: chunks.length });
@@ -202,34 +201,30 @@ export async function importCalls(input: ImportInput) {
 
 /** One chunk through POST /v1/phoneCalls/batch; a retry carries the same key, so it creates nothing twice. */
 async function postChunk(
-  apiUrl: string,
-  key: string,
+  api: ApiCall,
   idempotencyKey: string,
-  body: { phoneCalls: unknown[]; fileId: string; fileName: string },
+  body: ApiSchemas['PhoneCallBatchRequest'],
 ): Promise<{ batchId: string; replayed: boolean }> {
   for (let attempt = 1; ; attempt += 1) {
-    let res: Response;
+    let answer;
     try {
-      res = await fetch(`${apiUrl.replace(/\/+$/, '')}/v1/phoneCalls/batch`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'service-api-key': key, 'Idempotency-Key': idempotencyKey },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(5 * 60_000),
+      answer = await api.client.POST('/v1/phoneCalls/batch', {
+        body,
+        params: { header: { 'Idempotency-Key': idempotencyKey } },
       });
     } catch (err) {
-      if (attempt >= CHUNK_TRIES) throw new CommandError(`the API at ${apiUrl} cannot be reached: ${String(err)}`);
+      if (attempt >= CHUNK_TRIES) throw new CommandError(`the API at ${api.apiUrl} cannot be reached: ${String(err)}`);
       await wait(attempt * 1_000);
       continue;
     }
-    const answer = (await res.json().catch(() => ({}))) as { batchId?: string; error?: { message?: string[] } };
-    if (res.ok && answer.batchId)
-      return { batchId: answer.batchId, replayed: res.headers.get('idempotent-replayed') === 'true' };
-    if ((res.status === 429 || res.status >= 500) && attempt < CHUNK_TRIES) {
-      await wait(Number(res.headers.get('retry-after') ?? attempt) * 1_000);
+    const { data, error, response } = answer;
+    if (data) return { batchId: data.batchId, replayed: response.headers.get('idempotent-replayed') === 'true' };
+    if ((response.status === 429 || response.status >= 500) && attempt < CHUNK_TRIES) {
+      await wait(Number(response.headers.get('retry-after') ?? attempt) * 1_000);
       continue;
     }
     throw new CommandError(
-      `the API refused a batch (${res.status}): ${(answer.error?.message ?? []).join('; ') || 'no details'}; ` +
+      `the API refused a batch (${response.status}): ${errorMessages(error).join('; ') || 'no details'}; ` +
         'the batches before it are created: run the same import again to carry on',
     );
   }

@@ -4,8 +4,9 @@ import { authenticateApiKey, type AuthenticatedKey } from '../auth/api-keys';
 import type { Scope } from '../data/models/api-key';
 import { forbidden, unauthorized } from './errors';
 import type { ApiContext, ApiMiddleware } from './state';
+import { API_KEY_HEADER } from '../contracts/api-key-header';
 
-export const API_KEY_HEADER = 'service-api-key';
+export { API_KEY_HEADER };
 
 export function requireApiKey(): ApiMiddleware {
   return async (ctx, next) => {

@@ -21,6 +21,8 @@ import {
 import { eventNameSchema, responseRegistry } from '../schemas/responses';
 import { webhookCreateSchema, webhookUpdateSchema } from '../schemas/webhooks';
 import { doNotCallAddSchema, doNotCallListQuerySchema, MAX_DNC_ADD } from '../schemas/do-not-call';
+import { MAX_DELIVERIES_PER_CALL } from './routes/webhook-deliveries';
+import { examples } from './openapi-examples';
 
 export type JsonSchema = { [keyword: string]: unknown };
 export type OpenApiDocument = { openapi: '3.1.0'; [field: string]: unknown };
@@ -342,10 +344,14 @@ export function responseComponents(): Record<string, JsonSchema> {
 const JSON_TYPE = 'application/json';
 const requestIdHeader = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
 
-const jsonResponse = (description: string, schema: JsonSchema, headers: Record<string, unknown> = {}) => ({
+const jsonResponse = (
+  description: string,
+  schema: JsonSchema,
+  { headers = {}, example }: { headers?: Record<string, unknown>; example?: unknown } = {},
+) => ({
   description,
   headers: { ...requestIdHeader, ...headers },
-  content: { [JSON_TYPE]: { schema } },
+  content: { [JSON_TYPE]: { schema, ...(example === undefined ? {} : { example }) } },
 });
 
 const ERROR_RESPONSES: Record<number, { name: string; description: string; example: string }> = {
@@ -425,8 +431,8 @@ function jsonBody(schemaName: string, example: unknown) {
 // ---------------------------------------------------------------------------------------------
 // The document
 
-const EXAMPLE_TEAM = '665f1c2e8b3e4a0012345678';
-const EXAMPLE_TEMPLATE = '665f1c2e8b3e4a0012345679';
+const API_TITLE = 'Outbound AI Phone Call Service';
+const API_VERSION = '1.0.0';
 
 /** Inline code spans, comma-separated: `a`, `b`. */
 const codeList = (values: readonly string[]) => values.map((value) => `\`${value}\``).join(', ');
@@ -505,10 +511,16 @@ const DESCRIPTION = [
 ].join('\n');
 
 export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
+  const baseUrl = publicBaseUrl.replace(/\/+$/, '');
+  const ex = examples(baseUrl, { title: API_TITLE, version: API_VERSION });
   const idempotencyKey = ref('parameters', 'Idempotency-Key');
-  const created = (schema: string) =>
-    jsonResponse('Created.', schemaRef(schema), { 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') });
-  const ok = (schema: string, description = 'OK.') => jsonResponse(description, schemaRef(schema));
+  const created = (schema: string, example: unknown) =>
+    jsonResponse('Created.', schemaRef(schema), {
+      headers: { 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') },
+      example,
+    });
+  const ok = (schema: string, example: unknown, description = 'OK.') =>
+    jsonResponse(description, schemaRef(schema), { example });
   const publicOperation = { security: [] as unknown[] };
 
   const wavResponse = (description: string, cacheControl: string) => ({
@@ -520,11 +532,11 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
   return {
     openapi: '3.1.0',
     info: {
-      title: 'Outbound AI Phone Call Service',
-      version: '1.0.0',
+      title: API_TITLE,
+      version: API_VERSION,
       description: DESCRIPTION,
     },
-    servers: [{ url: publicBaseUrl.replace(/\/+$/, '') }],
+    servers: [{ url: baseUrl }],
     security: [{ [SECURITY_SCHEME]: [] }],
     tags: [
       { name: 'Phone calls', description: 'Create, list, read and delete calls.' },
@@ -568,16 +580,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             "a `toPhoneNumber` on the team's do-not-call list, or an `Idempotency-Key` reused with another body.",
           security: securityFor('calls:write'),
           parameters: [idempotencyKey],
-          requestBody: jsonBody('PhoneCallCreateRequest', {
-            teamId: EXAMPLE_TEAM,
-            callTemplateId: EXAMPLE_TEMPLATE,
-            nameOfHuman: 'Grace',
-            toPhoneNumber: '+14155552671',
-            promptVariableValues: [{ key: 'firstName', value: 'Grace' }],
-            record: true,
-            callDelayedUntil: '2026-11-22T10:00:00.000Z',
-          }),
-          responses: { '201': created('PhoneCallCreatedResponse'), ...errorRefs(V1_BODY_ERRORS) },
+          requestBody: jsonBody('PhoneCallCreateRequest', ex.createCall),
+          responses: { '201': created('PhoneCallCreatedResponse', ex.callCreated), ...errorRefs(V1_BODY_ERRORS) },
         },
         get: {
           tags: ['Phone calls'],
@@ -588,7 +592,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'by the query. Needs `calls:read`. Unknown parameters or bad values are 400.',
           security: securityFor('calls:read'),
           parameters: phoneCallListParameters(),
-          responses: { '200': ok('PhoneCallList'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('PhoneCallList', ex.callList), ...errorRefs(V1_ERRORS) },
         },
       },
       '/v1/phoneCalls/batch': {
@@ -603,25 +607,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             '`fileId` or `fileName` is given. Needs `calls:write`.',
           security: securityFor('calls:write'),
           parameters: [idempotencyKey],
-          requestBody: jsonBody('PhoneCallBatchRequest', {
-            phoneCalls: [
-              {
-                teamId: EXAMPLE_TEAM,
-                callTemplateId: EXAMPLE_TEMPLATE,
-                toPhoneNumber: '+14155552671',
-                promptVariableValues: [{ key: 'firstName', value: 'Grace' }],
-              },
-              {
-                teamId: EXAMPLE_TEAM,
-                callTemplateId: EXAMPLE_TEMPLATE,
-                toPhoneNumber: '+14155552672',
-                promptVariableValues: [{ key: 'firstName', value: 'Alan' }],
-              },
-            ],
-            fileId: 'leads-2026-11',
-            fileName: 'leads.csv',
-          }),
-          responses: { '201': created('PhoneCallBatchResponse'), ...errorRefs(V1_BODY_ERRORS) },
+          requestBody: jsonBody('PhoneCallBatchRequest', ex.createBatch),
+          responses: { '201': created('PhoneCallBatchResponse', ex.batchCreated), ...errorRefs(V1_BODY_ERRORS) },
         },
       },
       '/v1/phoneCalls/{id}': {
@@ -632,7 +619,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           summary: 'Get a call',
           description: 'Needs `calls:read`.',
           security: securityFor('calls:read'),
-          responses: { '200': ok('PhoneCallResponse'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('PhoneCallResponse', ex.call), ...errorRefs(V1_ERRORS) },
         },
         delete: {
           tags: ['Phone calls'],
@@ -644,7 +631,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'A call no longer queued (including one being dialled at that moment) is 400, ' +
             '`only queued calls can be deleted; status is <status>`. Needs `calls:write`.',
           security: securityFor('calls:write'),
-          responses: { '200': ok('PhoneCallResponse', 'Deleted; the call as it was.'), ...errorRefs(V1_ERRORS) },
+          responses: {
+            '200': ok('PhoneCallResponse', ex.callDeleted, 'Deleted; the call as it was.'),
+            ...errorRefs(V1_ERRORS),
+          },
         },
       },
       '/v1/phoneCalls/batch/{batchId}/pause': {
@@ -658,7 +648,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'already dialling go on. A paused call past its `callDelayedUntil` is dialled only after resume. ' +
             "Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.batchControl('pause')), ...errorRefs(V1_ERRORS) },
         },
       },
       '/v1/phoneCalls/batch/{batchId}/resume': {
@@ -672,7 +662,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'creation order among themselves). Answers counts. No body. Needs `calls:write`; a batch or file ' +
             "with no call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.batchControl('resume')), ...errorRefs(V1_ERRORS) },
         },
       },
       '/v1/phoneCalls/batch/{batchId}/cancel': {
@@ -687,7 +677,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'afterwards); calls already dialling or ended are left alone. Answers counts. No body. ' +
             "Needs `calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.batchControl('cancel')), ...errorRefs(V1_ERRORS) },
         },
       },
       '/v1/phoneCalls/file/{fileId}/pause': {
@@ -702,7 +692,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no ' +
             "call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.fileControl('pause')), ...errorRefs(V1_ERRORS) },
         },
       },
       '/v1/phoneCalls/file/{fileId}/resume': {
@@ -716,7 +706,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'back of the queue (in creation order among themselves). Answers counts. No body. Needs ' +
             "`calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.fileControl('resume')), ...errorRefs(V1_ERRORS) },
         },
       },
       '/v1/phoneCalls/file/{fileId}/cancel': {
@@ -731,7 +721,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'reads 404 afterwards); calls already dialling or ended are left alone. Answers counts. No body. ' +
             "Needs `calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.fileControl('cancel')), ...errorRefs(V1_ERRORS) },
         },
       },
       '/v1/doNotCall': {
@@ -744,7 +734,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'Needs `dnc:read`.',
           security: securityFor('dnc:read'),
           parameters: doNotCallListParameters(),
-          responses: { '200': ok('DoNotCallList'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('DoNotCallList', ex.doNotCallList), ...errorRefs(V1_ERRORS) },
         },
         post: {
           tags: ['Do-not-call list'],
@@ -756,11 +746,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'number are not dialled. 400 for an invalid number (each problem names its element). Needs ' +
             '`dnc:write`.',
           security: securityFor('dnc:write'),
-          requestBody: jsonBody('DoNotCallAddRequest', {
-            teamId: EXAMPLE_TEAM,
-            entries: [{ phoneNumber: '+14155550123', reason: 'asked by e-mail on 2026-11-20' }],
-          }),
-          responses: { '200': ok('DoNotCallAddResponse'), ...errorRefs(V1_BODY_ERRORS) },
+          requestBody: jsonBody('DoNotCallAddRequest', ex.addToDoNotCall),
+          responses: { '200': ok('DoNotCallAddResponse', ex.doNotCallAdded), ...errorRefs(V1_BODY_ERRORS) },
         },
       },
       '/v1/doNotCall/{phoneNumber}': {
@@ -774,7 +761,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'stays failed). Answers the removed entry; a number not on the list is 404, one that is not a ' +
             'valid phone number is 400. Needs `dnc:write`.',
           security: securityFor('dnc:write'),
-          responses: { '200': ok('DoNotCallEntryResponse', 'Removed; the entry as it was.'), ...errorRefs(V1_ERRORS) },
+          responses: {
+            '200': ok('DoNotCallEntryResponse', ex.doNotCallRemoved, 'Removed; the entry as it was.'),
+            ...errorRefs(V1_ERRORS),
+          },
         },
       },
       '/v1/webhooks': {
@@ -786,14 +776,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             "Registers an address notified of the team's call events. The answer (200) is the only one that " +
             'shows the signing `secret`. Needs `webhooks:write`.',
           security: securityFor('webhooks:write'),
-          requestBody: jsonBody('WebhookCreateRequest', {
-            teamId: EXAMPLE_TEAM,
-            url: 'https://example.com/hooks/calls',
-            subscribedEvents: ['phoneCall.completed'],
-            method: 'POST',
-          }),
+          requestBody: jsonBody('WebhookCreateRequest', ex.createWebhook),
           responses: {
-            '200': ok('WebhookCreatedResponse', 'Created; the only answer with the secret.'),
+            '200': ok('WebhookCreatedResponse', ex.webhookCreated, 'Created; the only answer with the secret.'),
             ...errorRefs(V1_BODY_ERRORS),
           },
         },
@@ -806,7 +791,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           summary: 'Get a webhook',
           description: 'Needs `webhooks:read`. The secret is not shown.',
           security: securityFor('webhooks:read'),
-          responses: { '200': ok('WebhookResponse'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('WebhookResponse', ex.webhook), ...errorRefs(V1_ERRORS) },
         },
         patch: {
           tags: ['Webhooks'],
@@ -816,8 +801,45 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'Changes any of `url`, `subscribedEvents`, `method`; the secret stays and is not shown. Needs ' +
             '`webhooks:write`.',
           security: securityFor('webhooks:write'),
-          requestBody: jsonBody('WebhookUpdateRequest', { subscribedEvents: ['*'], method: 'GET' }),
-          responses: { '200': ok('WebhookResponse'), ...errorRefs(V1_BODY_ERRORS) },
+          requestBody: jsonBody('WebhookUpdateRequest', ex.updateWebhook),
+          responses: { '200': ok('WebhookResponse', ex.webhookUpdated), ...errorRefs(V1_BODY_ERRORS) },
+        },
+      },
+      '/v1/phoneCalls/{id}/webhookDeliveries': {
+        parameters: [ref('parameters', 'PhoneCallId')],
+        get: {
+          tags: ['Webhooks'],
+          operationId: 'listWebhookDeliveries',
+          summary: "List a call's webhook deliveries",
+          description:
+            "Every event sent (or being sent) to the call's webhook endpoints, team webhooks and the call's own " +
+            '`phoneCallWebhooks`: one entry per event and endpoint, oldest first, each with every attempt and ' +
+            `its answer (at most ${MAX_DELIVERIES_PER_CALL}). A call of another team is 404. Needs \`webhooks:read\`.`,
+          security: securityFor('webhooks:read'),
+          responses: { '200': ok('WebhookDeliveryList', ex.webhookDeliveries), ...errorRefs(V1_ERRORS) },
+        },
+      },
+      '/v1/webhookDeliveries/{id}/redeliver': {
+        parameters: [ref('parameters', 'WebhookDeliveryId')],
+        post: {
+          tags: ['Webhooks'],
+          operationId: 'redeliverWebhook',
+          summary: 'Redeliver an event',
+          description:
+            'Sends the event of one delivery again: the same `webhook-id`, type, timestamp and data (receivers that ' +
+            'deduplicate on `webhook-id` see it once), signed afresh, to the endpoint as it is configured now ' +
+            '(its current URL, method and secret), with the whole retry schedule. Its attempts are added to the ' +
+            "delivery's, numbered on. Answers at once (202) with the delivery in state `pending`; read its outcome " +
+            'from the list. 400 while the delivery is still `pending` (one delivery at a time), when its endpoint ' +
+            'no longer exists, or for a delivery recorded before events were kept for redelivery. No body. Needs ' +
+            '`webhooks:write`.',
+          security: securityFor('webhooks:write'),
+          responses: {
+            '202': jsonResponse('Accepted; the redelivery has started.', schemaRef('WebhookDeliveryResponse'), {
+              example: ex.redelivering,
+            }),
+            ...errorRefs(V1_ERRORS),
+          },
         },
       },
       '/v1/voices': {
@@ -827,7 +849,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           summary: 'List voices',
           description: 'The whole catalogue of synthetic voices, by `id`, in one answer. Needs `voices:read`.',
           security: securityFor('voices:read'),
-          responses: { '200': ok('VoiceList'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('VoiceList', ex.voices), ...errorRefs(V1_ERRORS) },
         },
       },
       '/v1/transcripts': {
@@ -851,7 +873,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             ref('parameters', 'Limit'),
             ref('parameters', 'Cursor'),
           ],
-          responses: { '200': ok('TranscriptList'), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('TranscriptList', ex.transcripts), ...errorRefs(V1_ERRORS) },
         },
       },
       '/v1/openapi.json': {
@@ -861,7 +883,14 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'getOpenApiDocument',
           summary: 'This document',
           description: 'The OpenAPI 3.1 description of the service. No API key.',
-          responses: { '200': jsonResponse('The document.', { type: 'object' }), ...errorRefs([500]) },
+          responses: {
+            '200': jsonResponse(
+              'The document (the example shows its start).',
+              { type: 'object' },
+              { example: ex.openApiDocument },
+            ),
+            ...errorRefs([500]),
+          },
         },
       },
       '/healthz': {
@@ -871,7 +900,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           operationId: 'getHealth',
           summary: 'Liveness',
           description: 'Answers 200 while the process lives. No API key.',
-          responses: { '200': jsonResponse('Alive.', schemaRef('Health')) },
+          responses: { '200': jsonResponse('Alive.', schemaRef('Health'), { example: ex.health }) },
         },
       },
       '/metrics': {
@@ -888,7 +917,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           responses: {
             '200': {
               description: 'The metrics.',
-              content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } },
+              content: {
+                'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' }, example: ex.metrics },
+              },
             },
             '401': jsonResponse(
               'METRICS_BEARER_TOKEN is set and the bearer token is missing or wrong.',
@@ -906,8 +937,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           description:
             'Answers 200 once MongoDB and Temporal are reachable, 503 naming the unreachable ones before. No API key.',
           responses: {
-            '200': jsonResponse('Ready.', schemaRef('Readiness')),
-            '503': jsonResponse('A dependency is unreachable.', schemaRef('Readiness')),
+            '200': jsonResponse('Ready.', schemaRef('Readiness'), { example: ex.ready }),
+            '503': jsonResponse('A dependency is unreachable.', schemaRef('Readiness'), { example: ex.unavailable }),
           },
         },
       },
@@ -999,7 +1030,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             ref('parameters', 'webhook-timestamp'),
             ref('parameters', 'webhook-signature'),
           ],
-          requestBody: { required: true, content: { [JSON_TYPE]: { schema: schemaRef('WebhookEvent') } } },
+          requestBody: {
+            required: true,
+            content: { [JSON_TYPE]: { schema: schemaRef('WebhookEvent'), example: ex.callCompletedEvent } },
+          },
           responses: {
             '2XX': { description: 'Delivered.' },
             '410': { description: 'Gone: no more retries of this delivery.' },
@@ -1097,6 +1131,13 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           in: 'path',
           required: true,
           description: "The call's `_id` (24 lowercase hex characters; anything else is 404).",
+          schema: { type: 'string' },
+        },
+        WebhookDeliveryId: {
+          name: 'id',
+          in: 'path',
+          required: true,
+          description: "A delivery's `_id`, as `GET /v1/phoneCalls/{id}/webhookDeliveries` lists them.",
           schema: { type: 'string' },
         },
         WebhookId: {

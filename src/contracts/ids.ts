@@ -30,6 +30,11 @@ export function deliveryWorkflowId(callId: string, endpointKey: string): string 
   return `webhookDelivery-${callId}-${endpointKey}`;
 }
 
+/** An operator's n-th redelivery of one delivery record (POST /v1/webhookDeliveries/{id}/redeliver). */
+export function redeliveryWorkflowId(deliveryId: string, n: number): string {
+  return `webhookRedelivery-${deliveryId}-${n}`;
+}
+
 /** One pacer per team: it hands out the team's dial slots (workflows/team-pacer.ts). */
 export function pacerWorkflowId(teamId: string): string {
   return `teamPacer-${teamId}`;

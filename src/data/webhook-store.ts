@@ -16,6 +16,8 @@ export interface DeliveryAttemptRecord {
   url: string;
   method: 'GET' | 'POST';
   state: DeliveryState;
+  /** The event as sent, kept with the first attempt for redelivery. */
+  event: { type: CallEventName; timestamp: string; data: Record<string, unknown> };
   attempt: { attempt: number; attemptedAt: Date; statusCode: number | null; durationMs: number; error: string | null };
 }
 
@@ -39,6 +41,7 @@ export function createWebhookStore(): WebhookStore {
             eventType: record.eventType,
             url: record.url,
             method: record.method,
+            event: record.event,
           },
           $set: { state: record.state },
           $push: { attempts: record.attempt },

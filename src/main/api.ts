@@ -28,6 +28,8 @@ import { createDoNotCallRouter } from '../api/routes/do-not-call';
 import { createDoNotCallStore } from '../data/do-not-call-store';
 import { createVoiceSamplesRouter, createVoicesRouter } from '../api/routes/voices';
 import { createWebhooksRouter } from '../api/routes/webhooks';
+import { createWebhookDeliveriesRouter } from '../api/routes/webhook-deliveries';
+import { createRedelivery } from '../webhooks/redelivery';
 import { syncVoiceCatalogue } from '../voices/sync';
 
 export interface ApiDeps {
@@ -83,6 +85,13 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
       }),
       createPhoneCallBatchesRouter({ control, concurrency: config.BATCH_START_CONCURRENCY }),
       createWebhooksRouter({ secretBox, allowPrivateUrls: config.ALLOW_PRIVATE_WEBHOOK_URLS }),
+      createWebhookDeliveriesRouter({
+        redelivery: createRedelivery({
+          client: temporal,
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          retryDelaysMs: config.WEBHOOK_RETRY_DELAYS,
+        }),
+      }),
       createTranscriptsRouter(),
       createDoNotCallRouter({ list: createDoNotCallStore() }),
       createVoicesRouter({ publicBaseUrl: config.PUBLIC_BASE_URL }),

@@ -323,6 +323,43 @@ export const doNotCallAddResultSchema = component(
 component('DoNotCallEntryResponse', envelope(doNotCallEntryViewSchema));
 component('DoNotCallList', page(doNotCallEntryViewSchema));
 
+export const webhookDeliveryViewSchema = component(
+  'WebhookDelivery',
+  z.strictObject({
+    _id: hexId('Unique ID of the delivery: one event to one endpoint. Redeliver it by this id.'),
+    teamId: hexId('Team of the call.'),
+    phoneCallId: hexId('The call the event is about.'),
+    webhookId: hexId("The team webhook it went to; `null` for one of the call's own `phoneCallWebhooks`.").nullable(),
+    eventId: text("The event's `webhook-id` header: the same on every attempt and on a redelivery."),
+    eventType: described(z.enum(CALL_EVENT_NAMES), 'The event.'),
+    method: described(z.enum(['GET', 'POST']), 'How it was sent.'),
+    url: text("Where it was sent (the endpoint's URL at the time)."),
+    state: described(
+      z.enum(['pending', 'delivered', 'failed', 'gone']),
+      '`pending` while attempts (or a redelivery) go on, `delivered` on a 2xx, `failed` once the retry schedule ' +
+        'ran out, `gone` when the receiver answered 410.',
+    ),
+    attempts: described(
+      z.array(
+        z.strictObject({
+          attempt: count(1, 'Its number, counted across redeliveries.'),
+          attemptedAt: timestamp('When it was sent.'),
+          statusCode: described(z.int(), "The receiver's HTTP status; `null` when none came.").nullable(),
+          durationMs: count(0, 'How long the receiver took to answer.'),
+          error: text('What went wrong, when the attempt failed without a status or with one.').nullable(),
+        }),
+      ),
+      'Every attempt, oldest first.',
+    ),
+    redeliveries: count(0, 'How many times an operator had it redelivered.'),
+    createdAt: timestamp('When it was first attempted.'),
+    updatedAt: timestamp('Last change.'),
+  }),
+  "One event sent to one of the call's webhook endpoints, with every attempt.",
+);
+component('WebhookDeliveryResponse', envelope(webhookDeliveryViewSchema));
+component('WebhookDeliveryList', envelope(z.array(webhookDeliveryViewSchema)));
+
 component(
   'WebhookEvent',
   z.discriminatedUnion('type', [

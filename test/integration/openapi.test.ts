@@ -6,9 +6,10 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/admin/commands';
 import { apiClient, errorMessages, eventually, rawRequest, type ApiResponse } from '../helpers/http';
+import { documentReader, escapePointer, type Json } from '../helpers/openapi-document';
+import { startReceiver } from '../helpers/receiver';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
-type Json = Record<string, any>;
 type RequestOptions = {
   path?: Record<string, string>;
   query?: Record<string, string>;
@@ -24,6 +25,7 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 const BODY_LIMIT_BYTES = 64 * 1024;
 
 let stack: TestStack;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let api: ReturnType<typeof apiClient>;
 let doc: Json;
 let ajv: Ajv2020;
@@ -33,6 +35,7 @@ const covered = new Set<string>();
 
 beforeAll(async () => {
   stack = await startTestStack({ env: { REQUEST_BODY_LIMIT: `${BODY_LIMIT_BYTES / 1024}kb` } });
+  receiver = await startReceiver();
   api = apiClient(stack.baseUrl, stack.team.key);
   const res = await api.get('/v1/openapi.json', { key: null });
   expect(res.status).toBe(200);
@@ -44,30 +47,17 @@ beforeAll(async () => {
   ajv.addSchema(doc, DOC_ID, undefined, false);
 });
 afterAll(async () => {
+  await receiver?.close();
   await stack?.stop();
 });
 
-const escapePointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
-
 function atPointer(pointer: string): unknown {
-  let node: unknown = doc;
-  for (const raw of pointer.replace(/^#?\//, '').split('/')) {
-    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Json)[segment];
-  }
-  return node;
+  return documentReader(doc).atPointer(pointer);
 }
 
 /** Follows `$ref` (within the document) to the object, and gives the pointer it lives at. */
 function deref(value: Json, pointer: string): { value: Json; pointer: string } {
-  let current = { value, pointer };
-  while (typeof current.value.$ref === 'string') {
-    const target = current.value.$ref.slice(1);
-    current = { value: atPointer(target) as Json, pointer: target };
-    expect(current.value, `unresolved $ref ${target}`).toBeDefined();
-  }
-  return current;
+  return documentReader(doc).deref(value, pointer);
 }
 
 function validatorAt(pointer: string): ValidateFunction {
@@ -217,6 +207,8 @@ describe('the document', () => {
       '/v1/doNotCall/{phoneNumber}': ['delete'],
       '/v1/webhooks': ['post'],
       '/v1/webhooks/{_id}': ['get', 'patch'],
+      '/v1/phoneCalls/{id}/webhookDeliveries': ['get'],
+      '/v1/webhookDeliveries/{id}/redeliver': ['post'],
       '/v1/voices': ['get'],
       '/v1/transcripts': ['get'],
       '/v1/openapi.json': ['get'],
@@ -279,6 +271,19 @@ describe('the document', () => {
           template,
           item[method].requestBody.content['application/json'].example,
         );
+      }
+      // Every success with a JSON body shows an example of it (the shared error answers are checked above).
+      for (const method of HTTP_METHODS.filter((m) => m in item)) {
+        for (const [status, response] of Object.entries(item[method].responses as Json)) {
+          const json = response.content?.['application/json'];
+          if (!json) continue;
+          const label = `${method.toUpperCase()} ${template} ${status} example`;
+          if (status.startsWith('2')) expect(json.example, label).toBeDefined();
+          if (json.example === undefined) continue;
+          const pointer = `/paths/${escapePointer(template)}/${method}/responses/${status}/content/application~1json/schema`;
+          const validate = validatorAt(pointer);
+          expect(validate(json.example), `${label}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+        }
       }
     }
     const validateError = validatorAt('/components/schemas/Error');
@@ -403,8 +408,17 @@ describe('phone calls', () => {
     };
     const ids = new Map<string, string>();
     for (const to of Object.keys(outcomes)) {
+      // The completed one also tells a receiver, for its webhook deliveries.
+      const hooks =
+        outcomes[to] === 'completed'
+          ? {
+              phoneCallWebhooks: [
+                { url: `${receiver.url}/hook`, subscribedEvent: 'phoneCall.completed', secret: 'hook secret' },
+              ],
+            }
+          : {};
       const created = await call('POST', '/v1/phoneCalls', {
-        body: callBody({ toPhoneNumber: to, callDelayedUntil: undefined, record: true }),
+        body: callBody({ toPhoneNumber: to, callDelayedUntil: undefined, record: true, ...hooks }),
       });
       expect(created.status).toBe(201);
       ids.set(to, created.body.data._id);
@@ -464,6 +478,16 @@ describe('phone calls', () => {
     expect(
       (await call('GET', '/recordings/{file}', { path: { file: `${'A'.repeat(32)}.wav` }, key: null })).status,
     ).toBe(404);
+
+    const deliveries = await eventually(async () => {
+      const res = await call('GET', '/v1/phoneCalls/{id}/webhookDeliveries', { path: { id: completed._id } });
+      return res.body.data.some((d: Json) => d.state === 'delivered') ? res : undefined;
+    });
+    const deliveryId = deliveries.body.data[0]._id as string;
+    expect((await call('POST', '/v1/webhookDeliveries/{id}/redeliver', { path: { id: deliveryId } })).status).toBe(202);
+    const unknown = 'f'.repeat(24);
+    expect((await call('GET', '/v1/phoneCalls/{id}/webhookDeliveries', { path: { id: unknown } })).status).toBe(404);
+    expect((await call('POST', '/v1/webhookDeliveries/{id}/redeliver', { path: { id: unknown } })).status).toBe(404);
   });
 });
 

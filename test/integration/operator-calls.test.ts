@@ -1,6 +1,7 @@
 // The operator's call commands as an operator runs them: `calls import` (a CSV file checked whole, then
 // created through the API's batch endpoint in chunks; run again, nothing twice), `calls list|show|
-// watch|cancel` and `transcripts show` through the API with the team's key, and `webhooks deliveries`.
+// watch|cancel|create` and `transcripts show` through the API with the team's key, and `webhooks
+// deliveries|redeliver`.
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -150,9 +151,10 @@ it('lists, shows and cancels the imported calls; watches a call to its end, show
     async () => receiver.at('/operator').some((r) => r.body.includes('phoneCall.completed')) || undefined,
   );
   const deliveries = await eventually(async () => {
-    const out = await admin('webhooks', 'deliveries', '--team', stack.team.teamId, '--call', id, '--json');
+    const out = await admin('webhooks', 'deliveries', id, '--json');
     const parsed = JSON.parse(out.stdout) as {
       deliveries: {
+        deliveryId: string;
         eventType: string;
         webhookId: string;
         endpoint: string;
@@ -169,4 +171,54 @@ it('lists, shows and cancels the imported calls; watches a call to its end, show
   const received = receiver.at('/operator').find((r) => r.body.includes('"type":"phoneCall.completed"'))!;
   expect(completed.webhookId).toBe(received.headers['webhook-id']);
   expect(deliveries.map((d) => d.eventType)).toEqual(expect.arrayContaining(['phoneCall.queued', 'phoneCall.ringing']));
+
+  // Sent again on request: the same event, the same webhook-id.
+  const redelivered = await admin('webhooks', 'redeliver', completed.deliveryId, '--json');
+  expect(redelivered.code, redelivered.stdout).toBe(0);
+  expect(JSON.parse(redelivered.stdout)).toMatchObject({
+    redelivering: true,
+    delivery: { deliveryId: completed.deliveryId, state: 'pending' },
+  });
+  const twice = await eventually(async () => {
+    const sent = receiver.at('/operator').filter((r) => r.body.includes('"type":"phoneCall.completed"'));
+    return sent.length === 2 ? sent : undefined;
+  });
+  expect(twice[1]!.headers['webhook-id']).toBe(completed.webhookId);
+  expect(twice[1]!.body).toBe(twice[0]!.body);
+});
+
+it('calls create queues one call; run again with its idempotency key, it creates nothing more', async () => {
+  const at = new Date(Date.now() + 30 * 86_400_000).toISOString();
+  const args = ['calls', 'create', '--team', stack.team.teamId, '--template', stack.team.templateId];
+  const created = await admin(...args, '--to', '+1 415 555 2401', '--var', 'firstName=Ada', '--at', at, '--json');
+  expect(created.code, created.stdout).toBe(0);
+  const call = JSON.parse(created.stdout) as {
+    _id: string;
+    status: string;
+    toPhoneNumber: string;
+    idempotencyKey: string;
+  };
+  expect(call).toMatchObject({ status: 'queued', toPhoneNumber: '+14155552401' });
+
+  const again = await admin(
+    ...args,
+    ...['--to', '+1 415 555 2401', '--var', 'firstName=Ada', '--at', at, '--idempotency-key', call.idempotencyKey],
+    '--json',
+  );
+  expect(JSON.parse(again.stdout)._id).toBe(call._id);
+  const listed = JSON.parse((await admin('calls', 'list', '--to', '+14155552401', '--json')).stdout) as {
+    calls: unknown[];
+  };
+  expect(listed.calls).toHaveLength(1);
+  // The positional form of show.
+  expect(JSON.parse((await admin('calls', 'show', call._id, '--json')).stdout)).toMatchObject({
+    _id: call._id,
+    promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
+    callDelayedUntil: at,
+  });
+
+  // The API's own refusal, its messages as the error.
+  const refused = await admin(...args, '--to', '+14155552402', '--json');
+  expect(refused.code).toBe(2);
+  expect(JSON.parse(refused.stdout).error).toMatch(/^400: .*firstName/);
 });

@@ -24,6 +24,16 @@ const webhookDeliverySchema = new Schema(
     method: { type: String, enum: ['GET', 'POST'], required: true },
     state: { type: String, enum: ['pending', 'delivered', 'failed', 'gone'], required: true },
     attempts: { type: [attemptSchema], default: [] },
+    // The event as first sent (type, timestamp, data), kept so an operator can redeliver it.
+    event: {
+      type: new Schema(
+        { type: { type: String }, timestamp: { type: String }, data: { type: Schema.Types.Mixed } },
+        { _id: false },
+      ),
+      default: null,
+    },
+    /** How many redeliveries were started: each one's workflow id is numbered by it. */
+    redeliveries: { type: Number, default: 0 },
   },
   { timestamps: true },
 );

@@ -1,0 +1,49 @@
+// What happened to a call's webhook events, and an operator's redelivery of one of them.
+import Router from '@koa/router';
+import { isObjectIdHex } from '../../contracts/ids';
+import { PhoneCall } from '../../data/models/phone-call';
+import { WebhookDelivery, type WebhookDeliveryDoc } from '../../data/models/webhook-delivery';
+import { toWebhookDeliveryView } from '../../data/webhook-delivery-view';
+import { RedeliveryRefused, type Redelivery } from '../../webhooks/redelivery';
+import { authOf, requireScope } from '../auth';
+import { badRequest, notFound } from '../errors';
+import type { RequestState } from '../state';
+
+/** A call has a few events per endpoint; this bounds the answer whatever happens. */
+export const MAX_DELIVERIES_PER_CALL = 1_000;
+
+export function createWebhookDeliveriesRouter(deps: { redelivery: Redelivery }): Router {
+  const router = new Router<RequestState>({ prefix: '/v1' });
+
+  router.get('/phoneCalls/:id/webhookDeliveries', requireScope('webhooks:read'), async (ctx) => {
+    const auth = authOf(ctx);
+    const id = ctx.params.id.toLowerCase();
+    // The call's own 404 first: another team's call is as unknown as a call that never was.
+    const call = isObjectIdHex(id) ? await PhoneCall.exists({ _id: id, teamId: auth.teamId }) : null;
+    if (!call) throw notFound(`phone call ${ctx.params.id} not found`);
+    const deliveries = await WebhookDelivery.find({ teamId: auth.teamId, phoneCallId: id })
+      .limit(MAX_DELIVERIES_PER_CALL)
+      .lean<WebhookDeliveryDoc[]>();
+    // Few per call: sorted here (FerretDB sorts in memory anyway), oldest first, ties by id.
+    deliveries.sort(
+      (a, b) =>
+        (a.createdAt as Date).getTime() - (b.createdAt as Date).getTime() ||
+        a._id.toHexString().localeCompare(b._id.toHexString()),
+    );
+    ctx.body = { data: deliveries.map(toWebhookDeliveryView) };
+  });
+
+  router.post('/webhookDeliveries/:id/redeliver', requireScope('webhooks:write'), async (ctx) => {
+    const auth = authOf(ctx);
+    try {
+      const claimed = await deps.redelivery.redeliver(auth.teamId, ctx.params.id);
+      ctx.status = 202;
+      ctx.body = { data: toWebhookDeliveryView(claimed) };
+    } catch (err) {
+      if (!(err instanceof RedeliveryRefused)) throw err;
+      throw err.reason === 'not-found' ? notFound(err.message) : badRequest(err.message);
+    }
+  });
+
+  return router;
+}

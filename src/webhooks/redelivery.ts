@@ -1,0 +1,109 @@
+// An operator's redelivery of one event to one endpoint (POST /v1/webhookDeliveries/{id}/redeliver):
+// the same event (same webhook-id, type, timestamp and data) sent again through the delivery
+// workflow, with the whole retry schedule, to the endpoint as it is configured now (its current URL
+// and secret). One at a time per record: the record is claimed by a conditional update first.
+import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import { Types } from 'mongoose';
+import type { CallEventName } from '../contracts/events';
+import { redeliveryWorkflowId } from '../contracts/ids';
+import { PhoneCall } from '../data/models/phone-call';
+import { Webhook, type WebhookDoc } from '../data/models/webhook';
+import { WebhookDelivery, type WebhookDeliveryDoc } from '../data/models/webhook-delivery';
+import type { deliverWebhookEventsWorkflow } from '../../workflows/deliver-webhook';
+import type { DeliveryWorkflowInput, WebhookTarget } from '../../workflows/types';
+import { callWebhookTarget, endpointOfKey, teamWebhookTarget } from './targets';
+
+export class RedeliveryRefused extends Error {
+  override readonly name = 'RedeliveryRefused';
+  constructor(
+    readonly reason: 'not-found' | 'refused',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Redelivery {
+  /** Starts the redelivery and answers the record as it is now (state pending). */
+  redeliver(teamId: string, deliveryId: string): Promise<WebhookDeliveryDoc>;
+}
+
+export function createRedelivery(deps: {
+  client: Client;
+  taskQueue: string;
+  retryDelaysMs: readonly number[];
+}): Redelivery {
+  async function currentTarget(delivery: WebhookDeliveryDoc): Promise<WebhookTarget> {
+    const endpoint = endpointOfKey(delivery.endpointKey);
+    if (endpoint && 'webhookId' in endpoint && Types.ObjectId.isValid(endpoint.webhookId)) {
+      const hook = await Webhook.findOne({
+        _id: endpoint.webhookId,
+        teamId: delivery.teamId.toHexString(),
+      }).lean<WebhookDoc>();
+      if (hook) return teamWebhookTarget(hook);
+    } else if (endpoint && 'callWebhookIndex' in endpoint) {
+      const call = await PhoneCall.findOne(
+        { _id: delivery.phoneCallId, teamId: delivery.teamId },
+        { phoneCallWebhooks: 1 },
+      ).lean();
+      const hook = call?.phoneCallWebhooks?.[endpoint.callWebhookIndex];
+      if (hook) return callWebhookTarget(hook, endpoint.callWebhookIndex);
+    }
+    throw new RedeliveryRefused('refused', 'the endpoint of this delivery no longer exists');
+  }
+
+  return {
+    async redeliver(teamId, deliveryId) {
+      const found = Types.ObjectId.isValid(deliveryId)
+        ? await WebhookDelivery.findOne({ _id: deliveryId.toLowerCase(), teamId }).lean<WebhookDeliveryDoc>()
+        : null;
+      if (!found) throw new RedeliveryRefused('not-found', `webhook delivery ${deliveryId} not found`);
+      if (found.state === 'pending')
+        throw new RedeliveryRefused('refused', 'this event is still being delivered; redeliver it once it has ended');
+      if (!found.event?.type)
+        throw new RedeliveryRefused('refused', 'this delivery was recorded before events were kept for redelivery');
+      const target = await currentTarget(found);
+      const n = (found.redeliveries ?? 0) + 1;
+      // Claimed only if nobody changed the record since it was read: two redeliveries never race.
+      const claimed = await WebhookDelivery.findOneAndUpdate(
+        { _id: found._id, state: found.state, redeliveries: found.redeliveries ?? 0 },
+        { $set: { state: 'pending', redeliveries: n } },
+        { returnDocument: 'after' },
+      ).lean<WebhookDeliveryDoc>();
+      if (!claimed) throw new RedeliveryRefused('refused', 'this delivery is being redelivered already');
+      const callId = found.phoneCallId.toHexString();
+      const input: DeliveryWorkflowInput = {
+        callId,
+        teamId: found.teamId.toHexString(),
+        target,
+        firstEvent: {
+          eventId: found.eventId,
+          type: found.event.type as CallEventName,
+          timestamp: found.event.timestamp!,
+          callId,
+          teamId: found.teamId.toHexString(),
+          data: found.event.data as Record<string, unknown>,
+        },
+        retryDelaysMs: [...deps.retryDelaysMs],
+        redelivery: { firstAttempt: found.attempts.length + 1 },
+      };
+      try {
+        await deps.client.workflow.start<typeof deliverWebhookEventsWorkflow>('deliverWebhookEventsWorkflow', {
+          workflowId: redeliveryWorkflowId(found._id.toHexString(), n),
+          taskQueue: deps.taskQueue,
+          args: [input],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          staticSummary: `Redelivery of ${found.eventType} to ${new URL(target.url).host}`,
+        });
+      } catch (err) {
+        // Not started: the record goes back to how it was, so it can be redelivered again.
+        await WebhookDelivery.updateOne(
+          { _id: found._id, state: 'pending', redeliveries: n },
+          { $set: { state: found.state, redeliveries: n - 1 } },
+        );
+        throw err;
+      }
+      return claimed;
+    },
+  };
+}

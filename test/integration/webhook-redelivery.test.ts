@@ -1,0 +1,138 @@
+// A call's webhook deliveries as the API lists them, and an operator's redelivery of one event: the
+// same webhook-id sent again with the whole retry schedule, one redelivery at a time, other teams
+// kept out. Through the typed client generated from the OpenAPI document.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey } from '../../src/admin/commands';
+import { createApiClient, type ApiClient, type ApiSchemas } from '../../src/client/api-client';
+import { eventually } from '../helpers/http';
+import { startReceiver } from '../helpers/receiver';
+import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
+
+let stack: TestStack;
+let api: ApiClient;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let receiverDown = true;
+beforeAll(async () => {
+  stack = await startTestStack();
+  api = createApiClient({ baseUrl: stack.baseUrl, key: stack.team.key });
+  receiver = await startReceiver();
+  // Down until the test says otherwise; the stack's retry schedule is 200 ms, 400 ms, 800 ms.
+  receiver.on('/flaky', () => (receiverDown ? 503 : 204));
+});
+afterAll(async () => {
+  await receiver?.close();
+  await stack?.stop();
+});
+
+async function deliveriesOf(callId: string): Promise<ApiSchemas['WebhookDelivery'][]> {
+  const { data, error } = await api.GET('/v1/phoneCalls/{id}/webhookDeliveries', {
+    params: { path: { id: callId } },
+  });
+  expect(error).toBeUndefined();
+  return data!.data;
+}
+
+describe('webhook deliveries and redelivery', () => {
+  let callId: string;
+  let failed: ApiSchemas['WebhookDelivery'];
+
+  it("lists each event sent to the call's endpoint with every attempt; a receiver down to the end leaves it failed", async () => {
+    const hook = { url: `${receiver.url}/flaky`, subscribedEvent: 'phoneCall.completed', secret: 'a per-call secret' };
+    const created = await api.POST('/v1/phoneCalls', {
+      body: seededCallBody(stack.team, '+14155550007', {
+        phoneCallWebhooks: [hook],
+      }) as ApiSchemas['PhoneCallCreateRequest'],
+    });
+    expect(created.response.status).toBe(201);
+    callId = created.data!.data._id;
+
+    failed = await eventually(
+      async () => (await deliveriesOf(callId)).find((d) => d.state === 'failed'),
+      60_000,
+      'the completed event to fail',
+    );
+    expect(failed).toMatchObject({
+      phoneCallId: callId,
+      webhookId: null,
+      eventId: `evt_${callId}_phoneCall.completed`,
+      eventType: 'phoneCall.completed',
+      method: 'POST',
+      url: hook.url,
+      redeliveries: 0,
+    });
+    expect(failed.attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
+      [1, 503],
+      [2, 503],
+      [3, 503],
+      [4, 503],
+    ]);
+    expect(receiver.at('/flaky')).toHaveLength(4);
+  });
+
+  it('redelivers the same event on request, one redelivery at a time, its attempts numbered on', async () => {
+    const first = await api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: failed._id } } });
+    expect(first.response.status).toBe(202);
+    expect(first.data!.data).toMatchObject({ _id: failed._id, state: 'pending', redeliveries: 1 });
+
+    // Its retries take over a second: a second request now meets it running.
+    const again = await api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: failed._id } } });
+    expect(again.response.status).toBe(400);
+    expect(again.error!.error.message).toEqual(['this event is still being delivered; redeliver it once it has ended']);
+
+    const refailed = await eventually(async () => {
+      const delivery = (await deliveriesOf(callId)).find((d) => d._id === failed._id)!;
+      return delivery.state === 'failed' ? delivery : undefined;
+    });
+    expect(refailed.attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+
+    // The receiver is back: the next redelivery gets through at its first attempt.
+    receiverDown = false;
+    const second = await api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: failed._id } } });
+    expect(second.response.status).toBe(202);
+    const delivered = await eventually(async () => {
+      const delivery = (await deliveriesOf(callId)).find((d) => d._id === failed._id)!;
+      return delivery.state === 'delivered' ? delivery : undefined;
+    });
+    expect(delivered.redeliveries).toBe(2);
+    expect(delivered.attempts.at(-1)).toMatchObject({ attempt: 9, statusCode: 204, error: null });
+
+    // Every request carried the one webhook-id and the same signed event.
+    const requests = receiver.at('/flaky');
+    expect(requests).toHaveLength(9);
+    expect(new Set(requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([failed.eventId]));
+    expect(new Set(requests.map((r) => r.body)).size).toBe(1);
+    expect(JSON.parse(requests[8]!.body)).toMatchObject({ type: 'phoneCall.completed', data: { _id: callId } });
+  });
+
+  it("keeps other teams out: another team's key finds neither the deliveries nor the redelivery", async () => {
+    const other = await stack.seedTeam('Other team');
+    const otherApi = createApiClient({ baseUrl: stack.baseUrl, key: other.key });
+    const listed = await otherApi.GET('/v1/phoneCalls/{id}/webhookDeliveries', { params: { path: { id: callId } } });
+    expect(listed.response.status).toBe(404);
+    const redelivered = await otherApi.POST('/v1/webhookDeliveries/{id}/redeliver', {
+      params: { path: { id: failed._id } },
+    });
+    expect(redelivered.response.status).toBe(404);
+    expect(redelivered.error!.error.message).toEqual([`webhook delivery ${failed._id} not found`]);
+    // Nothing was started for it.
+    expect((await deliveriesOf(callId)).find((d) => d._id === failed._id)!.redeliveries).toBe(2);
+  });
+
+  it('needs the webhooks scopes, and answers 404 for ids that are not ids', async () => {
+    const reader = await api.GET('/v1/phoneCalls/{id}/webhookDeliveries', { params: { path: { id: 'nope' } } });
+    expect(reader.response.status).toBe(404);
+    const missing = await api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: 'nope' } } });
+    expect(missing.response.status).toBe(404);
+
+    const { key } = await createKey({ team: stack.team.teamId, scopes: 'calls:read,webhooks:read' });
+    const readOnly = createApiClient({ baseUrl: stack.baseUrl, key });
+    expect(
+      (await readOnly.GET('/v1/phoneCalls/{id}/webhookDeliveries', { params: { path: { id: callId } } })).response
+        .status,
+    ).toBe(200);
+    const refused = await readOnly.POST('/v1/webhookDeliveries/{id}/redeliver', {
+      params: { path: { id: failed._id } },
+    });
+    expect(refused.response.status).toBe(403);
+  });
+});

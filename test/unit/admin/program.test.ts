@@ -1,0 +1,80 @@
+// The command line's surface: every command documents itself with --help, and the `oco` bin runs.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { createProgram, type CommandContext } from '../../../src/admin/program';
+
+const unused = () => {
+  throw new Error('help needs no configuration');
+};
+const context: CommandContext = {
+  config: unused,
+  secretBox: unused,
+  database: unused,
+  note: () => {},
+  interactive: false,
+  json: false,
+};
+
+function leaves(command: Command, trail: string[] = []): { path: string[]; command: Command }[] {
+  const here = [...trail, command.name()];
+  return command.commands.length
+    ? command.commands.flatMap((child) => leaves(child, here))
+    : [{ path: here.slice(1), command }];
+}
+
+describe('the operator command line', () => {
+  const program = createProgram(context, () => {});
+  const commands = leaves(program);
+
+  it('has the commands of decisions.md and the operator work on calls and webhooks', () => {
+    expect(commands.map((c) => c.path.join(' '))).toEqual(
+      expect.arrayContaining([
+        'team create',
+        'key create',
+        'key revoke',
+        'template create',
+        'phone-number create',
+        'calls create',
+        'calls list',
+        'calls show',
+        'calls watch',
+        'calls cancel',
+        'calls import',
+        'transcripts show',
+        'webhooks deliveries',
+        'webhooks redeliver',
+      ]),
+    );
+  });
+
+  it('gives every command a description, --json and --help, and a description for each option', () => {
+    for (const { path: words, command } of commands) {
+      const help = command.helpInformation();
+      expect(help, words.join(' ')).toContain(`Usage: oco ${words.join(' ')}`);
+      expect(command.description(), words.join(' ')).not.toBe('');
+      expect(help, words.join(' ')).toMatch(/--json\s+print the answer as one JSON object/);
+      expect(help, words.join(' ')).toContain('-h, --help');
+      for (const option of command.options)
+        expect(option.description, `${words.join(' ')} ${option.flags}`).not.toBe('');
+    }
+  });
+
+  it('runs as the `oco` bin, answering --help with exit code 0 and an unknown option with 2', async () => {
+    const bin = path.resolve('bin/oco.cjs');
+    const run = (...args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, [bin, ...args], (error, stdout, stderr) =>
+          resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const help = await run('webhooks', 'redeliver', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: oco webhooks redeliver \[options\] \[deliveryId\]/);
+    const wrong = await run('calls', 'list', '--colour', 'blue', '--json');
+    expect(wrong.code).toBe(2);
+    expect(JSON.parse(wrong.stdout)).toEqual({ error: "unknown option '--colour'" });
+    expect(wrong.stderr).toBe('');
+  });
+});
