@@ -1,6 +1,7 @@
 // `npm run bench`: measures the orchestrator against raw Temporal on this machine, on the same real
 // servers the tests use (FerretDB on PostgreSQL, the Temporal dev server), and appends the numbers
 // to bench/results.md. Every loop is bounded; all traffic stays on 127.0.0.1.
+import { execFile } from 'node:child_process';
 import { appendFile, chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,11 +10,16 @@ import { freePort, startMongoStack, startTemporal, type RunningServer } from '..
 import { apiClient } from '../test/helpers/http';
 import { campaignTable, runCampaign, type CampaignOptions } from './campaign';
 import { startServiceStack } from '../test/helpers/service-stack';
+import { stackAdminEnv } from '../test/helpers/admin-cli';
 
 const SINGLE_CREATES = Number(process.env.BENCH_CREATES ?? 300);
 const BATCH_SIZE = Number(process.env.BENCH_BATCH ?? 2000);
 const CONCURRENCY = 16;
 const E2E_CALLS = 60;
+const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
+/** `npm run bench -- import campaign`: only those parts (api, import, campaign); all by default. */
+const ONLY = new Set(process.argv.slice(2));
+const wants = (part: 'api' | 'import' | 'campaign') => ONLY.size === 0 || ONLY.has(part);
 const CAMPAIGN: CampaignOptions = {
   calls: Number(process.env.BENCH_CAMPAIGN_CALLS ?? 10_000),
   maxConcurrentCalls: Number(process.env.BENCH_CAMPAIGN_CAP ?? 50),
@@ -110,98 +116,134 @@ async function main(): Promise<void> {
     say('| measurement | result |');
     say('|---|---|');
 
-    // Raw Temporal: the same workflow started directly, no validation, no MongoDB.
-    const raw = await runConcurrent(SINGLE_CREATES, CONCURRENCY, async (i) => {
-      await stack.temporal.workflow.start('phoneCallWorkflow', {
-        taskQueue: `bench-raw-${process.pid}`, // no worker polls it: only the start is measured
-        workflowId: `bench-raw-${process.pid}-${i}`,
-        args: [
-          {
-            callId: '0'.repeat(24),
-            teamId: stack.team.teamId,
-            toPhoneNumber: '+14155550000',
-            provider: 'twilio',
-            record: false,
-            scheduledFor: later,
-            maxDurationSeconds: 60,
-          },
-        ],
-      });
-    });
-    say(`| raw Temporal workflow start, ${SINGLE_CREATES} at concurrency ${CONCURRENCY} | ${summary(raw)} |`);
-
-    const creates = await runConcurrent(SINGLE_CREATES, CONCURRENCY, async (i) => {
-      const res = await api.post('/v1/phoneCalls', body(i));
-      if (res.status !== 201) throw new Error(`create answered ${res.status}`);
-    });
-    say(
-      `| POST /v1/phoneCalls (validate, store, start workflow), ${SINGLE_CREATES} at concurrency ${CONCURRENCY} | ${summary(creates)} |`,
-    );
-
-    const sequential = await runConcurrent(Math.min(100, SINGLE_CREATES), 1, async (i) => {
-      const res = await api.post('/v1/phoneCalls', body(i));
-      if (res.status !== 201) throw new Error(`create answered ${res.status}`);
-    });
-    say(`| POST /v1/phoneCalls, one at a time | ${summary(sequential)} |`);
-
-    const [batch, batchMs] = await timed(() =>
-      api.post('/v1/phoneCalls/batch', { phoneCalls: Array.from({ length: BATCH_SIZE }, (_, i) => body(i)) }),
-    );
-    if (batch.status !== 201) throw new Error(`batch answered ${batch.status}`);
-    say(
-      `| POST /v1/phoneCalls/batch of ${BATCH_SIZE} | ${(batchMs / 1000).toFixed(1)} s, ${(BATCH_SIZE / (batchMs / 1000)).toFixed(0)} calls/s |`,
-    );
-
-    const lists = await runConcurrent(200, 4, async () => {
-      const res = await api.get('/v1/phoneCalls?limit=100');
-      if (res.status !== 200) throw new Error(`list answered ${res.status}`);
-    });
-    say(
-      `| GET /v1/phoneCalls?limit=100 over ${SINGLE_CREATES + Math.min(100, SINGLE_CREATES) + BATCH_SIZE} calls, 200 at concurrency 4 | ${summary(lists)} |`,
-    );
-
-    const filtered = await runConcurrent(200, 4, async (i) => {
-      const res = await api.get(
-        `/v1/phoneCalls?limit=100&toPhoneNumber=%2B1415555${String(1000 + (i % 50)).padStart(4, '0')}`,
-      );
-      if (res.status !== 200) throw new Error(`list answered ${res.status}`);
-    });
-    say(`| GET /v1/phoneCalls filtered by toPhoneNumber, 200 at concurrency 4 | ${summary(filtered)} |`);
-
-    // End to end: calls placed now, through the emulator at 50x speed, until each is completed.
-    const [, e2eMs] = await timed(async () => {
-      const ids = await Promise.all(
-        Array.from({ length: E2E_CALLS }, async (_, i) => {
-          const res = await api.post('/v1/phoneCalls', {
-            ...body(i),
-            callDelayedUntil: undefined,
-            toPhoneNumber: `+1415555${String(2000 + i).padStart(4, '0')}`,
-          });
-          return res.body.data._id as string;
-        }),
-      );
-      const deadline = Date.now() + 300_000;
-      const pending = new Set(ids);
-      while (pending.size && Date.now() < deadline) {
-        for (const id of [...pending]) {
-          const res = await api.get(`/v1/phoneCalls/${id}`);
-          if (['completed', 'failed', 'busy', 'noAnswer'].includes(res.body.data.status)) pending.delete(id);
-        }
-        await new Promise((r) => setTimeout(r, 500));
-      }
-      if (pending.size) throw new Error(`${pending.size} calls did not end within 5 minutes`);
-    });
-    say(
-      `| ${E2E_CALLS} calls placed at once, emulator at 50x speed, until every one has ended | ${(e2eMs / 1000).toFixed(1)} s |`,
-    );
-    const memory = process.memoryUsage();
-    say(
-      `| memory of the API + worker + emulator process after the run | RSS ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB |`,
-    );
-
+    if (wants('api')) await measureApi();
+    if (wants('import') && IMPORT_ROWS > 0) await measureImport();
     await stack.stop();
 
-    if (CAMPAIGN.calls > 0) {
+    async function measureApi() {
+      // Raw Temporal: the same workflow started directly, no validation, no MongoDB.
+      const raw = await runConcurrent(SINGLE_CREATES, CONCURRENCY, async (i) => {
+        await stack.temporal.workflow.start('phoneCallWorkflow', {
+          taskQueue: `bench-raw-${process.pid}`, // no worker polls it: only the start is measured
+          workflowId: `bench-raw-${process.pid}-${i}`,
+          args: [
+            {
+              callId: '0'.repeat(24),
+              teamId: stack.team.teamId,
+              toPhoneNumber: '+14155550000',
+              provider: 'twilio',
+              record: false,
+              scheduledFor: later,
+              maxDurationSeconds: 60,
+            },
+          ],
+        });
+      });
+      say(`| raw Temporal workflow start, ${SINGLE_CREATES} at concurrency ${CONCURRENCY} | ${summary(raw)} |`);
+
+      const creates = await runConcurrent(SINGLE_CREATES, CONCURRENCY, async (i) => {
+        const res = await api.post('/v1/phoneCalls', body(i));
+        if (res.status !== 201) throw new Error(`create answered ${res.status}`);
+      });
+      say(
+        `| POST /v1/phoneCalls (validate, store, start workflow), ${SINGLE_CREATES} at concurrency ${CONCURRENCY} | ${summary(creates)} |`,
+      );
+
+      const sequential = await runConcurrent(Math.min(100, SINGLE_CREATES), 1, async (i) => {
+        const res = await api.post('/v1/phoneCalls', body(i));
+        if (res.status !== 201) throw new Error(`create answered ${res.status}`);
+      });
+      say(`| POST /v1/phoneCalls, one at a time | ${summary(sequential)} |`);
+
+      const [batch, batchMs] = await timed(() =>
+        api.post('/v1/phoneCalls/batch', { phoneCalls: Array.from({ length: BATCH_SIZE }, (_, i) => body(i)) }),
+      );
+      if (batch.status !== 201) throw new Error(`batch answered ${batch.status}`);
+      say(
+        `| POST /v1/phoneCalls/batch of ${BATCH_SIZE} | ${(batchMs / 1000).toFixed(1)} s, ${(BATCH_SIZE / (batchMs / 1000)).toFixed(0)} calls/s |`,
+      );
+
+      const lists = await runConcurrent(200, 4, async () => {
+        const res = await api.get('/v1/phoneCalls?limit=100');
+        if (res.status !== 200) throw new Error(`list answered ${res.status}`);
+      });
+      say(
+        `| GET /v1/phoneCalls?limit=100 over ${SINGLE_CREATES + Math.min(100, SINGLE_CREATES) + BATCH_SIZE} calls, 200 at concurrency 4 | ${summary(lists)} |`,
+      );
+
+      const filtered = await runConcurrent(200, 4, async (i) => {
+        const res = await api.get(
+          `/v1/phoneCalls?limit=100&toPhoneNumber=%2B1415555${String(1000 + (i % 50)).padStart(4, '0')}`,
+        );
+        if (res.status !== 200) throw new Error(`list answered ${res.status}`);
+      });
+      say(`| GET /v1/phoneCalls filtered by toPhoneNumber, 200 at concurrency 4 | ${summary(filtered)} |`);
+
+      // End to end: calls placed now, through the emulator at 50x speed, until each is completed.
+      const [, e2eMs] = await timed(async () => {
+        const ids = await Promise.all(
+          Array.from({ length: E2E_CALLS }, async (_, i) => {
+            const res = await api.post('/v1/phoneCalls', {
+              ...body(i),
+              callDelayedUntil: undefined,
+              toPhoneNumber: `+1415555${String(2000 + i).padStart(4, '0')}`,
+            });
+            return res.body.data._id as string;
+          }),
+        );
+        const deadline = Date.now() + 300_000;
+        const pending = new Set(ids);
+        while (pending.size && Date.now() < deadline) {
+          for (const id of [...pending]) {
+            const res = await api.get(`/v1/phoneCalls/${id}`);
+            if (['completed', 'failed', 'busy', 'noAnswer'].includes(res.body.data.status)) pending.delete(id);
+          }
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        if (pending.size) throw new Error(`${pending.size} calls did not end within 5 minutes`);
+      });
+      say(
+        `| ${E2E_CALLS} calls placed at once, emulator at 50x speed, until every one has ended | ${(e2eMs / 1000).toFixed(1)} s |`,
+      );
+      const memory = process.memoryUsage();
+      say(
+        `| memory of the API + worker + emulator process after the run | RSS ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB |`,
+      );
+    }
+
+    /** `calls import` of a CSV file, run as an operator runs it: its own process, through the API. */
+    async function measureImport() {
+      const file = path.join(dir, 'import.csv');
+      const rows = Array.from(
+        { length: IMPORT_ROWS },
+        (_, i) => `+1415${String(2_000_000 + i).padStart(7, '0')},P${i},${later}`,
+      );
+      await writeFile(file, ['phone,firstName,callDelayedUntil', ...rows].join('\n'));
+      const [result, ms] = await timed(
+        () =>
+          new Promise<{ calls: number; seconds: number; apiSeconds: number }>((resolve, reject) => {
+            execFile(
+              process.execPath,
+              ['--import', 'tsx', path.resolve('src/main/admin.ts'), 'calls', 'import', '--json'].concat(
+                ['--team', stack.team.teamId, '--template', stack.team.templateId, '--file', file],
+                ['--api-url', stack.baseUrl],
+              ),
+              {
+                env: { ...process.env, ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key },
+                maxBuffer: 64 * 2 ** 20,
+              },
+              (error, stdout) =>
+                error ? reject(new Error(`${error.message}\n${stdout}`)) : resolve(JSON.parse(stdout)),
+            );
+          }),
+      );
+      const cliSeconds = ms / 1000 - result.apiSeconds;
+      say(
+        `| calls import of ${result.calls} CSV rows (1,000 per batch), as its own process | ${(ms / 1000).toFixed(1)} s in all: ${cliSeconds.toFixed(1)} s of CLI (start, read, check every row, do-not-call lookups, progress), ${result.apiSeconds.toFixed(1)} s waiting for the API (${(result.calls / result.apiSeconds).toFixed(0)} calls/s) |`,
+      );
+    }
+
+    if (wants('campaign') && CAMPAIGN.calls > 0) {
       // Each run on a fresh service stack over the same servers: one with the team pacer, one without.
       const runs = [];
       for (const paced of [true, false]) {

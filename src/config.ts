@@ -95,6 +95,10 @@ const schema = z.object({
     .string()
     .regex(/^\d+(kb|mb)$/, 'must look like 512kb or 20mb')
     .default('20mb'),
+  /** Sustained requests per second per API key, held over each minute, across API processes (0: no limit). */
+  RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).max(100_000).default(300),
+  /** Requests per API key within any one second (the burst a well-behaved client never meets). */
+  RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(1_000_000).default(600),
   /** When set, GET /metrics (API and worker) needs `Authorization: Bearer <this>`. */
   METRICS_BEARER_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** The worker's /metrics port (0: none). */

@@ -125,6 +125,7 @@ export interface ImportInput {
 }
 
 export async function importCalls(input: ImportInput) {
+  const started = performance.now();
   if (!input.key) throw new CommandError('an API key with calls:write is needed: --key KEY or OCO_API_KEY');
   const api = apiFor({ apiUrl: input.apiUrl, key: input.key }, 5 * 60_000);
   const team = await requireTeam(input.team);
@@ -174,14 +175,17 @@ export async function importCalls(input: ImportInput) {
   bar?.start(calls.length, 0, { batch: 0, batches: chunks.length });
   const batchIds: string[] = [];
   let replayed = 0;
+  let apiMs = 0;
   try {
     for (const [index, chunk] of chunks.entries()) {
+      const sent = performance.now();
       const answer = await postChunk(api, `${fileId}-${chunkSize}-${index + 1}-of-${chunks.length}`, {
         // Each one checked against the create schema by readCallCsv.
         phoneCalls: chunk.map((c) => c.element as ApiSchemas['PhoneCallCreateRequest']),
         fileId,
         fileName,
       });
+      apiMs += performance.now() - sent;
       batchIds.push(answer.batchId);
       if (answer.replayed) replayed += 1;
       bar?.increment(chunk.length, { batch: index + 1, batches: chunks.length });
@@ -196,6 +200,9 @@ export async function importCalls(input: ImportInput) {
     batches: batchIds.length,
     alreadyImportedBatches: replayed,
     batchIds,
+    // Where the time went: the whole command, and the part spent waiting for the API's answers.
+    seconds: round((performance.now() - started) / 1000),
+    apiSeconds: round(apiMs / 1000),
   };
 }
 
@@ -230,4 +237,5 @@ async function postChunk(
   }
 }
 
+const round = (seconds: number) => Math.round(seconds * 100) / 100;
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -10,6 +10,7 @@ import { requireApiKey } from './auth';
 import { errorHandler } from './error-handler';
 import { HttpError } from './errors';
 import { httpMetrics } from './http-metrics';
+import type { RateLimiter } from './rate-limit';
 import { requestContext } from './request-context';
 import type { RequestState } from './state';
 
@@ -21,6 +22,8 @@ export interface AppOptions {
   publicRouters: Router<RequestState>[];
   /** Routers under /v1; every one of them sits behind the API key. */
   v1Routers: Router<RequestState>[];
+  /** The per-key request limit of /v1 (none when left out). */
+  rateLimiter?: RateLimiter;
 }
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
@@ -39,6 +42,8 @@ export function createApp(options: AppOptions): Koa {
     if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return next();
     // The key first: a request without valid credentials is a 401 whatever else is wrong with it.
     await requireApiKey()(ctx, async () => {
+      // Before the body is read: a key over its limit costs no parsing.
+      if (options.rateLimiter) options.rateLimiter.check(ctx);
       if (METHODS_WITH_BODY.has(ctx.method) && ctx.request.length !== 0 && ctx.is('application/json') === false) {
         throw new HttpError(415, ['content-type must be application/json']);
       }

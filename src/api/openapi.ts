@@ -392,9 +392,9 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; examp
   429: {
     name: 'TooManyRequests',
     description:
-      'Retry after `Retry-After` seconds: a request with the same `Idempotency-Key` was still being processed ' +
-      'after a 10 s wait.',
-    example: 'a request with this Idempotency-Key is still being processed; retry shortly',
+      'Retry after `Retry-After` seconds: the API key went over its rate limit (see "Limits" in the ' +
+      'description), or a request with the same `Idempotency-Key` was still being processed after a 10 s wait.',
+    example: 'rate limit exceeded: this API key may send 600 requests per second; retry after 1 s',
   },
   500: {
     name: 'InternalServerError',
@@ -494,6 +494,15 @@ const DESCRIPTION = [
     '(with `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is 400; ' +
     'while the first request is still running, the retry waits up to 10 s for its answer, ' +
     'then gets 429 with `Retry-After`.',
+  '',
+  '## Limits',
+  'Each API key may send a burst of `RATE_LIMIT_BURST` requests within any one second (600 by default) and ' +
+    '`RATE_LIMIT_PER_SECOND` requests per second sustained over each minute (300 by default, 18,000 a minute), ' +
+    'counted across all API processes; past either, `/v1` answers 429 with `Retry-After` (seconds until the ' +
+    'window ends) before reading the body. A client that polls, or sends batches one after another, never ' +
+    'meets these defaults. Request bodies are limited to `REQUEST_BODY_LIMIT` (20 MB by default; 413), a batch ' +
+    `to ${MAX_BATCH} calls, strings and arrays to the lengths their schemas give (400 names the field); a ` +
+    'request has 5 minutes in all (a batch of 10,000 takes well under that).',
   '',
   '## Webhooks',
   "A team's webhooks and a call's `phoneCallWebhooks` are notified of call events: " +

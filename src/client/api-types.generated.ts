@@ -2044,7 +2044,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Retry after `Retry-After` seconds: a request with the same `Idempotency-Key` was still being processed after a 10 s wait. */
+    /** @description Retry after `Retry-After` seconds: the API key went over its rate limit (see "Limits" in the description), or a request with the same `Idempotency-Key` was still being processed after a 10 s wait. */
     TooManyRequests: {
       headers: {
         'Retry-After': components['headers']['Retry-After'];
@@ -2057,7 +2057,7 @@ export interface components {
          *       "error": {
          *         "statusCode": 429,
          *         "message": [
-         *           "a request with this Idempotency-Key is still being processed; retry shortly"
+         *           "rate limit exceeded: this API key may send 600 requests per second; retry after 1 s"
          *         ],
          *         "error": "Too Many Requests"
          *       },

@@ -30,6 +30,7 @@ import { createVoiceSamplesRouter, createVoicesRouter } from '../api/routes/voic
 import { createWebhooksRouter } from '../api/routes/webhooks';
 import { createWebhookDeliveriesRouter } from '../api/routes/webhook-deliveries';
 import { createRedelivery } from '../webhooks/redelivery';
+import { createRateLimiter } from '../api/rate-limit';
 import { syncVoiceCatalogue } from '../voices/sync';
 
 export interface ApiDeps {
@@ -57,7 +58,15 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
   });
   const control = createQueuedCallControl({ client: temporal, dispatcher });
   const metrics = createApiMetrics();
+  const rateLimiter =
+    config.RATE_LIMIT_PER_SECOND > 0
+      ? createRateLimiter(
+          { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST },
+          { onSyncError: (err) => logger.warn({ err }, 'rate limit counts not shared this time') },
+        )
+      : undefined;
   return createApp({
+    rateLimiter,
     logger,
     metrics,
     bodyLimit: config.REQUEST_BODY_LIMIT,
@@ -105,8 +114,10 @@ export async function listen(app: Koa, port: number, host: string): Promise<Serv
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  // Large batches must not be cut by Node's default request timeout.
+  // Large batches must not be cut by Node's default request timeout; a client that trickles its
+  // headers (slowloris) is cut after 20 s.
   server.requestTimeout = 5 * 60 * 1000;
+  server.headersTimeout = 20 * 1000;
   return server;
 }
 

@@ -57,8 +57,18 @@ it('creates every row once, in chunks, as file calls; a second run creates nothi
   const first = await importFile(file, ['--default-country', 'US', '--batch-size', '10']);
   expect(first.stderr).not.toMatch(/error/i);
   expect(first.code).toBe(0);
-  const summary = JSON.parse(first.stdout) as { fileId: string; calls: number; batches: number; batchIds: string[] };
+  const summary = JSON.parse(first.stdout) as {
+    fileId: string;
+    calls: number;
+    batches: number;
+    batchIds: string[];
+    seconds: number;
+    apiSeconds: number;
+  };
   expect(summary).toMatchObject({ fileName: 'spring-campaign.csv', calls: 25, batches: 3, alreadyImportedBatches: 0 });
+  // Where the time went: the whole run, and the waits for the API within it.
+  expect(summary.apiSeconds).toBeGreaterThan(0);
+  expect(summary.seconds).toBeGreaterThanOrEqual(summary.apiSeconds);
 
   const client = apiClient(stack.baseUrl, stack.team.key);
   const listed = await client.get(`/v1/phoneCalls?fileId=${summary.fileId}&limit=100`);

@@ -76,5 +76,6 @@ describe('the operator command line', () => {
     expect(wrong.code).toBe(2);
     expect(JSON.parse(wrong.stdout)).toEqual({ error: "unknown option '--colour'" });
     expect(wrong.stderr).toBe('');
-  });
+    // Two processes that compile TypeScript at start: seconds on a loaded 2-core machine.
+  }, 30_000);
 });
