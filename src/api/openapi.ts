@@ -379,6 +379,11 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; examp
       'in the path.',
     example: 'resource not found',
   },
+  408: {
+    name: 'RequestTimeout',
+    description: 'The request did not arrive in time: its headers within 20 s, the whole of it within 5 minutes.',
+    example: 'the request took too long to arrive',
+  },
   413: {
     name: 'PayloadTooLarge',
     description: 'The request body is larger than the configured limit.',
@@ -388,6 +393,11 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; examp
     name: 'UnsupportedMediaType',
     description: 'A request body that is not `application/json`.',
     example: 'content-type must be application/json',
+  },
+  431: {
+    name: 'RequestHeaderFieldsTooLarge',
+    description: "The request's headers are larger than the server takes (16 KiB in all).",
+    example: 'request headers are too large',
   },
   429: {
     name: 'TooManyRequests',
@@ -419,7 +429,7 @@ function errorResponses(): Record<string, unknown> {
 const errorRefs = (statuses: number[]) =>
   Object.fromEntries(statuses.map((status) => [String(status), ref('responses', ERROR_RESPONSES[status]!.name)]));
 
-const V1_ERRORS = [400, 401, 403, 404, 429, 500];
+const V1_ERRORS = [400, 401, 403, 404, 408, 429, 431, 500];
 const V1_BODY_ERRORS = [...V1_ERRORS, 413, 415];
 
 const securityFor = (scope: Scope) => [{ [SECURITY_SCHEME]: [scope] }];

@@ -4,6 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Types } from 'mongoose';
 import { OBJECT_ID_HEX } from '../contracts/ids';
 import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
+import { Team } from '../data/models/team';
 
 const KEY_PATTERN = new RegExp(`^oco_(${OBJECT_ID_HEX})_([A-Za-z0-9_-]{43})$`);
 // Compared against when the key id is unknown, so that a miss costs the same as a hit.
@@ -49,7 +50,7 @@ export async function revokeApiKey(keyId: string): Promise<boolean> {
   return result.matchedCount === 1;
 }
 
-/** The key's team and scopes, or null for a missing, malformed, unknown, revoked or expired key. */
+/** The key's team and scopes, or null for a missing, malformed, unknown, revoked or expired key, or one whose team is gone. */
 export async function authenticateApiKey(
   presented: string | undefined,
   now = new Date(),
@@ -62,6 +63,8 @@ export async function authenticateApiKey(
   if (!record || !same) return null;
   if (record.revokedAt) return null;
   if (record.expiresAt && record.expiresAt.getTime() <= now.getTime()) return null;
+  // A key outlives nothing: once its team is gone (removed from the database), it is unknown.
+  if (!(await Team.exists({ _id: record.teamId }))) return null;
   return {
     keyId: record._id.toHexString(),
     teamId: record.teamId.toHexString(),

@@ -1,9 +1,11 @@
 // Entry point: the Koa API. `npm run api` runs it against configured servers.
-import type { Server } from 'node:http';
+import { STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Client } from '@temporalio/client';
 import type Koa from 'koa';
 import mongoose from 'mongoose';
 import { createApp } from '../api/app';
+import { errorBody } from '../api/errors';
 import { createHealthRouter } from '../api/routes/health';
 import { createMetricsRouter } from '../api/routes/metrics';
 import { createDocsRouter } from '../api/routes/docs';
@@ -110,6 +112,7 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
 
 export async function listen(app: Koa, port: number, host: string): Promise<Server> {
   const server = app.listen(port, host);
+  answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -119,6 +122,30 @@ export async function listen(app: Koa, port: number, host: string): Promise<Serv
   server.requestTimeout = 5 * 60 * 1000;
   server.headersTimeout = 20 * 1000;
   return server;
+}
+
+/**
+ * Requests Node's HTTP parser refuses never reach Koa: oversized headers (431), a request cut by the
+ * timeouts (408), malformed HTTP (400). They get the error shape too instead of Node's bare answer.
+ */
+function answerClientErrors(server: Server): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, message] =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'request headers are too large']
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'the request took too long to arrive']
+          : [400, 'malformed HTTP request'];
+    const body = JSON.stringify(errorBody(status, [message]));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
 }
 
 /** Connects to MongoDB and Temporal, and serves the API. */
