@@ -1027,8 +1027,12 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           responses: {
             '204': { description: 'Accepted.' },
             '400': jsonResponse('Malformed callback, or it names another call.', schemaRef('Error')),
-            '401': jsonResponse('Missing or wrong provider signature.', schemaRef('Error')),
-            '404': jsonResponse('Unknown provider or call, or no usable `callId`.', schemaRef('Error')),
+            '401': jsonResponse(
+              'Missing or wrong provider signature, or no such call: both are answered alike, so that the ' +
+                'answer never tells whether a call exists.',
+              schemaRef('Error'),
+            ),
+            '404': jsonResponse('Unknown provider, or no usable `callId`.', schemaRef('Error')),
             '413': jsonResponse('Body larger than 1 MiB.', schemaRef('Error')),
             '500': ref('responses', 'InternalServerError'),
           },

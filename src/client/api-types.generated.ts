@@ -2388,7 +2388,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Missing or wrong provider signature. */
+      /** @description Missing or wrong provider signature, or no such call: both are answered alike, so that the answer never tells whether a call exists. */
       401: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -2398,7 +2398,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Unknown provider or call, or no usable `callId`. */
+      /** @description Unknown provider, or no usable `callId`. */
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];

@@ -72,8 +72,9 @@ export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps)
     }
     const adapter = await deps.resolveProvider(provider, callId);
     if (!adapter) {
+      // Answered as a bad signature is: a caller without the provider's key learns nothing of which calls exist.
       logger.warn({ provider, callId }, 'telephony callback for an unknown call');
-      ctx.status = 404;
+      ctx.status = 401;
       return;
     }
 
