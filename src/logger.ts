@@ -6,8 +6,12 @@ export type { Logger };
  * JSON logs; API keys, secrets and credentials are redacted wherever they appear. `context` adds
  * fields to every line from where it is written (the worker: the activity's call and workflow).
  */
-export function createLogger(level: string, name: string, options: { context?: () => object } = {}): Logger {
-  return pino({
+export function createLogger(
+  level: string,
+  name: string,
+  options: { context?: () => object; destination?: pino.DestinationStream } = {},
+): Logger {
+  const settings: pino.LoggerOptions = {
     name,
     ...(options.context ? { mixin: options.context } : {}),
     level,
@@ -27,5 +31,7 @@ export function createLogger(level: string, name: string, options: { context?: (
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  // Standard output unless told otherwise (tests capture the lines to read them).
+  return options.destination ? pino(settings, options.destination) : pino(settings);
 }

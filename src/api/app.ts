@@ -47,7 +47,20 @@ export function createApp(options: AppOptions): Koa {
       if (METHODS_WITH_BODY.has(ctx.method) && ctx.request.length !== 0 && ctx.is('application/json') === false) {
         throw new HttpError(415, ['content-type must be application/json']);
       }
-      await parseJson(ctx, next);
+      // A body that cannot be read as sent (e.g. a Content-Encoding it does not have) fails before the
+      // route runs, with an error that carries no HTTP status: it is the client's, a 400.
+      let read = false;
+      try {
+        await parseJson(ctx, () => {
+          read = true;
+          return next();
+        });
+      } catch (err) {
+        const status =
+          (err as { status?: number; statusCode?: number }).status ?? (err as { statusCode?: number }).statusCode;
+        if (read || status !== undefined) throw err;
+        throw new HttpError(400, ['request body could not be read as sent (check its Content-Encoding)']);
+      }
     });
   });
   for (const router of options.v1Routers) app.use(allowedMethods(router)).use(router.routes());

@@ -430,6 +430,7 @@ const errorRefs = (statuses: number[]) =>
   Object.fromEntries(statuses.map((status) => [String(status), ref('responses', ERROR_RESPONSES[status]!.name)]));
 
 const V1_ERRORS = [400, 401, 403, 404, 408, 429, 431, 500];
+/** Every POST and PATCH: the body is read (and must be JSON if any is sent) even where none is needed. */
 const V1_BODY_ERRORS = [...V1_ERRORS, 413, 415];
 
 const securityFor = (scope: Scope) => [{ [SECURITY_SCHEME]: [scope] }];
@@ -667,7 +668,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'already dialling go on. A paused call past its `callDelayedUntil` is dialled only after resume. ' +
             "Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse', ex.batchControl('pause')), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.batchControl('pause')), ...errorRefs(V1_BODY_ERRORS) },
         },
       },
       '/v1/phoneCalls/batch/{batchId}/resume': {
@@ -681,7 +682,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'creation order among themselves). Answers counts. No body. Needs `calls:write`; a batch or file ' +
             "with no call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse', ex.batchControl('resume')), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.batchControl('resume')), ...errorRefs(V1_BODY_ERRORS) },
         },
       },
       '/v1/phoneCalls/batch/{batchId}/cancel': {
@@ -696,7 +697,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'afterwards); calls already dialling or ended are left alone. Answers counts. No body. ' +
             "Needs `calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse', ex.batchControl('cancel')), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.batchControl('cancel')), ...errorRefs(V1_BODY_ERRORS) },
         },
       },
       '/v1/phoneCalls/file/{fileId}/pause': {
@@ -711,7 +712,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no ' +
             "call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse', ex.fileControl('pause')), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.fileControl('pause')), ...errorRefs(V1_BODY_ERRORS) },
         },
       },
       '/v1/phoneCalls/file/{fileId}/resume': {
@@ -725,7 +726,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'back of the queue (in creation order among themselves). Answers counts. No body. Needs ' +
             "`calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse', ex.fileControl('resume')), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.fileControl('resume')), ...errorRefs(V1_BODY_ERRORS) },
         },
       },
       '/v1/phoneCalls/file/{fileId}/cancel': {
@@ -740,7 +741,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'reads 404 afterwards); calls already dialling or ended are left alone. Answers counts. No body. ' +
             "Needs `calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
-          responses: { '200': ok('BatchControlResponse', ex.fileControl('cancel')), ...errorRefs(V1_ERRORS) },
+          responses: { '200': ok('BatchControlResponse', ex.fileControl('cancel')), ...errorRefs(V1_BODY_ERRORS) },
         },
       },
       '/v1/doNotCall': {
@@ -857,7 +858,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             '202': jsonResponse('Accepted; the redelivery has started.', schemaRef('WebhookDeliveryResponse'), {
               example: ex.redelivering,
             }),
-            ...errorRefs(V1_ERRORS),
+            ...errorRefs(V1_BODY_ERRORS),
           },
         },
       },

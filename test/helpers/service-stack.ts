@@ -20,6 +20,7 @@ import { activityLogContext } from '../../src/worker/activity-log-context';
 import { createCallWorker } from '../../src/worker/create-worker';
 import { freePort } from '../../src/local/servers';
 import type { Client } from '@temporalio/client';
+import type { DestinationStream } from 'pino';
 
 export interface SeededTeam {
   teamId: string;
@@ -52,14 +53,22 @@ export interface StackServers {
 /** The stack over given servers; the benchmarks use it outside Vitest. */
 export async function startServiceStack(
   servers: StackServers,
-  options: { env?: Record<string, string>; speedFactor?: number } = {},
+  options: {
+    env?: Record<string, string>;
+    speedFactor?: number;
+    /** Where the API, worker and emulator write their log lines (stdout by default). */
+    logDestination?: DestinationStream;
+  } = {},
 ): Promise<TestStack> {
   const database = `test_${randomBytes(6).toString('hex')}`;
   const port = await freePort();
   const emulatorPort = await freePort();
   const vonageSignatureSecret = randomBytes(24).toString('base64url');
   const telnyxKeys = generateKeyPairSync('ed25519');
+  const logLevel = options.env?.LOG_LEVEL ?? process.env.TEST_LOG_LEVEL ?? 'silent';
+  const logger = createLogger(logLevel, 'test', { context: activityLogContext, destination: options.logDestination });
   const emulator = createEmulator({
+    logger: logger.child({ service: 'emulator' }),
     port: emulatorPort,
     host: '127.0.0.1',
     speedFactor: options.speedFactor ?? 0.02,
@@ -76,7 +85,7 @@ export async function startServiceStack(
     TEMPORAL_ADDRESS: servers.temporalAddress,
     TEMPORAL_TASK_QUEUE: `test-${database}`,
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    LOG_LEVEL: logLevel,
     ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
     WEBHOOK_RETRY_DELAYS: '200ms,400ms,800ms',
     TWILIO_API_BASE_URL: emulatorUrl,
@@ -84,7 +93,6 @@ export async function startServiceStack(
     TELNYX_API_BASE_URL: emulatorUrl,
     ...options.env,
   });
-  const logger = createLogger(config.LOG_LEVEL, 'test', { context: activityLogContext });
   const api = await startApi(config, logger);
   const temporal = await connectTemporalClient({
     address: config.TEMPORAL_ADDRESS,

@@ -4,9 +4,7 @@ import { startServiceStack, type SeededTeam, type TestStack } from './service-st
 
 export type { SeededTeam, TestStack } from './service-stack';
 
-export async function startTestStack(
-  options: { env?: Record<string, string>; speedFactor?: number } = {},
-): Promise<TestStack> {
+export async function startTestStack(options: Parameters<typeof startServiceStack>[1] = {}): Promise<TestStack> {
   return startServiceStack(
     {
       mongoUri: inject('mongoUri'),

@@ -6,7 +6,13 @@ import type { QueuedCallControl } from '../../calls/queued-call-control';
 import { isObjectIdHex } from '../../contracts/ids';
 import { authOf, requireScope } from '../auth';
 import { badRequest, notFound } from '../errors';
+import { text } from '../../schemas/common';
+import { parseOrThrow } from '../validation';
+import { z } from 'zod';
 import type { ApiContext, RequestState } from '../state';
+
+/** The fileId a batch was created with, held to the same rules as in its body. */
+const fileIdParam = z.object({ fileId: text().min(1, 'must not be empty').max(200, 'must be at most 200 characters') });
 
 export function createPhoneCallBatchesRouter(deps: { control: QueuedCallControl; concurrency: number }): Router {
   const router = new Router<RequestState>({ prefix: '/v1/phoneCalls' });
@@ -29,8 +35,7 @@ export function createPhoneCallBatchesRouter(deps: { control: QueuedCallControl;
       await run(ctx, action, { batchId });
     });
     router.post(`/file/:fileId/${action}`, requireScope('calls:write'), async (ctx) => {
-      const fileId = ctx.params.fileId!;
-      if (fileId.length > 200) throw badRequest('fileId must be at most 200 characters');
+      const { fileId } = parseOrThrow(fileIdParam, { fileId: ctx.params.fileId });
       await run(ctx, action, { fileId });
     });
   }
