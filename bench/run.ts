@@ -232,8 +232,8 @@ async function main(): Promise<void> {
                 env: { ...process.env, ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key },
                 maxBuffer: 64 * 2 ** 20,
               },
-              (error, stdout) =>
-                error ? reject(new Error(`${error.message}\n${stdout}`)) : resolve(JSON.parse(stdout)),
+              (error, stdout, stderr) =>
+                error ? reject(new Error(`${error.message}\n${stdout}\n${stderr}`)) : resolve(JSON.parse(stdout)),
             );
           }),
       );
