@@ -18,10 +18,29 @@ export function createCallbackProviderResolver(providers: TeamProviderResolver) 
   };
 }
 
+/**
+ * The provider's id for a call being dialled, from its first verified event: should the dial's own
+ * answer be lost (a timeout, a dropped connection), the retried dial finds the id on the record and
+ * does not dial again. Not for a call already holding one, nor an id of one of its ended attempts (a
+ * late event of an earlier attempt arriving during a redial).
+ */
+async function adoptProviderCallId(event: ProviderEvent): Promise<void> {
+  await PhoneCall.updateOne(
+    {
+      _id: event.callId,
+      providerCallId: null,
+      status: { $in: ['queued', 'ringing', 'inProgress'] },
+      'attempts.providerCallId': { $ne: event.providerCallId },
+    },
+    { $set: { providerCallId: event.providerCallId } },
+  );
+}
+
 /** Signals each verified event to its call's workflow; an ended workflow just ignores late events. */
 export function createProviderEventSink(deps: { temporal: Client; logger: Logger }) {
   return async (events: ProviderEvent[]): Promise<void> => {
     for (const event of events) {
+      if (event.providerCallId) await adoptProviderCallId(event);
       try {
         await deps.temporal.workflow.getHandle(callWorkflowId(event.callId)).signal(providerEventSignal, event);
       } catch (err) {

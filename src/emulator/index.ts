@@ -3,6 +3,7 @@
 // each call on a scaled clock and sends each provider's own signed callbacks. It imports nothing
 // from the API, the data layer, workflows or activities: it stands where the providers stand.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ProviderName } from '../contracts/providers';
@@ -94,6 +95,23 @@ export interface Emulator {
   rateLimited(provider: ProviderName): number;
   /** Resolves when every call has ended and every callback has been delivered or given up on. */
   idle(): Promise<void>;
+  /**
+   * Faults for the dials that follow: every `every`-th accepted dial is placed (the phone rings) and
+   * then its answer is lost: `answer-500` answers 500, `drop` closes the connection without an answer,
+   * taking turns when both are given. `null` turns faults off. The client cannot tell that the call
+   * was placed: a second dial for it would ring the person twice.
+   */
+  setDialFaults(faults: { every: number; kinds: DialFault[] } | null): void;
+  /** The dials whose answer was lost, in order. */
+  dialFaults(): LostDialAnswer[];
+}
+
+export type DialFault = 'answer-500' | 'drop';
+export interface LostDialAnswer {
+  provider: ProviderName;
+  providerCallId: string;
+  to: string;
+  kind: DialFault;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -129,6 +147,10 @@ export function createEmulator(options: EmulatorOptions): Emulator {
   const telnyxPublicKeyBase64 = Buffer.from(telnyxJwk.x, 'base64url').toString('base64');
 
   const simulator = new CallSimulator(speedFactor, logger);
+  // Which calls the request being handled placed, for the dial faults.
+  const requestScope = new AsyncLocalStorage<{ placed: EmulatedCall[] }>();
+  let faults: { every: number; kinds: DialFault[]; seen: number } | null = null;
+  const lostAnswers: LostDialAnswer[] = [];
   const dialRate = new DialRateLimiter(options.dialsPerSecond);
   const dialCounts = new Map<string, number>();
   const allCalls: EmulatedCall[] = [];
@@ -158,6 +180,7 @@ export function createEmulator(options: EmulatorOptions): Emulator {
       return queue;
     },
     dialled(call) {
+      requestScope.getStore()?.placed.push(call);
       const key = digitsOf(call.to);
       dialCounts.set(key, (dialCounts.get(key) ?? 0) + 1);
       allCalls.push(call);
@@ -178,7 +201,27 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     ...createTelnyxEmulator(context, telnyxKey).routes,
   ];
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** The fault the answer to a request that placed `placed` meets, if any. */
+  function faultFor(placed: readonly EmulatedCall[]): DialFault | null {
+    if (!faults || placed.length === 0) return null;
+    faults.seen += 1;
+    if (faults.seen % faults.every !== 0) return null;
+    const kind = faults.kinds[(faults.seen / faults.every - 1) % faults.kinds.length]!;
+    for (const call of placed) {
+      lostAnswers.push({ provider: call.provider, providerCallId: call.id, to: call.to, kind });
+      logger.info(
+        { provider: call.provider, callId: call.id, kind },
+        'dial fault: the call is placed, its answer lost',
+      );
+    }
+    return kind;
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    return requestScope.run({ placed: [] }, () => handleInScope(req, res));
+  }
+
+  async function handleInScope(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://emulator.invalid');
     try {
@@ -195,6 +238,16 @@ export function createEmulator(options: EmulatorOptions): Emulator {
               );
       if (result.status >= 400)
         logger.info({ method, path: url.pathname, status: result.status }, 'emulated API refused a request');
+      const fault = faultFor(requestScope.getStore()?.placed ?? []);
+      if (fault === 'drop') {
+        res.socket?.destroy();
+        return;
+      }
+      if (fault === 'answer-500') {
+        res.writeHead(500, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: 'emulated provider failure after the call was placed' }));
+        return;
+      }
       res.writeHead(result.status, result.headers);
       res.end(result.body);
     } catch (err) {
@@ -273,6 +326,14 @@ export function createEmulator(options: EmulatorOptions): Emulator {
       dialRate.configure(limits);
     },
 
+    setDialFaults(next) {
+      if (next && (!(next.every >= 1) || next.kinds.length === 0))
+        throw new Error('dial faults need every >= 1 and at least one kind');
+      faults = next ? { every: Math.floor(next.every), kinds: [...next.kinds], seen: 0 } : null;
+    },
+    dialFaults() {
+      return [...lostAnswers];
+    },
     rateLimited(provider) {
       return dialRate.refused(provider);
     },
