@@ -52,6 +52,8 @@ type Options = Record<string, string | string[] | boolean | undefined>;
 type Handler = (options: Options, args: (string | undefined)[]) => Promise<object>;
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+/** The option most commands take, worded once. */
+const TEAM_OPTION = ['--team <teamId>', 'the team (required)'] as const;
 
 function need(value: unknown, flag: string): string {
   if (typeof value !== 'string' || !value) throw new CommandError(`${flag} is required`);
@@ -147,7 +149,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       ),
     ),
   )
-    .option('--team <teamId>', 'the team (required)')
+    .option(...TEAM_OPTION)
     .option('--provider <provider>', `one of ${PROVIDERS.join(', ')} (required)`)
     .option('--credentials <json>', "the provider's credentials as a JSON object")
     .option('--from-number <e164>', 'a number to call from (repeatable)', collect)
@@ -164,7 +166,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       }),
     ),
   )
-    .option('--team <teamId>', 'the team (required)')
+    .option(...TEAM_OPTION)
     .option('--max-concurrent-calls <n>', 'calls live at once')
     .option('--dials-per-second <rates>', 'per provider, e.g. twilio=1,vonage=3,telnyx=30');
 
@@ -183,7 +185,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       }),
     ),
   )
-    .option('--team <teamId>', 'the team (required)')
+    .option(...TEAM_OPTION)
     .option('--scopes <scopes>', `comma-separated, of ${SCOPES.join(', ')} (default: all)`)
     .option('--expires-in <duration>', 'e.g. 90d, 1h, 30s (default: never)')
     .option('--name <name>', 'a label for the key');
@@ -192,7 +194,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     'list',
     "a team's keys (never their secrets)",
     onDatabase((o) => listKeys({ team: need(o.team, '--team') })),
-  ).option('--team <teamId>', 'the team (required)');
+  ).option(...TEAM_OPTION);
   leaf(
     key,
     'revoke',
@@ -227,7 +229,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       }),
     ),
   )
-    .option('--team <teamId>', 'the team (required)')
+    .option(...TEAM_OPTION)
     .option('--name <name>', 'the template name (required)')
     .option('--prompt <text>', "the agent's prompt, e.g. 'Hello {{firstName}}' (required)")
     .option('--required-variables <names>', 'comma-separated variables every call must give')
@@ -248,7 +250,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     'list',
     "a team's templates",
     onDatabase((o) => listTemplates({ team: need(o.team, '--team') })),
-  ).option('--team <teamId>', 'the team (required)');
+  ).option(...TEAM_OPTION);
 
   // --------------------------------------------------------------------------- phone-number
   const phoneNumber = program.command('phone-number').description("the team's own numbers to call from");
@@ -263,7 +265,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       ),
     ),
   )
-    .option('--team <teamId>', 'the team (required)')
+    .option(...TEAM_OPTION)
     .option('--number <e164>', 'the number (required)')
     .option('--provider <provider>', `one of ${PROVIDERS.join(', ')} (required)`);
   leaf(
@@ -271,7 +273,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     'list',
     "a team's numbers",
     onDatabase((o) => listPhoneNumbers({ team: need(o.team, '--team') })),
-  ).option('--team <teamId>', 'the team (required)');
+  ).option(...TEAM_OPTION);
 
   // ---------------------------------------------------------------------------------- batch
   const batch = program.command('batch').description('pause, resume or cancel the queued calls of a batch or file');
@@ -287,7 +289,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
         ),
       ),
     )
-      .option('--team <teamId>', 'the team (required)')
+      .option(...TEAM_OPTION)
       .option('--batch-id <batchId>', 'the batchId of a batch create answer')
       .option('--file-id <fileId>', 'the fileId the calls were created with');
   }
@@ -312,7 +314,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       }),
     ),
   )
-    .option('--team <teamId>', 'the team (required)')
+    .option(...TEAM_OPTION)
     .option('--template <callTemplateId>', 'the call template (required)')
     .option('--to <e164>', 'the number to call (required)')
     .option('--var <name=value>', 'a prompt variable value (repeatable)', collect)
@@ -379,7 +381,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       ),
     ),
   )
-    .option('--team <teamId>', 'the team (required)')
+    .option(...TEAM_OPTION)
     .option('--template <callTemplateId>', 'the call template (required)')
     .option('--file <path>', 'the CSV file (required); README "Importing calls" lists its columns')
     .option('--default-country <cc>', 'for numbers written without +country, e.g. US')
@@ -437,7 +439,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
           limit: str(o.limit),
         }),
       ),
-    ).option('--team <teamId>', 'the team (required)');
+    ).option(...TEAM_OPTION);
   dncLeaf('import', 'list every number of a CSV file')
     .option('--file <path>', 'the CSV file (required)')
     .option('--reason <text>', 'why')

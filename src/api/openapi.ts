@@ -21,7 +21,7 @@ import {
 import { eventNameSchema, responseRegistry } from '../schemas/responses';
 import { webhookCreateSchema, webhookUpdateSchema } from '../schemas/webhooks';
 import { doNotCallAddSchema, doNotCallListQuerySchema, MAX_DNC_ADD } from '../schemas/do-not-call';
-import { MAX_DELIVERIES_PER_CALL } from './routes/webhook-deliveries';
+import { MAX_DELIVERIES_PER_CALL } from '../data/models/webhook-delivery';
 import { examples } from './openapi-examples';
 
 export type JsonSchema = { [keyword: string]: unknown };

@@ -3,9 +3,8 @@
 // workflow, with the whole retry schedule, to the endpoint as it is configured now (its current URL
 // and secret). One at a time per record: the record is claimed by a conditional update first.
 import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import { Types } from 'mongoose';
 import type { CallEventName } from '../contracts/events';
-import { redeliveryWorkflowId } from '../contracts/ids';
+import { isObjectIdHex, redeliveryWorkflowId } from '../contracts/ids';
 import { PhoneCall } from '../data/models/phone-call';
 import { Webhook, type WebhookDoc } from '../data/models/webhook';
 import { WebhookDelivery, type WebhookDeliveryDoc } from '../data/models/webhook-delivery';
@@ -35,7 +34,7 @@ export function createRedelivery(deps: {
 }): Redelivery {
   async function currentTarget(delivery: WebhookDeliveryDoc): Promise<WebhookTarget> {
     const endpoint = endpointOfKey(delivery.endpointKey);
-    if (endpoint && 'webhookId' in endpoint && Types.ObjectId.isValid(endpoint.webhookId)) {
+    if (endpoint && 'webhookId' in endpoint && isObjectIdHex(endpoint.webhookId)) {
       const hook = await Webhook.findOne({
         _id: endpoint.webhookId,
         teamId: delivery.teamId.toHexString(),
@@ -54,8 +53,9 @@ export function createRedelivery(deps: {
 
   return {
     async redeliver(teamId, deliveryId) {
-      const found = Types.ObjectId.isValid(deliveryId)
-        ? await WebhookDelivery.findOne({ _id: deliveryId.toLowerCase(), teamId }).lean<WebhookDeliveryDoc>()
+      const id = deliveryId.toLowerCase();
+      const found = isObjectIdHex(id)
+        ? await WebhookDelivery.findOne({ _id: id, teamId }).lean<WebhookDeliveryDoc>()
         : null;
       if (!found) throw new RedeliveryRefused('not-found', `webhook delivery ${deliveryId} not found`);
       if (found.state === 'pending')

@@ -2,15 +2,12 @@
 import Router from '@koa/router';
 import { isObjectIdHex } from '../../contracts/ids';
 import { PhoneCall } from '../../data/models/phone-call';
-import { WebhookDelivery, type WebhookDeliveryDoc } from '../../data/models/webhook-delivery';
+import { MAX_DELIVERIES_PER_CALL, WebhookDelivery, type WebhookDeliveryDoc } from '../../data/models/webhook-delivery';
 import { toWebhookDeliveryView } from '../../data/webhook-delivery-view';
 import { RedeliveryRefused, type Redelivery } from '../../webhooks/redelivery';
 import { authOf, requireScope } from '../auth';
 import { badRequest, notFound } from '../errors';
 import type { RequestState } from '../state';
-
-/** A call has a few events per endpoint; this bounds the answer whatever happens. */
-export const MAX_DELIVERIES_PER_CALL = 1_000;
 
 export function createWebhookDeliveriesRouter(deps: { redelivery: Redelivery }): Router {
   const router = new Router<RequestState>({ prefix: '/v1' });

@@ -11,6 +11,9 @@ const attemptSchema = new Schema(
   { _id: false },
 );
 
+/** A call has a few events per endpoint; a list of its deliveries stops here whatever happens. */
+export const MAX_DELIVERIES_PER_CALL = 1_000;
+
 // One document per event per endpoint, with every attempt made to deliver it.
 const webhookDeliverySchema = new Schema(
   {
