@@ -66,12 +66,15 @@ export const phoneCallCreateSchema = z
   });
 export type PhoneCallCreateInput = z.output<typeof phoneCallCreateSchema>;
 
+/** The file a batch of calls came from, as a batch body and the file controls' path name it. */
+export const fileIdText = () => text().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+
 export const phoneCallBatchSchema = z.strictObject({
   phoneCalls: z
     .array(z.unknown(), { error: 'must be an array' })
     .min(1, 'must have at least 1 element')
     .max(MAX_BATCH, `must have at most ${MAX_BATCH} elements`),
-  fileId: text().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+  fileId: fileIdText().optional(),
   fileName: text().min(1, 'must not be empty').max(500, 'must be at most 500 characters').optional(),
 });
 

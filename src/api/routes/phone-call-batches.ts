@@ -6,13 +6,13 @@ import type { QueuedCallControl } from '../../calls/queued-call-control';
 import { isObjectIdHex } from '../../contracts/ids';
 import { authOf, requireScope } from '../auth';
 import { badRequest, notFound } from '../errors';
-import { text } from '../../schemas/common';
+import { fileIdText } from '../../schemas/phone-calls';
 import { parseOrThrow } from '../validation';
 import { z } from 'zod';
 import type { ApiContext, RequestState } from '../state';
 
 /** The fileId a batch was created with, held to the same rules as in its body. */
-const fileIdParam = z.object({ fileId: text().min(1, 'must not be empty').max(200, 'must be at most 200 characters') });
+const fileIdParam = z.object({ fileId: fileIdText() });
 
 export function createPhoneCallBatchesRouter(deps: { control: QueuedCallControl; concurrency: number }): Router {
   const router = new Router<RequestState>({ prefix: '/v1/phoneCalls' });
