@@ -103,6 +103,8 @@ const schema = z.object({
   METRICS_BEARER_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** The worker's /metrics port (0: none). */
   WORKER_METRICS_PORT: port.default(9464),
+  /** A workflow bundle built ahead of time (`bundleWorkflowCode`); unset: the worker bundles at start. */
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
 });
 
 export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };

@@ -22,7 +22,12 @@ async function main(): Promise<void> {
     namespace: config.TEMPORAL_NAMESPACE,
   });
   const metrics = createWorkerMetrics();
-  const { worker, connection, sdkMetricsUrl } = await createCallWorker({ config, logger, metrics });
+  const { worker, connection, sdkMetricsUrl } = await createCallWorker({
+    config,
+    logger,
+    metrics,
+    workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
+  });
   const metricsServer =
     config.WORKER_METRICS_PORT === 0
       ? null
