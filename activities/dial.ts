@@ -145,5 +145,13 @@ export function createDialActivities({
       const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
       await provider.hangUp(target);
     },
+
+    /** What the provider says of the call now, as events (its callbacks may have been lost). */
+    async pollCallEvents({ callId, providerCallId }: { callId: string; providerCallId: string }) {
+      const call = await calls.findById(callId);
+      if (!call) return [];
+      const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
+      return provider.pollCallEvents({ callId, providerCallId });
+    },
   };
 }

@@ -90,6 +90,11 @@ const schema = z.object({
       }
       return out;
     }),
+  /**
+   * How long a live or ringing call may stay silent before its workflow asks the provider how it
+   * stands (a callback lost in an outage of ours); 0: never asks, the call's own timeouts end it.
+   */
+  CALL_STATUS_POLL_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   RECONCILE_AFTER_SECONDS: z.coerce.number().int().min(1).default(300),
   REQUEST_BODY_LIMIT: z
     .string()

@@ -78,6 +78,11 @@ const HANG_UP_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
 };
+// Asking the provider how a silent call stands: an answer that does not come is no news.
+const POLL_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '4 seconds', maximumAttempts: 3 },
+};
 // A voicemail message is worth leaving only while the machine still records: a few quick tries.
 const VOICEMAIL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '15 seconds',
@@ -584,15 +589,47 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       }
     }
 
+    /**
+     * The provider's events for the call as it stands, when they tell something new: its callbacks
+     * may have been lost (our API, database or Temporal was down while the provider sent them).
+     */
+    async function pollProvider(): Promise<ProviderEvent[]> {
+      try {
+        const events = await step(POLL_OPTIONS, `ask the provider how ${input.toPhoneNumber} stands`).pollCallEvents({
+          callId: input.callId,
+          providerCallId: state.providerCallId!,
+        });
+        return events.filter((e) => e.kind !== 'answered' || !state.answeredAt);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        log.warn('the provider could not say how the call stands', { error: String(err) });
+        return [];
+      }
+    }
+
+    const pollEveryMs = (input.statusPollSeconds ?? 0) * 1000;
+    let lastHeardAt = Date.now();
     for (;;) {
       const deadline = !state.answeredAt ? ringDeadline : (greetingDeadline ?? answerDeadline);
-      const arrived = await condition(() => inbox.length > 0, Math.max(deadline - Date.now(), 1), {
+      // Histories from before polling have no statusPollSeconds and so no poll timer: they replay.
+      const pollAt = pollEveryMs > 0 ? lastHeardAt + pollEveryMs : Infinity;
+      const arrived = await condition(() => inbox.length > 0, Math.max(Math.min(deadline, pollAt) - Date.now(), 1), {
         summary: !state.answeredAt
           ? `ring timeout at ${new Date(ringDeadline).toISOString()}`
           : greetingDeadline !== null
             ? "a machine's greeting: leave the message by " + new Date(greetingDeadline).toISOString()
             : `max duration at ${new Date(answerDeadline).toISOString()}`,
       });
+      if (!arrived && pollEveryMs > 0) {
+        // Quiet for a while, or out of time: the provider may have ended (or answered) the call already.
+        lastHeardAt = Date.now();
+        const news = await pollProvider();
+        if (news.length > 0) {
+          inbox.push(...news);
+          continue;
+        }
+        if (Date.now() < deadline) continue;
+      }
       if (!arrived) {
         if (greetingDeadline !== null) {
           // The provider never said the greeting was over: leave the message now rather than never.
@@ -607,6 +644,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           : { status: 'noAnswer', code: STATUS_CODES.noAnswer };
       }
       const event = inbox.shift()!;
+      lastHeardAt = Date.now();
       // Provider clocks can be coarser than ours (Twilio stamps whole seconds): keep the call's
       // times in the order they happened.
       const at = latest(event.occurredAt, state.answeredAt ?? state.triggeredAt!);

@@ -18,6 +18,8 @@ export interface CallWorkflowInput {
   maxDurationSeconds: number;
   /** Hang up a dialled call that is not answered (and not ended by the provider) after this long. */
   ringTimeoutSeconds?: number;
+  /** Ask the provider how the call stands after this long without a callback; absent: never. */
+  statusPollSeconds?: number;
   /** The template's calling hours; absent: any hour (and histories from before the field). */
   callingWindow?: CallingWindow;
   /** Zones the window is checked in (all of them must be open). */

@@ -27,12 +27,7 @@ export async function runBatchCommand(
     namespace: config.TEMPORAL_NAMESPACE,
   });
   try {
-    const dispatcher = createDispatcher({
-      client,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
-      paced: config.PACING_ENABLED,
-    });
+    const dispatcher = createDispatcher({ client, config: config });
     const control = createQueuedCallControl({ client, dispatcher });
     const result = await controlBatch(
       { control, concurrency: config.BATCH_START_CONCURRENCY },

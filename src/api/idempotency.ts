@@ -1,8 +1,12 @@
 // `Idempotency-Key` (decisions.md): a retry with the same key and body within 24 h gets the first
 // answer and creates nothing; the same key with another body is a 400. One conditional insert per
 // key claims it, so two concurrent requests with one key cannot both create (no transactions).
+// The claim holds a lease the request extends while it works and names the dispatch batch it
+// writes its calls under: should its process die, a retry takes the key over once the lease has run
+// out and finishes or discards that batch (the route decides), so the client still gets one batch.
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
+import { Types } from 'mongoose';
 import { IDEMPOTENCY_WINDOW_MS, IdempotencyRecord } from '../data/models/idempotency-record';
 import { badRequest, HttpError } from './errors';
 import { isDuplicateKeyOnly } from '../data/duplicate-key';
@@ -21,38 +25,72 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/** What a key's record keeps of its request's body: a retry must send the same. */
+export function requestHashOf(body: unknown): string {
+  return createHash('sha256').update(canonical(body)).digest('hex');
+}
+
 /** How long a retry waits for the first request with its key to finish before it is told to come back. */
 const IN_FLIGHT_WAIT_MS = 10_000;
-/** A key still `pending` after this long belongs to a request whose process died: it may be retried. */
-const ABANDONED_AFTER_MS = 5 * 60 * 1000;
+/** How long a claim holds without being extended, and how often the request holding it extends it. */
+const LEASE_MS = 15_000;
+const LEASE_RENEW_MS = 5_000;
+/** A `pending` key from before leases is abandoned after this long. */
+const UNLEASED_ABANDONED_AFTER_MS = 5 * 60 * 1000;
 
 type Identity = { teamId: string; scope: string; key: string };
 
+/** What a create request writes its calls under, and what a request that died before it left. */
+export interface CreateWork {
+  /** The dispatch batch to open for this request's calls. */
+  batchId: Types.ObjectId;
+  /** The batch of the request whose abandoned key this one took over: to finish or discard first. */
+  abandonedBatchId: Types.ObjectId | null;
+}
+
+type Claim =
+  { kind: 'claimed'; abandonedBatchId: Types.ObjectId | null } | { kind: 'replay'; response: StoredResponse };
+
+function isAbandoned(record: { state: string; leaseUntil?: Date | null; createdAt: Date }, now: Date): boolean {
+  if (record.state !== 'pending') return false;
+  const until = record.leaseUntil?.getTime() ?? record.createdAt.getTime() + UNLEASED_ABANDONED_AFTER_MS;
+  return until < now.getTime();
+}
+
 /** Claims the key for this request, or finds the first request's answer to replay. */
-async function claimKey(
-  identity: Identity,
-  requestHash: string,
-  now: Date,
-): Promise<{ kind: 'claimed' } | { kind: 'replay'; response: StoredResponse }> {
+async function claimKey(identity: Identity, requestHash: string, now: Date, batchId: Types.ObjectId): Promise<Claim> {
   const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
+  const leaseUntil = () => new Date(Date.now() + LEASE_MS);
   for (;;) {
     try {
-      await IdempotencyRecord.create({ ...identity, requestHash, state: 'pending', createdAt: now });
-      return { kind: 'claimed' };
+      await IdempotencyRecord.create({
+        ...identity,
+        requestHash,
+        state: 'pending',
+        createdAt: now,
+        leaseUntil: leaseUntil(),
+        dispatchBatchId: batchId,
+      });
+      return { kind: 'claimed', abandonedBatchId: null };
     } catch (err) {
       if (!isDuplicateKeyOnly(err)) throw err;
     }
     const existing = await IdempotencyRecord.findOne(identity).lean();
     if (!existing) continue; // the first request failed and freed the key: try again
     const expired = existing.createdAt.getTime() < now.getTime() - IDEMPOTENCY_WINDOW_MS;
-    const abandoned = existing.state === 'pending' && existing.createdAt.getTime() < now.getTime() - ABANDONED_AFTER_MS;
+    const abandoned = isAbandoned(existing, new Date());
+    if (abandoned && existing.requestHash !== requestHash)
+      throw badRequest('Idempotency-Key was already used with a different request body');
     if (expired || abandoned) {
       // Take over an expired or abandoned key with a conditional update, so only one request wins it.
       const claimed = await IdempotencyRecord.findOneAndUpdate(
-        { ...identity, createdAt: existing.createdAt },
-        { $set: { requestHash, state: 'pending', createdAt: now }, $unset: { responseStatus: 1, responseBody: 1 } },
+        { ...identity, createdAt: existing.createdAt, state: existing.state },
+        {
+          $set: { requestHash, state: 'pending', createdAt: now, leaseUntil: leaseUntil(), dispatchBatchId: batchId },
+          $unset: { responseStatus: 1, responseBody: 1 },
+        },
       );
-      if (claimed) return { kind: 'claimed' };
+      if (claimed) return { kind: 'claimed', abandonedBatchId: abandoned ? (existing.dispatchBatchId ?? null) : null };
       continue;
     }
     if (existing.requestHash !== requestHash)
@@ -71,8 +109,9 @@ async function claimKey(
 export async function withIdempotency(
   ctx: Context,
   options: { teamId: string; scope: string; body: unknown },
-  handler: () => Promise<StoredResponse>,
+  handler: (work: CreateWork) => Promise<StoredResponse>,
 ): Promise<void> {
+  const batchId = new Types.ObjectId();
   const key = ctx.get('idempotency-key');
   const respond = (response: StoredResponse) => {
     ctx.status = response.status;
@@ -80,25 +119,33 @@ export async function withIdempotency(
   };
   // A header sent empty is a mistake, not "no key": the retry it was meant to make safe would not be.
   const sent = ctx.headers['idempotency-key'] !== undefined;
-  if (!sent) return respond(await handler());
+  if (!sent) return respond(await handler({ batchId, abandonedBatchId: null }));
   if (key.length < 1 || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters');
 
-  const requestHash = createHash('sha256').update(canonical(options.body)).digest('hex');
+  const requestHash = requestHashOf(options.body);
   const identity = { teamId: options.teamId, scope: options.scope, key };
   const now = new Date();
-  const claim = await claimKey(identity, requestHash, now);
+  const claim = await claimKey(identity, requestHash, now, batchId);
   if (claim.kind === 'replay') {
     ctx.set('Idempotent-Replayed', 'true');
     return respond(claim.response);
   }
 
   let response: StoredResponse;
+  const renewal = setInterval(() => {
+    IdempotencyRecord.updateOne(
+      { ...identity, createdAt: now, state: 'pending' },
+      { $set: { leaseUntil: new Date(Date.now() + LEASE_MS) } },
+    ).catch(() => undefined); // a missed renewal only shortens the lease
+  }, LEASE_RENEW_MS);
   try {
-    response = await handler();
+    response = await handler({ batchId, abandonedBatchId: claim.abandonedBatchId });
   } catch (err) {
     // Nothing was created: free the key so that the client may retry it.
     await IdempotencyRecord.deleteOne({ ...identity, createdAt: now });
     throw err;
+  } finally {
+    clearInterval(renewal);
   }
   await IdempotencyRecord.updateOne(
     { ...identity, createdAt: now },

@@ -1,6 +1,8 @@
 // Starts the workflows behind call records, outbox style: a dispatch batch is written `pending`
 // before its calls, and marked `started` once every call's workflow exists. A batch left pending
-// (the API died in between, Temporal was unreachable) is finished by the reconciler below.
+// (the API died in between, Temporal was unreachable) is finished by the reconciler below when all
+// its calls were written, and discarded when their writing was cut short: its request never got an
+// answer, so nobody knows of those calls, and its retry writes them all again.
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { Types } from 'mongoose';
 import { callWorkflowId } from '../contracts/ids';
@@ -10,6 +12,7 @@ import type { ProviderName } from '../contracts/providers';
 import { CallTemplate } from '../data/models/call-template';
 import { DispatchBatch } from '../data/models/dispatch-batch';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
+import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { phoneCallWorkflow } from '../../workflows/call';
 import type { CallWorkflowInput } from '../../workflows/types';
@@ -17,8 +20,8 @@ import { DIAL_PLAN_FIELDS, dialPlanOf, type DialPlan } from './prepare-calls';
 import { mapBounded } from './run-bounded';
 
 export interface Dispatcher {
-  /** Writes a pending dispatch batch for `size` calls about to be inserted. */
-  openBatch(teamId: string, size: number): Promise<Types.ObjectId>;
+  /** Writes a pending dispatch batch, with the id given, for `size` calls about to be inserted. */
+  openBatch(teamId: string, size: number, batchId: Types.ObjectId): Promise<Types.ObjectId>;
   /** Starts the call's workflow; an already started one counts as started. */
   start(call: PhoneCallDoc, plan: DialPlan): Promise<void>;
   /** Every call of the batch has its workflow. */
@@ -27,16 +30,22 @@ export interface Dispatcher {
   dropBatch(batchId: Types.ObjectId): Promise<void>;
 }
 
-export function createDispatcher(deps: {
-  client: Client;
-  taskQueue: string;
-  ringTimeoutSeconds: number;
-  /** False only to measure the service without its pacer. */
-  paced?: boolean;
-}): Dispatcher {
+/** What the workflows of new calls are started with, from the configuration. */
+export type DispatchConfig = Pick<
+  Config,
+  'TEMPORAL_TASK_QUEUE' | 'RING_TIMEOUT_SECONDS' | 'PACING_ENABLED' | 'CALL_STATUS_POLL_SECONDS'
+>;
+
+export function createDispatcher(deps: { client: Client; config: DispatchConfig }): Dispatcher {
+  const { config } = deps;
   return {
-    async openBatch(teamId, size) {
-      const batch = await DispatchBatch.create({ teamId: new Types.ObjectId(teamId), size, state: 'pending' });
+    async openBatch(teamId, size, batchId) {
+      const batch = await DispatchBatch.create({
+        _id: batchId,
+        teamId: new Types.ObjectId(teamId),
+        size,
+        state: 'pending',
+      });
       return batch._id;
     },
     async start(call, plan) {
@@ -48,8 +57,10 @@ export function createDispatcher(deps: {
         record: call.record,
         scheduledFor: call.callDelayedUntil ? call.callDelayedUntil.toISOString() : null,
         maxDurationSeconds: plan.maxDurationSeconds,
-        ringTimeoutSeconds: deps.ringTimeoutSeconds,
-        paced: deps.paced ?? true,
+        ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
+        ...(config.CALL_STATUS_POLL_SECONDS > 0 ? { statusPollSeconds: config.CALL_STATUS_POLL_SECONDS } : {}),
+        // False only to measure the service without its pacer.
+        paced: config.PACING_ENABLED,
         ...(plan.callingWindow
           ? { callingWindow: plan.callingWindow, calleeTimeZones: [...call.calleeTimeZones] }
           : {}),
@@ -60,7 +71,7 @@ export function createDispatcher(deps: {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.
         await deps.client.workflow.start<typeof phoneCallWorkflow>('phoneCallWorkflow', {
           workflowId: callWorkflowId(input.callId),
-          taskQueue: deps.taskQueue,
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
           // One workflow per call, ever: a call that has ended is never started again.
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [input],
@@ -91,8 +102,44 @@ export function createDispatcher(deps: {
 }
 
 /**
- * Starts the workflows of every call in batches still pending after `olderThanMs`, then closes
- * those batches. Returns how many workflows it asked for (already running ones included).
+ * A batch whose calls are not all written this long after it was opened belongs to a request that
+ * died (requests time out long before); a retry of it with its Idempotency-Key does not wait for this.
+ */
+const INCOMPLETE_BATCH_DEAD_AFTER_MS = 15 * 60 * 1000;
+
+/**
+ * The calls of a batch in the order they were written (ObjectIds rise within one process), when
+ * every one of them was; null when the batch is unknown or its writing was cut short.
+ */
+export async function writtenBatchCalls(batchId: Types.ObjectId): Promise<PhoneCallDoc[] | null> {
+  const batch = await DispatchBatch.findById(batchId, { size: 1 }).lean();
+  if (!batch) return null;
+  const calls = await PhoneCall.find({ dispatchBatchId: batchId }).sort({ _id: 1 }).lean();
+  return calls.length === batch.size ? calls : null;
+}
+
+/** Removes a batch whose calls were not all written, and those that were: no workflow has them. */
+export async function discardBatch(batchId: Types.ObjectId): Promise<number> {
+  const { deletedCount } = await PhoneCall.deleteMany({ dispatchBatchId: batchId, status: 'queued' });
+  await DispatchBatch.deleteOne({ _id: batchId });
+  return deletedCount;
+}
+
+/** Starts the workflow of each call of a written batch (already running ones count), then closes it. */
+export async function startWrittenBatch(
+  dispatcher: Dispatcher,
+  batchId: Types.ObjectId,
+  calls: PhoneCallDoc[],
+): Promise<void> {
+  const plans = new Map<string, DialPlan>();
+  for (const id of new Set(calls.map((c) => c.callTemplateId.toHexString()))) plans.set(id, await dialPlanFor(id));
+  await mapBounded(calls, 16, (call) => dispatcher.start(call, plans.get(call.callTemplateId.toHexString())!));
+  await dispatcher.closeBatch(batchId);
+}
+
+/**
+ * Finishes batches still pending after `olderThanMs`: starts the workflows of those whose calls were
+ * all written, discards the others. Returns how many workflows it asked for (running ones included).
  */
 export async function reconcilePendingCalls(deps: {
   dispatcher: Dispatcher;
@@ -100,22 +147,26 @@ export async function reconcilePendingCalls(deps: {
   olderThanMs: number;
   now?: Date;
 }): Promise<number> {
-  const cutoff = new Date((deps.now ?? new Date()).getTime() - deps.olderThanMs);
+  const now = (deps.now ?? new Date()).getTime();
+  const cutoff = new Date(now - deps.olderThanMs);
   const batches = await DispatchBatch.find({ state: 'pending', createdAt: { $lt: cutoff } })
     .sort({ createdAt: 1 })
     .limit(20)
     .lean();
   let started = 0;
   for (const batch of batches) {
-    const calls = await PhoneCall.find({ dispatchBatchId: batch._id }).lean();
-    const templates = new Map<string, DialPlan>();
-    for (const id of new Set(calls.map((c) => c.callTemplateId.toHexString()))) {
-      templates.set(id, await dialPlanFor(id));
+    const calls = await writtenBatchCalls(batch._id);
+    if (!calls) {
+      // Its request may still be writing (a large batch on a slow store): only an old one is dead.
+      if (batch.createdAt.getTime() > now - INCOMPLETE_BATCH_DEAD_AFTER_MS) continue;
+      const removed = await discardBatch(batch._id);
+      deps.logger.warn(
+        { batchId: batch._id.toHexString(), size: batch.size, removed },
+        'reconciler discarded a batch whose calls were not all written (its request got no answer)',
+      );
+      continue;
     }
-    await mapBounded(calls, 16, (call) =>
-      deps.dispatcher.start(call, templates.get(call.callTemplateId.toHexString())!),
-    );
-    await deps.dispatcher.closeBatch(batch._id);
+    await startWrittenBatch(deps.dispatcher, batch._id, calls);
     started += calls.length;
     deps.logger.warn(
       { batchId: batch._id.toHexString(), calls: calls.length },

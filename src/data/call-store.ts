@@ -3,6 +3,7 @@
 import type { Types } from 'mongoose';
 import { predecessorsOf, type CallStatus } from '../contracts/call-status';
 import type { AnsweredBy } from '../contracts/machine-detection';
+import { DispatchBatch } from './models/dispatch-batch';
 import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
 import { toReadView, type PhoneCallReadView } from './phone-call-view';
 
@@ -118,7 +119,11 @@ export function createCallStore(): CallStore {
     applyStatusChange,
     async deleteIfQueued(callId) {
       const removed = await PhoneCall.findOneAndDelete({ _id: callId, status: 'queued' }).lean();
-      if (removed) return { outcome: 'deleted', call: toReadView(removed) };
+      if (removed) {
+        // A batch still pending counts its written calls against its size (dispatch.ts): one fewer now.
+        await DispatchBatch.updateOne({ _id: removed.dispatchBatchId, state: 'pending' }, { $inc: { size: -1 } });
+        return { outcome: 'deleted', call: toReadView(removed) };
+      }
       const current = await PhoneCall.findById(callId, { status: 1 }).lean();
       return current ? { outcome: 'not-queued', currentStatus: current.status } : { outcome: 'missing' };
     },

@@ -28,12 +28,14 @@ export function newCall(
     record: boolean;
     plan: CallPlan;
     machineDetection?: string | null;
+    callbackUrl?: string | null;
   },
 ): EmulatedCall {
   return {
     provider,
     ...fields,
     machineDetection: fields.machineDetection ?? null,
+    callbackUrl: fields.callbackUrl ?? null,
     createdAt: new Date(),
     state: 'queued',
     spoken: [],

@@ -21,6 +21,8 @@ export type Params = Record<string, string>;
 export interface Route {
   method: string;
   pattern: RegExp;
+  /** Serves recording audio: injected request faults leave it alone (they are the API's). */
+  media?: boolean;
   handle(req: ApiRequest, params: Params): ApiResponse | Promise<ApiResponse>;
 }
 

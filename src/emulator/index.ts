@@ -2,6 +2,7 @@
 // Telnyx APIs the adapters use (all three at its root; their paths do not overlap), simulates
 // each call on a scaled clock and sends each provider's own signed callbacks. It imports nothing
 // from the API, the data layer, workflows or activities: it stands where the providers stand.
+// For chaos tests it injects faults (faults.ts) and, when asked, serves a control API (control.ts).
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -9,9 +10,20 @@ import type { AddressInfo } from 'node:net';
 import type { ProviderName } from '../contracts/providers';
 import { createAccountsRoute } from './accounts';
 import type { ProviderContext } from './context';
-import { CallbackQueue } from './delivery';
+import { createControlRoutes } from './control';
+import { CallbackQueue, type OutboundCallback } from './delivery';
 import { DialRateLimiter, type DialsPerSecond } from './dial-rate';
-import { json, matchRoute, type Route } from './http';
+import {
+  FaultInjector,
+  parseDialFaults,
+  parseFaults,
+  type CallbackFault,
+  type DialFault,
+  type DialFaults,
+  type EmulatorFaults,
+  type InjectedFaults,
+} from './faults';
+import { json, matchRoute, type ApiResponse, type Route } from './http';
 import { digitsOf, type MachineDetectionResult, type Outcome } from './scenarios';
 import {
   CallSimulator,
@@ -25,6 +37,7 @@ import { createTwilioEmulator } from './twilio';
 import { createVonageEmulator } from './vonage';
 
 export { parseDialsPerSecond, type DialsPerSecond } from './dial-rate';
+export type { DialFault, DialFaults, EmulatorFaults, InjectedFaults } from './faults';
 export {
   MACHINE_GREETING,
   MACHINE_OUTCOMES,
@@ -54,6 +67,8 @@ export interface EmulatorOptions {
   logger?: EmulatorLogger;
   /** Per-account dial rates, as the providers enforce them (dial-rate.ts); none when absent. */
   dialsPerSecond?: DialsPerSecond;
+  /** Serves the control API under /emulator/ (control.ts); off by default. */
+  control?: boolean;
 }
 
 export interface EmulatedCallView {
@@ -69,6 +84,8 @@ export interface EmulatedCallView {
   state: EmulatedCallState;
   outcome: Outcome;
   scenarioId: string | null;
+  /** Our service's id for the call: the `callId` query parameter of the callback URL the dial gave (null: none). */
+  serviceCallId: string | null;
   end?: EmulatedCall['end'];
   /** The answering-machine detection the dial asked for, in the provider's words (null: none). */
   machineDetection: string | null;
@@ -98,15 +115,19 @@ export interface Emulator {
   /**
    * Faults for the dials that follow: every `every`-th accepted dial is placed (the phone rings) and
    * then its answer is lost: `answer-500` answers 500, `drop` closes the connection without an answer,
-   * taking turns when both are given. `null` turns faults off. The client cannot tell that the call
-   * was placed: a second dial for it would ring the person twice.
+   * `timeout` holds it open without one (EmulatorFaults.timeoutHoldMs), taking turns when several are
+   * given. `null` turns faults off. The client cannot tell that the call was placed: a second dial for
+   * it would ring the person twice.
    */
-  setDialFaults(faults: { every: number; kinds: DialFault[] } | null): void;
-  /** The dials whose answer was lost, in order. */
+  setDialFaults(faults: DialFaults | null): void;
+  /** The dials whose answer was lost (to either kind of fault), in order. */
   dialFaults(): LostDialAnswer[];
+  /** Share-based faults from now on, drawn from a generator seeded afresh; null turns them off. */
+  setFaults(faults: EmulatorFaults | null): void;
+  /** The share-based faults in force, and every fault injected since the start. */
+  faults(): { faults: EmulatorFaults | null; injected: InjectedFaults };
 }
 
-export type DialFault = 'answer-500' | 'drop';
 export interface LostDialAnswer {
   provider: ProviderName;
   providerCallId: string;
@@ -115,7 +136,7 @@ export interface LostDialAnswer {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
-const DEFAULT_RETRIES = 3;
+export const DEFAULT_CALLBACK_RETRIES = 3;
 const silentLogger: EmulatorLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 class BodyTooLarge extends Error {}
@@ -136,6 +157,45 @@ function signingKey(pem: string | undefined): KeyObject {
   return pem ? createPrivateKey(pem) : generateKeyPairSync('ed25519').privateKey;
 }
 
+/**
+ * The service puts its own call id in the callback URL it gives the provider (`?callId=`); read it
+ * generically, so the emulator needs nothing from the service.
+ */
+function serviceCallIdOf(callbackUrl: string | null): string | null {
+  if (!callbackUrl) return null;
+  try {
+    return new URL(callbackUrl).searchParams.get('callId');
+  } catch {
+    return null;
+  }
+}
+
+function send(res: ServerResponse, answer: ApiResponse): void {
+  res.writeHead(answer.status, answer.headers);
+  res.end(answer.body);
+}
+
+function viewOf(call: EmulatedCall): EmulatedCallView {
+  return {
+    provider: call.provider,
+    providerCallId: call.id,
+    account: call.account,
+    placedAt: call.placedAt?.getTime() ?? null,
+    to: call.to,
+    from: call.from,
+    record: call.record,
+    state: call.state,
+    outcome: call.plan.outcome,
+    scenarioId: call.plan.scenarioId,
+    serviceCallId: serviceCallIdOf(call.callbackUrl),
+    end: call.end,
+    machineDetection: call.machineDetection,
+    answeredBy: call.answeredBy ?? null,
+    spoken: [...call.spoken],
+    hasRecording: call.recording !== undefined,
+  };
+}
+
 export function createEmulator(options: EmulatorOptions): Emulator {
   const speedFactor = options.speedFactor ?? 1;
   if (!(speedFactor > 0)) throw new Error('speedFactor must be a positive number');
@@ -149,13 +209,15 @@ export function createEmulator(options: EmulatorOptions): Emulator {
   const simulator = new CallSimulator(speedFactor, logger);
   // Which calls the request being handled placed, for the dial faults.
   const requestScope = new AsyncLocalStorage<{ placed: EmulatedCall[] }>();
-  let faults: { every: number; kinds: DialFault[]; seen: number } | null = null;
+  const injector = new FaultInjector();
   const lostAnswers: LostDialAnswer[] = [];
+  /** Connections held open by `timeout` faults, cleared when the emulator stops. */
+  const holds = new Set<NodeJS.Timeout>();
   const dialRate = new DialRateLimiter(options.dialsPerSecond);
   const dialCounts = new Map<string, number>();
   const allCalls: EmulatedCall[] = [];
   const queues = new Set<CallbackQueue>();
-  let stopped = false;
+  const stopping = new AbortController();
   let server: Server | null = null;
   let listeningUrl: string | null = null;
 
@@ -171,10 +233,11 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     publicUrl,
     newQueue() {
       const queue = new CallbackQueue({
-        retries: options.callbackRetries ?? DEFAULT_RETRIES,
+        retries: options.callbackRetries ?? DEFAULT_CALLBACK_RETRIES,
         retryDelayMs: (retry) => Math.max(10, 1000 * 2 ** (retry - 1) * speedFactor),
         logger,
-        isStopped: () => stopped,
+        stopped: stopping.signal,
+        faultFor: callbackFault,
       });
       queues.add(queue);
       return queue;
@@ -189,6 +252,17 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     dialRate,
   };
 
+  const providers = {
+    twilio: createTwilioEmulator(context),
+    vonage: createVonageEmulator(context, options.vonageSignatureSecret),
+    telnyx: createTelnyxEmulator(context, telnyxKey),
+  };
+  /** The provider API routes a refusal fault may answer 503 (media downloads are storage, not the API). */
+  const refusable = new Map<Route, ProviderName>(
+    (['twilio', 'vonage', 'telnyx'] as const).flatMap((name) =>
+      providers[name].routes.filter((route) => !route.media).map((route) => [route, name] as const),
+    ),
+  );
   const routes: Route[] = [
     {
       method: 'GET',
@@ -196,17 +270,25 @@ export function createEmulator(options: EmulatorOptions): Emulator {
       handle: () => json(200, { status: 'ok', providers: ['twilio', 'vonage', 'telnyx'] }),
     },
     createAccountsRoute({ vonageSignatureSecret: options.vonageSignatureSecret, telnyxPublicKeyBase64 }),
-    ...createTwilioEmulator(context).routes,
-    ...createVonageEmulator(context, options.vonageSignatureSecret).routes,
-    ...createTelnyxEmulator(context, telnyxKey).routes,
+    ...providers.twilio.routes,
+    ...providers.vonage.routes,
+    ...providers.telnyx.routes,
   ];
 
+  function callbackFault(callback: OutboundCallback): CallbackFault {
+    const fault = injector.callbackFault();
+    const about = { event: callback.event, url: callback.url };
+    if (fault.delayMs !== null) {
+      logger.info({ ...about, delayMs: fault.delayMs }, 'injected fault: callback held back, later ones overtake it');
+    }
+    if (fault.duplicate) logger.info(about, 'injected fault: callback to be delivered twice');
+    return fault;
+  }
+
   /** The fault the answer to a request that placed `placed` meets, if any. */
-  function faultFor(placed: readonly EmulatedCall[]): DialFault | null {
-    if (!faults || placed.length === 0) return null;
-    faults.seen += 1;
-    if (faults.seen % faults.every !== 0) return null;
-    const kind = faults.kinds[(faults.seen / faults.every - 1) % faults.kinds.length]!;
+  function lostAnswerFor(placed: readonly EmulatedCall[]): DialFault | null {
+    const kind = injector.dialAnswerFault(placed.length);
+    if (!kind) return null;
     for (const call of placed) {
       lostAnswers.push({ provider: call.provider, providerCallId: call.id, to: call.to, kind });
       logger.info(
@@ -221,12 +303,34 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     return requestScope.run({ placed: [] }, () => handleInScope(req, res));
   }
 
+  /** Sends nothing and holds the connection until the client gives up or the hold ends. */
+  function holdWithoutAnswer(res: ServerResponse): void {
+    const timer = setTimeout(() => res.socket?.destroy(), injector.timeoutHoldMs);
+    holds.add(timer);
+    res.once('close', () => {
+      clearTimeout(timer);
+      holds.delete(timer);
+    });
+  }
+
+  function loseAnswer(res: ServerResponse, kind: DialFault): void {
+    if (kind === 'drop') res.socket?.destroy();
+    else if (kind === 'timeout') holdWithoutAnswer(res);
+    else send(res, json(500, { error: 'emulated provider failure after the call was placed' }));
+  }
+
   async function handleInScope(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://emulator.invalid');
     try {
       const body = await readBody(req);
       const matched = matchRoute(routes, method, url.pathname);
+      const provider = matched && matched !== 'method-not-allowed' ? refusable.get(matched.route) : undefined;
+      if (provider && injector.refuses()) {
+        logger.info({ method, path: url.pathname, provider }, 'injected fault: request refused with 503, nothing done');
+        send(res, providers[provider].unavailable());
+        return;
+      }
       const result =
         matched === null
           ? json(404, { error: `no emulated endpoint ${method} ${url.pathname}` })
@@ -238,18 +342,9 @@ export function createEmulator(options: EmulatorOptions): Emulator {
               );
       if (result.status >= 400)
         logger.info({ method, path: url.pathname, status: result.status }, 'emulated API refused a request');
-      const fault = faultFor(requestScope.getStore()?.placed ?? []);
-      if (fault === 'drop') {
-        res.socket?.destroy();
-        return;
-      }
-      if (fault === 'answer-500') {
-        res.writeHead(500, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ error: 'emulated provider failure after the call was placed' }));
-        return;
-      }
-      res.writeHead(result.status, result.headers);
-      res.end(result.body);
+      const fault = lostAnswerFor(requestScope.getStore()?.placed ?? []);
+      if (fault) loseAnswer(res, fault);
+      else send(res, result);
     } catch (err) {
       if (err instanceof BodyTooLarge) {
         res.writeHead(413).end();
@@ -261,7 +356,7 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     }
   }
 
-  return {
+  const emulator: Emulator = {
     get url(): string {
       if (!listeningUrl) throw new Error('the emulator has not been started');
       return listeningUrl;
@@ -287,7 +382,8 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     },
 
     async stop() {
-      stopped = true;
+      stopping.abort();
+      for (const timer of holds) clearTimeout(timer);
       await simulator.stop();
       const running = server;
       server = null;
@@ -303,23 +399,7 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     },
 
     calls() {
-      return allCalls.map((call) => ({
-        provider: call.provider,
-        providerCallId: call.id,
-        account: call.account,
-        placedAt: call.placedAt?.getTime() ?? null,
-        to: call.to,
-        from: call.from,
-        record: call.record,
-        state: call.state,
-        outcome: call.plan.outcome,
-        scenarioId: call.plan.scenarioId,
-        end: call.end,
-        machineDetection: call.machineDetection,
-        answeredBy: call.answeredBy ?? null,
-        spoken: [...call.spoken],
-        hasRecording: call.recording !== undefined,
-      }));
+      return allCalls.map(viewOf);
     },
 
     setDialsPerSecond(limits) {
@@ -327,12 +407,21 @@ export function createEmulator(options: EmulatorOptions): Emulator {
     },
 
     setDialFaults(next) {
-      if (next && (!(next.every >= 1) || next.kinds.length === 0))
-        throw new Error('dial faults need every >= 1 and at least one kind');
-      faults = next ? { every: Math.floor(next.every), kinds: [...next.kinds], seen: 0 } : null;
+      const parsed = parseDialFaults(next);
+      if (!parsed.ok)
+        throw new Error(`dial faults need every >= 1 and at least one kind: ${parsed.problems.join('; ')}`);
+      injector.schedule(parsed.value);
     },
     dialFaults() {
       return [...lostAnswers];
+    },
+    setFaults(next) {
+      const parsed = parseFaults(next);
+      if (!parsed.ok) throw new Error(`invalid emulator faults: ${parsed.problems.join('; ')}`);
+      injector.configure(parsed.value);
+    },
+    faults() {
+      return { faults: injector.current(), injected: { ...injector.injected } };
     },
     rateLimited(provider) {
       return dialRate.refused(provider);
@@ -343,4 +432,6 @@ export function createEmulator(options: EmulatorOptions): Emulator {
       await Promise.all([...queues].map((q) => q.drained()));
     },
   };
+  if (options.control) routes.push(...createControlRoutes(emulator));
+  return emulator;
 }

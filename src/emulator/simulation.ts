@@ -45,6 +45,8 @@ export interface EmulatedCall {
   readonly plan: CallPlan;
   /** The answering-machine detection the dial asked for, in the provider's own words (null: none). */
   readonly machineDetection: string | null;
+  /** Where the dial asked for the call's status callbacks (null: nowhere). */
+  readonly callbackUrl: string | null;
   readonly createdAt: Date;
   /** When the provider placed it: after the account's dial queue, if any. */
   placedAt?: Date;

@@ -66,6 +66,8 @@ interface TelnyxCall {
   speakClientState?: string | null;
   /** command_id values of the commands carried out on this call (a repeat is ignored). */
   commandIds: Set<string>;
+  /** The webhooks sent for this call, as the Call Events debugging API lists them. */
+  events: Array<{ name: string; at: string; data: Record<string, unknown> }>;
 }
 
 function errors(status: number, code: string, title: string, detail: string, pointer?: string): ApiResponse {
@@ -96,7 +98,10 @@ function openingLineOf(clientState: string | null): string {
   }
 }
 
-export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject): { routes: Route[] } {
+export function createTelnyxEmulator(
+  ctx: ProviderContext,
+  signingKey: KeyObject,
+): { routes: Route[]; unavailable(): ApiResponse } {
   const calls = new Map<string, TelnyxCall>();
 
   const authenticated = (
@@ -178,12 +183,14 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
       direction: 'outgoing',
       ...extra,
     };
+    const data = { record_type: 'event', event_type: eventType, id, occurred_at: occurredAt, payload };
+    entry.events.push({ name: eventType, at: occurredAt, data });
     entry.queue.push({
       event: `telnyx ${eventType}`,
       url: entry.webhookUrl,
       build: (attempt) => {
         const body = JSON.stringify({
-          data: { record_type: 'event', event_type: eventType, id, occurred_at: occurredAt, payload },
+          data,
           meta: { attempt, delivered_to: entry.webhookUrl },
         });
         return { headers: { 'Content-Type': 'application/json', ...telnyxSignatureHeaders(signingKey, body) }, body };
@@ -315,6 +322,7 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
       record: record === 'record-from-answer',
       plan,
       machineDetection: amd.mode,
+      callbackUrl: webhookUrl,
     });
     const entry: TelnyxCall = {
       call,
@@ -327,6 +335,7 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
       queue: ctx.newQueue(),
       amd: amd.mode,
       commandIds: new Set(),
+      events: [],
     };
     calls.set(call.id, entry);
     ctx.dialled(call);
@@ -439,6 +448,32 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
     return pageOf(req, found);
   });
 
+  /**
+   * The Call Events debugging API (GET /v2/call_events): a leg's webhooks in the order they were sent,
+   * each with the raw event as its metadata; filtered by filter[leg_id], filter[name], filter[type].
+   */
+  const listCallEvents: Route['handle'] = authenticated((req, _params, apiKey) => {
+    const q = req.query;
+    const legId = q.get('filter[leg_id]');
+    const name = q.get('filter[name]');
+    const type = q.get('filter[type]');
+    const found = [...calls.values()]
+      .filter((e) => e.apiKey === apiKey && (!legId || e.callLegId === legId))
+      .flatMap((e) =>
+        e.events.map((event) => ({
+          record_type: 'call_event',
+          call_leg_id: e.callLegId,
+          call_session_id: e.callSessionId,
+          event_timestamp: event.at,
+          name: event.name,
+          type: 'webhook',
+          metadata: event.data,
+        })),
+      )
+      .filter((event) => (!name || event.name === name) && (!type || type === 'webhook'));
+    return pageOf(req, found);
+  });
+
   const getRecording: Route['handle'] = authenticated((_req, params, apiKey) => {
     const entry = recorded(apiKey).find((e) => e.recording?.id === params.id);
     return entry ? json(200, { data: recordingResource(entry) }) : notFound(`Recording ${params.id}`);
@@ -501,15 +536,17 @@ export function createTelnyxEmulator(ctx: ProviderContext, signingKey: KeyObject
   });
 
   return {
+    unavailable: () => errors(503, '10007', 'Unexpected error', 'An unexpected error occurred.'),
     routes: [
       { method: 'POST', pattern: /^\/v2\/calls$/, handle: dial },
       { method: 'GET', pattern: /^\/v2\/calls\/(?<id>[^/]+)$/, handle: retrieve },
       { method: 'POST', pattern: /^\/v2\/calls\/(?<id>[^/]+)\/actions\/hangup$/, handle: hangup },
       { method: 'POST', pattern: /^\/v2\/calls\/(?<id>[^/]+)\/actions\/speak$/, handle: speak },
       { method: 'GET', pattern: /^\/v2\/connections\/(?<connection>[^/]+)\/active_calls$/, handle: activeCalls },
+      { method: 'GET', pattern: /^\/v2\/call_events$/, handle: listCallEvents },
       { method: 'GET', pattern: /^\/v2\/recordings$/, handle: listRecordings },
       { method: 'GET', pattern: /^\/v2\/recordings\/(?<id>[^/]+)$/, handle: getRecording },
-      { method: 'GET', pattern: /^\/media\/telnyx\/(?<id>[^/]+)\.wav$/, handle: download },
+      { method: 'GET', pattern: /^\/media\/telnyx\/(?<id>[^/]+)\.wav$/, handle: download, media: true },
       { method: 'GET', pattern: /^\/v2\/ai\/conversations$/, handle: listConversations },
       { method: 'GET', pattern: /^\/v2\/ai\/conversations\/(?<id>[^/]+)\/messages$/, handle: listMessages },
     ],

@@ -119,7 +119,7 @@ function machineDetectionOf(form: URLSearchParams): Checked<TwilioCall['amd']> {
   return { ok: true, value: { mode, callback: form.get('AsyncAmdStatusCallback') ?? undefined } };
 }
 
-export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } {
+export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; unavailable(): ApiResponse } {
   const calls = new Map<string, TwilioCall>();
   const bySid = (accountSid: string, sid: string): TwilioCall | undefined => {
     const entry = calls.get(sid);
@@ -316,12 +316,13 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
       record: form.get('Record') === 'true',
       plan,
       machineDetection: amd.value?.mode ?? null,
+      callbackUrl: form.get('StatusCallback'),
     });
     const entry: TwilioCall = {
       call,
       accountSid,
       authToken,
-      statusCallback: form.get('StatusCallback') ?? undefined,
+      statusCallback: call.callbackUrl ?? undefined,
       // Without StatusCallbackEvent Twilio reports only the end of the call.
       statusEvents: new Set(events.length > 0 ? events : ['completed']),
       amd: amd.value,
@@ -484,6 +485,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
 
   const account = '/2010-04-01/Accounts/(?<account>[^/]+)';
   return {
+    unavailable: () => twilioError(503, 20503, 'The requested Twilio Service is temporarily unavailable.'),
     routes: [
       { method: 'POST', pattern: new RegExp(`^${account}/Calls\\.json$`), handle: createCall },
       { method: 'GET', pattern: new RegExp(`^${account}/Calls\\.json$`), handle: listCalls },
@@ -496,7 +498,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[] } 
         pattern: new RegExp(`^${account}/Recordings/(?<sid>[^/.]+)(?<ext>\\.json|\\.wav|\\.mp3)?$`),
         handle: fetchRecording,
       },
-      { method: 'GET', pattern: /^\/media\/twilio\/(?<sid>[^/.]+)\.wav$/, handle: downloadMedia },
+      { method: 'GET', pattern: /^\/media\/twilio\/(?<sid>[^/.]+)\.wav$/, handle: downloadMedia, media: true },
       ...createTwilioIntelligenceRoutes(ctx, (accountSid) =>
         [...calls.values()].filter((e) => e.accountSid === accountSid && e.transcriptSid !== undefined),
       ),

@@ -119,7 +119,10 @@ function talkTextOf(ncco: unknown[]): string {
     .join(' ');
 }
 
-export function createVonageEmulator(ctx: ProviderContext, signatureSecret: string): { routes: Route[] } {
+export function createVonageEmulator(
+  ctx: ProviderContext,
+  signatureSecret: string,
+): { routes: Route[]; unavailable(): ApiResponse } {
   const calls = new Map<string, VonageCall>();
   const conversations = new Map<string, VonageCall>();
   const files = new Map<string, VonageCall>();
@@ -358,6 +361,7 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
       record: ncco.some((a) => a.action === 'record'),
       plan,
       machineDetection: amd?.mode ?? null,
+      callbackUrl: eventUrl,
     });
     const entry: VonageCall = {
       call,
@@ -480,13 +484,14 @@ export function createVonageEmulator(ctx: ProviderContext, signatureSecret: stri
   });
 
   return {
+    unavailable: () => problem(503, 'Service Unavailable', 'The service is temporarily unavailable. Try again later.'),
     routes: [
       { method: 'POST', pattern: /^\/v1\/calls\/?$/, handle: createCall },
       { method: 'GET', pattern: /^\/v1\/calls\/?$/, handle: listCalls },
       { method: 'GET', pattern: /^\/v1\/calls\/(?<uuid>[^/]+)$/, handle: fetchCall },
       { method: 'PUT', pattern: /^\/v1\/calls\/(?<uuid>[^/]+)$/, handle: modifyCall },
       { method: 'GET', pattern: /^\/v1\/conversations\/(?<conversation>[^/]+)\/events$/, handle: listEvents },
-      { method: 'GET', pattern: /^\/v1\/files\/(?<file>[^/]+)$/, handle: downloadFile },
+      { method: 'GET', pattern: /^\/v1\/files\/(?<file>[^/]+)$/, handle: downloadFile, media: true },
     ],
   };
 }

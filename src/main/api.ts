@@ -52,12 +52,7 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
       telnyx: config.TELNYX_API_BASE_URL,
     },
   });
-  const dispatcher = createDispatcher({
-    client: temporal,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
-    paced: config.PACING_ENABLED,
-  });
+  const dispatcher = createDispatcher({ client: temporal, config: config });
   const control = createQueuedCallControl({ client: temporal, dispatcher });
   const metrics = createApiMetrics();
   const rateLimiter =

@@ -5,8 +5,11 @@
 // teams' Vonage signatureSecret and Telnyx publicKey must match; generated (and printed) if unset.
 // EMULATOR_DIALS_PER_SECOND: per-account dial rates as the providers enforce them (`twilio=1,
 // vonage=3,telnyx=30`, or one number for all); unset: no limit.
+// EMULATOR_CALLBACK_RETRIES: retries of a callback the receiver fails, after the first attempt (3).
+// EMULATOR_CONTROL (`1` or `true`; off by default): serve the control API under /emulator/ (faults,
+// the calls seen, idle), for chaos tests that run the emulator as its own process (src/emulator/control.ts).
 import { randomBytes } from 'node:crypto';
-import { createEmulator, parseDialsPerSecond } from '../emulator';
+import { createEmulator, DEFAULT_CALLBACK_RETRIES, parseDialsPerSecond } from '../emulator';
 import { createLogger } from '../logger';
 
 function numberFromEnv(name: string, fallback: number, valid: (n: number) => boolean, what: string): number {
@@ -17,8 +20,17 @@ function numberFromEnv(name: string, fallback: number, valid: (n: number) => boo
   return value;
 }
 
+/** `1`/`true` on, `0`/`false`/unset off; anything else is a mistake worth stopping for. */
+function flagFromEnv(name: string): boolean {
+  const raw = (process.env[name] ?? '').trim().toLowerCase();
+  if (raw === '1' || raw === 'true') return true;
+  if (raw === '' || raw === '0' || raw === 'false') return false;
+  throw new Error(`${name} must be 1, true, 0 or false, got "${process.env[name]}"`);
+}
+
 async function main(): Promise<void> {
   const logger = createLogger(process.env.LOG_LEVEL ?? 'info', 'emulator');
+  const control = flagFromEnv('EMULATOR_CONTROL');
   const generatedSecret = process.env.EMULATOR_VONAGE_SIGNATURE_SECRET
     ? undefined
     : randomBytes(24).toString('base64url');
@@ -35,10 +47,18 @@ async function main(): Promise<void> {
     vonageSignatureSecret: process.env.EMULATOR_VONAGE_SIGNATURE_SECRET ?? generatedSecret ?? '',
     telnyxSigningKeyPem: process.env.EMULATOR_TELNYX_PRIVATE_KEY || undefined,
     dialsPerSecond: parseDialsPerSecond(process.env.EMULATOR_DIALS_PER_SECOND),
+    callbackRetries: numberFromEnv(
+      'EMULATOR_CALLBACK_RETRIES',
+      DEFAULT_CALLBACK_RETRIES,
+      (n) => Number.isInteger(n) && n >= 0,
+      'an integer >= 0',
+    ),
+    control,
     logger,
   });
   const { url } = await emulator.start();
   process.stdout.write(`Provider emulator listening on ${url} (Twilio, Vonage and Telnyx APIs at this base URL)\n`);
+  if (control) process.stdout.write(`Control API at ${url}/emulator/ (faults, calls, idle)\n`);
   if (generatedSecret) process.stdout.write(`Vonage signature secret (generated): ${generatedSecret}\n`);
   if (!process.env.EMULATOR_TELNYX_PRIVATE_KEY) {
     process.stdout.write(`Telnyx public key (generated): ${emulator.telnyxPublicKeyBase64}\n`);

@@ -39,12 +39,7 @@ async function main(): Promise<void> {
           sdkMetricsUrl,
           logger,
         });
-  const dispatcher = createDispatcher({
-    client,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
-    paced: config.PACING_ENABLED,
-  });
+  const dispatcher = createDispatcher({ client, config: config });
 
   const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
 

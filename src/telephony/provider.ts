@@ -79,6 +79,11 @@ export interface TelephonyProvider {
   /** Ends the call; a call that has already ended is not an error. */
   hangUp(providerCallId: string): Promise<void>;
   /**
+   * Asks the provider how the call stands and answers with the events its callbacks would have
+   * brought (polled-state.ts): none while it rings, `answered` while live, its ending once over.
+   */
+  pollCallEvents(request: { callId: string; providerCallId: string }): Promise<ProviderEvent[]>;
+  /**
    * Speaks `message` on the answered call (a machine's greeting is over) and ends the call after it;
    * where the provider cannot end it by itself it reports `message-left` and the workflow hangs up.
    * A call that has already ended is not an error (the machine hung up first).

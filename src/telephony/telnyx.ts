@@ -15,6 +15,7 @@ import {
   withCallId,
   type ProviderResponse,
 } from './http';
+import { eventsOfPolledState, isoOrNull } from './polled-state';
 import {
   CallbackSignatureError,
   type InboundCallback,
@@ -51,6 +52,16 @@ const EVENTS: Record<string, ProviderEventKind | null> = {
   'call.hangup/originator_cancel': 'failed',
   'call.hangup/unspecified': 'failed',
 };
+function hangupCause(payload: Record<string, unknown>): string {
+  return typeof payload.hangup_cause === 'string' ? payload.hangup_cause : 'unspecified';
+}
+
+/** What a call.hangup's cause (and SIP cause: 603 is the callee declining) means for the call. */
+function hangupKind(payload: Record<string, unknown>): ProviderEventKind {
+  if (payload.sip_hangup_cause === '603') return 'declined';
+  return EVENTS[`call.hangup/${hangupCause(payload)}`] ?? UNKNOWN_HANGUP;
+}
+
 /** call.machine.detection.ended's result; `not_sure` is treated as a person (never hung up on). */
 const DETECTION_RESULT: Record<string, AnsweredBy> = { human: 'human', machine: 'machine', not_sure: 'unknown' };
 /**
@@ -102,6 +113,12 @@ interface TelnyxCall {
   call_leg_id: string;
   is_alive: boolean;
   client_state?: string | null;
+}
+/** An entry of the Call Events debugging API; `metadata` carries the raw webhook event. */
+interface TelnyxCallEvent {
+  name: string;
+  event_timestamp?: string | null;
+  metadata?: { payload?: Record<string, unknown> } | null;
 }
 interface TelnyxRecording {
   status?: string;
@@ -211,6 +228,34 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
     },
 
     /**
+     * A Telnyx call resource says only whether the call is alive; its leg's Call Events (the webhooks
+     * Telnyx sent, with their payloads) say whether it was answered and why it hung up.
+     */
+    async pollCallEvents({ callId, providerCallId }) {
+      const call = await getCall(providerCallId);
+      if (call === null) return [];
+      const query = new URLSearchParams({
+        'filter[leg_id]': call.call_leg_id,
+        'filter[type]': 'webhook',
+        'page[size]': '50',
+      });
+      const { data } = await getJson<{ data: TelnyxCallEvent[] }>('call events', url(`/call_events?${query}`));
+      const answered = data.find((e) => e.name === 'call.answered');
+      const hangup = call.is_alive ? undefined : data.find((e) => e.name === 'call.hangup');
+      const payload = hangup?.metadata?.payload ?? {};
+      const kind = hangup ? hangupKind(payload) : call.is_alive && answered ? 'answered' : null;
+      return eventsOfPolledState(
+        { callId, provider: 'telnyx', providerCallId },
+        {
+          kind,
+          providerStatus: hangup ? `call.hangup:${hangupCause(payload)}` : call.is_alive ? 'alive' : 'ended',
+          answeredAt: isoOrNull(answered?.event_timestamp),
+          endedAt: isoOrNull(hangup?.event_timestamp),
+        },
+      );
+    },
+
+    /**
      * Speaks the message; Telnyx then reports call.speak.ended (with this command's client_state)
      * and leaves the hang-up to us.
      */
@@ -296,20 +341,11 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
       if (payload.connection_id !== undefined && payload.connection_id !== connectionId) {
         throw new CallbackSignatureError('webhook for another connection');
       }
-      const cause = typeof payload.hangup_cause === 'string' ? payload.hangup_cause : 'unspecified';
-      const key = eventType === 'call.hangup' ? `call.hangup/${cause}` : eventType;
-      const declined = eventType === 'call.hangup' && payload.sip_hangup_cause === '603';
+      const cause = hangupCause(payload);
       const clientState = decodeClientState(payload.client_state);
       const messageLeft = eventType === 'call.speak.ended' && clientState?.purpose === 'voicemail';
-      const kind = declined
-        ? 'declined'
-        : messageLeft
-          ? 'message-left'
-          : key in EVENTS
-            ? EVENTS[key]
-            : eventType === 'call.hangup'
-              ? UNKNOWN_HANGUP
-              : null;
+      const kind =
+        eventType === 'call.hangup' ? hangupKind(payload) : messageLeft ? 'message-left' : (EVENTS[eventType] ?? null);
       if (kind === null) return [];
       const callId = clientState?.callId ?? callIdFromUrl(callback.url);
       const callControlId = payload.call_control_id;

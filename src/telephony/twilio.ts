@@ -16,6 +16,7 @@ import {
   withCallId,
   type ProviderResponse,
 } from './http';
+import { eventsOfPolledState, isoOrNull } from './polled-state';
 import {
   CallbackSignatureError,
   type InboundCallback,
@@ -69,6 +70,10 @@ interface TwilioCall {
   sid: string;
   status: string;
   date_created: string | null;
+  date_updated?: string | null;
+  end_time?: string | null;
+  /** Seconds of talk, as a string; null until the call has ended. */
+  duration?: string | null;
 }
 interface TwilioRecording {
   sid: string;
@@ -233,6 +238,26 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
 
     async hangUp(providerCallId: string): Promise<void> {
       await updateCall('hang-up', providerCallId, { Status: 'completed' });
+    },
+
+    /** The Call resource: its status, and for a completed call its end time less its talk seconds. */
+    async pollCallEvents({ callId, providerCallId }) {
+      const call = await getJson<TwilioCall>(
+        'call fetch',
+        accountUrl(`/Calls/${encodeURIComponent(providerCallId)}.json`),
+      );
+      const endedAt = isoOrNull(call.end_time);
+      const talkSeconds = Number(call.duration ?? 0);
+      const answeredAt =
+        call.status === 'in-progress'
+          ? isoOrNull(call.date_updated)
+          : call.status === 'completed' && endedAt
+            ? new Date(Date.parse(endedAt) - talkSeconds * 1000).toISOString()
+            : null;
+      return eventsOfPolledState(
+        { callId, provider: 'twilio', providerCallId },
+        { kind: CALL_STATUS[call.status] ?? null, providerStatus: call.status, answeredAt, endedAt },
+      );
     },
 
     /** New TwiML for the live call: Twilio says the message, then <Hangup/> ends the call. */

@@ -17,6 +17,7 @@ import {
   type ProviderResponse,
 } from './http';
 import { signApplicationJwt, verifyHs256 } from './jwt';
+import { eventsOfPolledState, isoOrNull } from './polled-state';
 import {
   CallbackSignatureError,
   type InboundCallback,
@@ -72,6 +73,7 @@ interface VonageCall {
   to?: VonageEndpoint;
   from?: VonageEndpoint;
   start_time?: string | null;
+  end_time?: string | null;
 }
 interface VonageCallPage {
   _embedded?: { calls?: VonageCall[] };
@@ -246,6 +248,21 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
 
     async hangUp(providerCallId: string): Promise<void> {
       await modifyCall('hang-up', providerCallId, { action: 'hangup' });
+    },
+
+    /** The call's status; a machine's or a person's verdict means only "answered" here. */
+    async pollCallEvents({ callId, providerCallId }) {
+      const call = await getCall(providerCallId);
+      const mapped = CALL_STATUS[call.status] ?? null;
+      return eventsOfPolledState(
+        { callId, provider: 'vonage', providerCallId },
+        {
+          kind: mapped === 'machine-detected' ? 'answered' : mapped,
+          providerStatus: call.status,
+          answeredAt: isoOrNull(call.start_time),
+          endedAt: isoOrNull(call.end_time),
+        },
+      );
     },
 
     /** Transfers the live call to an NCCO that speaks the message; the call ends when the NCCO does. */

@@ -105,12 +105,7 @@ export async function startServiceStack(
   const telnyxPublicKey = telnyxKeys.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64');
 
   // The worker process: the Temporal worker and the reconciler, as src/main/worker.ts runs them.
-  const dispatcher = createDispatcher({
-    client: temporal,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
-    paced: config.PACING_ENABLED,
-  });
+  const dispatcher = createDispatcher({ client: temporal, config: config });
   let running: {
     worker: Worker;
     done: Promise<void>;

@@ -2,8 +2,10 @@
 // pending by a crash is started by the reconciler.
 import type { AddressInfo } from 'node:net';
 import { Types } from 'mongoose';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestHashOf } from '../../src/api/idempotency';
 import { createDispatcher, reconcilePendingCalls } from '../../src/calls/dispatch';
+import { IdempotencyRecord } from '../../src/data/models/idempotency-record';
 import { DispatchBatch } from '../../src/data/models/dispatch-batch';
 import { PhoneCall } from '../../src/data/models/phone-call';
 import { createLogger } from '../../src/logger';
@@ -14,7 +16,8 @@ import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 beforeAll(async () => {
-  stack = await startTestStack();
+  // The worker's reconciler takes batches pending for 8 s, in passes 2 s apart.
+  stack = await startTestStack({ env: { RECONCILE_AFTER_SECONDS: '8' } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -92,11 +95,7 @@ it('the reconciler starts the workflows of a batch left pending by a crash', asy
   await PhoneCall.collection.insertMany(
     ids.map((id, i) => rawQueuedCall(id, batch._id, `+1415555600${2 + i}`, { createdAt: longAgo, updatedAt: longAgo })),
   );
-  const dispatcher = createDispatcher({
-    client: stack.temporal,
-    taskQueue: stack.config.TEMPORAL_TASK_QUEUE,
-    ringTimeoutSeconds: stack.config.RING_TIMEOUT_SECONDS,
-  });
+  const dispatcher = createDispatcher({ client: stack.temporal, config: stack.config });
   const logger = createLogger('silent', 'test');
   // The worker's own reconciler may get there first; either way the batch ends up started.
   await reconcilePendingCalls({ dispatcher, logger, olderThanMs: 60_000 });
@@ -127,7 +126,7 @@ it('the worker runs the reconciler by itself', async () => {
     size: 0,
     state: 'pending',
   });
-  // Older than RECONCILE_AFTER_SECONDS (300 s): the worker's next pass (every 30 s at most) takes it.
+  // Older than RECONCILE_AFTER_SECONDS: the worker's next pass takes it.
   await DispatchBatch.collection.updateOne({ _id: batch._id }, { $set: { createdAt: new Date(Date.now() - 400_000) } });
   await eventually(
     async () => ((await DispatchBatch.findById(batch._id).lean())?.state === 'started' ? true : undefined),
@@ -154,4 +153,110 @@ it('a delete that arrives before the batch started the workflow still goes throu
   const result = await stack.temporal.workflow.getHandle(`phoneCall-${id.toHexString()}`).result();
   expect(result.phase).toBe('deleted');
   expect(stack.emulator.callsTo('+14155556010')).toBe(0);
+});
+
+describe('a retry with the Idempotency-Key of a request whose API process died', () => {
+  const numbers = ['+14155556021', '+14155556022', '+14155556023'];
+  const body = () => ({
+    phoneCalls: numbers.map((to) => ({
+      teamId: stack.team.teamId,
+      callTemplateId: stack.team.templateId,
+      toPhoneNumber: to,
+      promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
+    })),
+  });
+
+  /** What the dead request left: its claim on the key (lease run out), its batch and `written` of its calls. */
+  async function deadRequest(key: string, written: number) {
+    const batch = await DispatchBatch.create({
+      teamId: new Types.ObjectId(stack.team.teamId),
+      size: numbers.length,
+      state: 'pending',
+    });
+    const ids = numbers.slice(0, written).map(() => new Types.ObjectId());
+    if (ids.length) {
+      await PhoneCall.collection.insertMany(ids.map((id, i) => rawQueuedCall(id, batch._id, numbers[i]!)));
+    }
+    await IdempotencyRecord.create({
+      teamId: new Types.ObjectId(stack.team.teamId),
+      scope: 'POST /v1/phoneCalls/batch',
+      key,
+      requestHash: requestHashOf(body()),
+      state: 'pending',
+      createdAt: new Date(Date.now() - 30_000),
+      leaseUntil: new Date(Date.now() - 1_000),
+      dispatchBatchId: batch._id,
+    });
+    return { batchId: batch._id.toHexString(), ids: ids.map((id) => id.toHexString()) };
+  }
+
+  const ended = (api: ReturnType<typeof apiClient>, ids: string[]) =>
+    Promise.all(
+      ids.map((id) =>
+        eventually(
+          async () => {
+            const call = (await api.get(`/v1/phoneCalls/${id}`)).body.data as { status: string };
+            return call.status === 'completed' ? call : undefined;
+          },
+          60_000,
+          `call ${id} to complete`,
+        ),
+      ),
+    );
+
+  it('gets the calls that request wrote, each dialled once, and the same answer after', async () => {
+    const api = apiClient(stack.baseUrl, stack.team.key);
+    const key = `died-after-writing-${Date.now()}`;
+    const left = await deadRequest(key, numbers.length);
+    const res = await api.post('/v1/phoneCalls/batch', body(), { headers: { 'Idempotency-Key': key } });
+    expect(res.status).toBe(201);
+    expect(res.body.batchId).toBe(left.batchId);
+    expect(res.body.data.map((c: { _id: string }) => c._id)).toEqual(left.ids);
+    await ended(api, left.ids);
+    for (const to of numbers) expect(stack.emulator.callsTo(to), to).toBe(1);
+    expect(await PhoneCall.countDocuments({ dispatchBatchId: new Types.ObjectId(left.batchId) })).toBe(3);
+    const replay = await api.post('/v1/phoneCalls/batch', body(), { headers: { 'Idempotency-Key': key } });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.data.map((c: { _id: string }) => c._id)).toEqual(left.ids);
+  });
+
+  it('discards what a request cut short while writing left, and writes the batch once', async () => {
+    const api = apiClient(stack.baseUrl, stack.team.key);
+    const key = `died-while-writing-${Date.now()}`;
+    const left = await deadRequest(key, 1);
+    const res = await api.post('/v1/phoneCalls/batch', body(), { headers: { 'Idempotency-Key': key } });
+    expect(res.status).toBe(201);
+    const ids = res.body.data.map((c: { _id: string }) => c._id) as string[];
+    expect(ids).toHaveLength(3);
+    expect(ids).not.toContain(left.ids[0]);
+    errorMessages(await api.get(`/v1/phoneCalls/${left.ids[0]}`), 404);
+    expect(await DispatchBatch.exists({ _id: left.batchId })).toBeNull();
+    expect(await PhoneCall.countDocuments({ dispatchBatchId: new Types.ObjectId(res.body.batchId as string) })).toBe(3);
+  });
+});
+
+it('the reconciler discards a batch whose writing was cut short long ago, and waits on a young one', async () => {
+  const make = async (ageMs: number, to: string) => {
+    const batch = await DispatchBatch.create({
+      teamId: new Types.ObjectId(stack.team.teamId),
+      size: 2,
+      state: 'pending',
+    });
+    await DispatchBatch.collection.updateOne({ _id: batch._id }, { $set: { createdAt: new Date(Date.now() - ageMs) } });
+    const id = new Types.ObjectId();
+    await PhoneCall.collection.insertOne(rawQueuedCall(id, batch._id, to));
+    return { batchId: batch._id, id };
+  };
+  const old = await make(20 * 60_000, '+14155556031');
+  const young = await make(120_000, '+14155556032');
+  const dispatcher = createDispatcher({ client: stack.temporal, config: stack.config });
+  await reconcilePendingCalls({ dispatcher, logger: createLogger('silent', 'test'), olderThanMs: 60_000 });
+  expect(await DispatchBatch.exists({ _id: old.batchId })).toBeNull();
+  expect(await PhoneCall.exists({ _id: old.id })).toBeNull();
+  expect((await DispatchBatch.findById(young.batchId).lean())?.state).toBe('pending');
+  expect(await PhoneCall.exists({ _id: young.id })).not.toBeNull();
+  // Neither was dialled.
+  expect(stack.emulator.callsTo('+14155556031') + stack.emulator.callsTo('+14155556032')).toBe(0);
+  await DispatchBatch.deleteOne({ _id: young.batchId });
+  await PhoneCall.deleteOne({ _id: young.id });
 });

@@ -6,6 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAILURES } from '../../src/contracts/failures';
 import type { ProviderEvent } from '../../src/contracts/providers';
+import type { Activities } from '../../activities';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { deleteQueuedCallUpdate, providerEventSignal } from '../../workflows/messages';
 import type { CallWorkflowInput } from '../../workflows/types';
@@ -41,6 +42,15 @@ const statuses = (calls: Calls) =>
       return `${change.status}/${change.statusCode}`;
     });
 const count = (calls: Calls, name: string) => calls.filter((c) => c.name === name).length;
+
+/** Runs a call workflow to its end on its own task queue, with `activities`. */
+async function runCall(activities: Activities, args: CallWorkflowInput) {
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  return worker.runUntil(
+    env.client.workflow.execute(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] }),
+  );
+}
 
 async function until(probe: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 20_000;
@@ -202,15 +212,7 @@ describe('phoneCallWorkflow', () => {
         return { providerCallId: `pc-${callId}` };
       },
     });
-    const taskQueue = uniqueId('q');
-    const worker = await workerFor(env, activities, taskQueue);
-    const state = await worker.runUntil(
-      env.client.workflow.execute(phoneCallWorkflow, {
-        workflowId: uniqueId('wf'),
-        taskQueue,
-        args: [input({ ringTimeoutSeconds: 30 })],
-      }),
-    );
+    const state = await runCall(activities, input({ ringTimeoutSeconds: 30 }));
     expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'no-answer' });
     expect(statuses(calls)).toEqual(['ringing/dialling', 'noAnswer/no-answer']);
     expect(count(calls, 'dialCall')).toBe(3);
@@ -219,5 +221,75 @@ describe('phoneCallWorkflow', () => {
       expect(gap).toBeGreaterThanOrEqual(90_000);
       expect(gap).toBeLessThan(92_000);
     }
+  });
+});
+
+describe("phoneCallWorkflow when the provider's callbacks are lost", () => {
+  const polled = (args: CallWorkflowInput, kind: ProviderEvent['kind'], at: string): ProviderEvent => ({
+    callId: args.callId,
+    provider: 'twilio',
+    providerCallId: `pc-${args.callId}`,
+    kind,
+    occurredAt: at,
+    providerStatus: kind,
+  });
+
+  it('asks the provider after a silence and ends the call as the provider saw it end', async () => {
+    let polls = 0;
+    const askedAt: number[] = [];
+    const { activities, calls } = stubActivities({
+      // Ringing on the first ask; answered and completed (its callbacks lost) on the second.
+      pollCallEvents: async ({ callId }) => {
+        polls += 1;
+        askedAt.push(await env.currentTimeMs());
+        if (polls < 2) return [];
+        const args = { callId } as CallWorkflowInput;
+        return [polled(args, 'answered', '2026-01-01T00:00:10Z'), polled(args, 'completed', '2026-01-01T00:01:00Z')];
+      },
+    });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = input({ ringTimeoutSeconds: 120, statusPollSeconds: 30 });
+    const startedAt = await env.currentTimeMs();
+    const state = await worker.runUntil(
+      env.client.workflow.execute(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] }),
+    );
+    expect(state).toMatchObject({ status: 'completed', phase: 'ended' });
+    expect(statuses(calls)).toEqual(['ringing/dialling', 'inProgress/answered', 'completed/completed']);
+    expect(count(calls, 'pollCallEvents')).toBe(2);
+    expect(count(calls, 'hangUpCall')).toBe(0);
+    // After 30 s of silence each time, long before the 120 s ring timeout.
+    expect(askedAt[0]! - startedAt).toBeGreaterThanOrEqual(30_000);
+    expect(askedAt[1]! - startedAt).toBeGreaterThanOrEqual(60_000);
+    expect(askedAt[1]! - startedAt).toBeLessThan(120_000);
+  });
+
+  it('asks once more at the ring timeout, and hangs up when the provider says it still rings', async () => {
+    const { activities, calls } = stubActivities();
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = input({ ringTimeoutSeconds: 100, statusPollSeconds: 30 });
+    const state = await worker.runUntil(
+      env.client.workflow.execute(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] }),
+    );
+    expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'no-answer' });
+    // At 30, 60 and 90 s of silence, and at the timeout itself.
+    expect(count(calls, 'pollCallEvents')).toBe(4);
+    expect(count(calls, 'hangUpCall')).toBe(1);
+  });
+
+  it('polls a busy call that the provider reports ended busy, without answering it', async () => {
+    const { activities, calls } = stubActivities({
+      pollCallEvents: async ({ callId }) => [polled({ callId } as CallWorkflowInput, 'busy', '2026-01-01T00:00:05Z')],
+    });
+    const state = await runCall(activities, input({ statusPollSeconds: 20 }));
+    expect(state).toMatchObject({ status: 'busy', statusCode: 'busy' });
+    expect(statuses(calls)).toEqual(['ringing/dialling', 'busy/busy']);
+  });
+
+  it('never asks when the input has no poll interval (histories from before polling)', async () => {
+    const { activities, calls } = stubActivities();
+    await runCall(activities, input({ ringTimeoutSeconds: 60 }));
+    expect(count(calls, 'pollCallEvents')).toBe(0);
   });
 });

@@ -86,6 +86,8 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
     deleteCallRecord: record('deleteCallRecord', async ({ callId }) => ({ _id: callId, status: 'queued' })),
     dialCall: record('dialCall', async ({ callId }) => ({ providerCallId: `pc-${callId}` })),
     hangUpCall: record('hangUpCall', async () => undefined),
+    // The provider has nothing new to say: the call still rings.
+    pollCallEvents: record('pollCallEvents', async () => []),
     leaveVoicemail: record('leaveVoicemail', async () => undefined),
     captureCallOutputs: record('captureCallOutputs', async () => ({ transcriptEvent: null })),
     attemptWebhookDelivery: record('attemptWebhookDelivery', async () => ({ ok: true, gone: false })),

@@ -1,8 +1,8 @@
 // Endpoints 4-8: create, batch create, list, get, delete a queued call.
 import Router from '@koa/router';
-import type { QueryFilter } from 'mongoose';
+import type { QueryFilter, Types } from 'mongoose';
 import { isObjectIdHex } from '../../contracts/ids';
-import type { Dispatcher } from '../../calls/dispatch';
+import { discardBatch, startWrittenBatch, writtenBatchCalls, type Dispatcher } from '../../calls/dispatch';
 import { prepareCalls, type PreparedCall } from '../../calls/prepare-calls';
 import type { QueuedCallControl } from '../../calls/queued-call-control';
 import { mapBounded } from '../../calls/run-bounded';
@@ -65,8 +65,10 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     await withIdempotency(
       ctx,
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body },
-      async () => {
-        const batchId = await deps.dispatcher.openBatch(auth.teamId, 1);
+      async ({ batchId, abandonedBatchId }) => {
+        const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
+        if (left) return { status: 201, body: { data: toCreateView(left[0]!) } };
+        await deps.dispatcher.openBatch(auth.teamId, 1, batchId);
         const { calls, problems } = await prepareCalls([{ input, prefix: '' }], {
           teamId: auth.teamId,
           origin: 'api',
@@ -122,8 +124,15 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     await withIdempotency(
       ctx,
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body },
-      async () => {
-        const batchId = await deps.dispatcher.openBatch(auth.teamId, inputs.length);
+      async ({ batchId, abandonedBatchId }) => {
+        const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
+        if (left) {
+          return {
+            status: 201,
+            body: { data: left.map((doc) => toCreateView(doc)), batchId: abandonedBatchId.toHexString() },
+          };
+        }
+        await deps.dispatcher.openBatch(auth.teamId, inputs.length, batchId);
         const prepared = await prepareCalls(inputs, {
           teamId: auth.teamId,
           origin: envelope.fileId || envelope.fileName ? 'file' : 'batch',
@@ -138,12 +147,19 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         }
         const log = ctx.state.log;
         const t0 = performance.now();
-        const created = (
-          await PhoneCall.insertMany(
-            prepared.calls.map((c) => c.doc),
-            { ordered: true },
-          )
-        ).map((doc) => doc.toObject() as PhoneCallDoc);
+        let created: PhoneCallDoc[];
+        try {
+          created = (
+            await PhoneCall.insertMany(
+              prepared.calls.map((c) => c.doc),
+              { ordered: true },
+            )
+          ).map((doc) => doc.toObject() as PhoneCallDoc);
+        } catch (err) {
+          // Cut short: remove what was written, so that a retry writes the whole batch once.
+          await discardBatch(batchId).catch(() => undefined);
+          throw err;
+        }
         const t1 = performance.now();
         // A workflow that cannot be started now leaves the batch pending: the worker's reconciler
         // starts it later, so an accepted batch is never partly lost.
@@ -169,6 +185,27 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       },
     );
   });
+
+  /**
+   * What a request that died under an Idempotency-Key left: its calls when all were written (their
+   * workflows started now, or by the reconciler should Temporal be away), else nothing (discarded).
+   */
+  async function takeOver(batchId: Types.ObjectId, log: Logger): Promise<PhoneCallDoc[] | null> {
+    const calls = await writtenBatchCalls(batchId);
+    if (!calls) {
+      const removed = await discardBatch(batchId);
+      log.warn({ batchId: batchId.toHexString(), removed }, 'retry discarded the calls its abandoned request began');
+      return null;
+    }
+    await startWrittenBatch(deps.dispatcher, batchId, calls).catch((err: unknown) =>
+      log.warn({ err, batchId: batchId.toHexString() }, 'workflow starts failed; the reconciler will retry them'),
+    );
+    log.warn(
+      { batchId: batchId.toHexString(), calls: calls.length },
+      'retry answered with its abandoned request’s calls',
+    );
+    return calls;
+  }
 
   async function startAll(docs: PhoneCallDoc[], prepared: PreparedCall[], log: Logger): Promise<boolean> {
     const outcomes = await mapBounded(docs, deps.batchStartConcurrency, async (doc, index) => {

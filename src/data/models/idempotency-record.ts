@@ -14,6 +14,13 @@ const idempotencyRecordSchema = new Schema(
     responseStatus: { type: Number },
     responseBody: { type: Schema.Types.Mixed },
     createdAt: { type: Date, required: true },
+    /**
+     * Until when the request holding a `pending` key is known to be alive (it extends this while it
+     * works); past it, a retry takes the key over. Records from before leases have none.
+     */
+    leaseUntil: { type: Date },
+    /** The dispatch batch the holding request writes its calls under: a takeover finishes or discards it. */
+    dispatchBatchId: { type: Schema.Types.ObjectId },
   },
   { minimize: false },
 );

@@ -2,12 +2,12 @@
 // greeting webhooks per mode, and a message left with the speak command.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmulator, type EmulatedCallView, type Emulator } from '../../../src/emulator';
+import { type EmulatedCallView, type Emulator } from '../../../src/emulator';
 import { MACHINE_GREETING } from '../../../src/emulator/scenarios';
 import {
   numberEnding,
   OPENING_LINE,
-  startReceiver,
+  startEmulatorAndReceiver,
   telnyxSigned,
   VOICEMAIL,
   type Received,
@@ -19,15 +19,9 @@ const apiKey = `KEY${randomBytes(16).toString('hex')}`;
 let emulator: Emulator;
 let url: string;
 let receiver: Receiver;
-beforeAll(async () => {
-  emulator = createEmulator({ port: 0, speedFactor: 0.01, vonageSignatureSecret: 'unused' });
-  ({ url } = await emulator.start());
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await emulator.stop();
-  await receiver.close();
-});
+let stop: () => Promise<void>;
+beforeAll(async () => ({ emulator, url, receiver, stop } = await startEmulatorAndReceiver()));
+afterAll(() => stop());
 
 const post = (path: string, body: unknown): Promise<Response> =>
   fetch(`${url}/v2${path}`, {

@@ -2,12 +2,12 @@
 // AsyncAmdStatusCallback, answered_by, and a message left with new TwiML.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmulator, type EmulatedCallView, type Emulator } from '../../../src/emulator';
+import { type EmulatedCallView, type Emulator } from '../../../src/emulator';
 import { MACHINE_GREETING, speakingSeconds } from '../../../src/emulator/scenarios';
 import {
   numberEnding,
   OPENING_LINE,
-  startReceiver,
+  startEmulatorAndReceiver,
   twilioSigned,
   VOICEMAIL,
   type Received,
@@ -21,15 +21,9 @@ const authorization = `Basic ${Buffer.from(`${account}:${authToken}`).toString('
 let emulator: Emulator;
 let url: string;
 let receiver: Receiver;
-beforeAll(async () => {
-  emulator = createEmulator({ port: 0, speedFactor: 0.01, vonageSignatureSecret: 'unused' });
-  ({ url } = await emulator.start());
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await emulator.stop();
-  await receiver.close();
-});
+let stop: () => Promise<void>;
+beforeAll(async () => ({ emulator, url, receiver, stop } = await startEmulatorAndReceiver()));
+afterAll(() => stop());
 
 const post = (path: string, form: URLSearchParams | Record<string, string>): Promise<Response> =>
   fetch(`${url}/2010-04-01/Accounts/${account}${path}`, {

@@ -3,12 +3,12 @@
 // transfer to an NCCO.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmulator, type EmulatedCallView, type Emulator } from '../../../src/emulator';
+import { type EmulatedCallView, type Emulator } from '../../../src/emulator';
 import { MACHINE_GREETING } from '../../../src/emulator/scenarios';
 import {
   numberEnding,
   OPENING_LINE,
-  startReceiver,
+  startEmulatorAndReceiver,
   VOICEMAIL,
   vonageSigned,
   type Received,
@@ -25,15 +25,12 @@ const jwt = [{ alg: 'RS256', typ: 'JWT' }, { application_id: applicationId, jti:
 let emulator: Emulator;
 let url: string;
 let receiver: Receiver;
-beforeAll(async () => {
-  emulator = createEmulator({ port: 0, speedFactor: 0.01, vonageSignatureSecret: signatureSecret });
-  ({ url } = await emulator.start());
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await emulator.stop();
-  await receiver.close();
-});
+let stop: () => Promise<void>;
+beforeAll(
+  async () =>
+    ({ emulator, url, receiver, stop } = await startEmulatorAndReceiver({ vonageSignatureSecret: signatureSecret })),
+);
+afterAll(() => stop());
 
 const send = (method: 'POST' | 'PUT' | 'GET', path: string, body?: unknown): Promise<Response> =>
   fetch(`${url}${path}`, {

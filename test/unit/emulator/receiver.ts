@@ -3,6 +3,7 @@
 import { createHash, createHmac, createPublicKey, timingSafeEqual, verify } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator';
 
 export interface Received {
   /** The URL as the sender addressed it (what Twilio signs). */
@@ -103,4 +104,25 @@ let numbers = 0;
 export function numberEnding(lastFour: string): string {
   numbers += 1;
   return `+1${String(4_150_000 + numbers)}${lastFour}`;
+}
+
+/** An emulator on a fast clock and a receiver for its callbacks; `stop` ends both. */
+export async function startEmulatorAndReceiver(options: Partial<EmulatorOptions> = {}) {
+  const emulator: Emulator = createEmulator({
+    port: 0,
+    speedFactor: 0.01,
+    vonageSignatureSecret: 'unused',
+    ...options,
+  });
+  const { url } = await emulator.start();
+  const receiver = await startReceiver();
+  return {
+    emulator,
+    url,
+    receiver,
+    async stop() {
+      await emulator.stop();
+      await receiver.close();
+    },
+  };
 }

@@ -52,7 +52,14 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     const adapter = h.provider(name);
     const request = h.request(name, { to: uniqueNumber(lastFour) });
     const { providerCallId } = await adapter.placeCall(request);
-    expect(kinds(await h.waitFor(request.callId, 'terminal'))).toEqual(expected);
+    const events = await h.waitFor(request.callId, 'terminal');
+    expect(kinds(events)).toEqual(expected);
+    // Asked afterwards, the provider tells the same ending (and, for a completed call, its answer).
+    const polled = await adapter.pollCallEvents({ callId: request.callId, providerCallId });
+    expect(kinds(polled)).toEqual(expected.at(-1) === 'completed' ? ['answered', 'completed'] : expected.slice(-1));
+    expect(polled.every((e) => e.callId === request.callId && e.providerCallId === providerCallId)).toBe(true);
+    const ending = polled.at(-1)!;
+    expect(Math.abs(Date.parse(ending.occurredAt) - Date.parse(events.at(-1)!.occurredAt))).toBeLessThanOrEqual(1_000);
     const transcript = await adapter.fetchTranscript(providerCallId);
     if (lastFour === '1200') {
       expect(transcript[0]?.text).toBe(OPENING_LINE);
@@ -80,6 +87,8 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     const request = h.request(name, { record: false });
     const { providerCallId } = await adapter.placeCall(request);
     await h.waitFor(request.callId, 'answered');
+    // A live call, asked about: answered, and nothing more yet.
+    expect(kinds(await adapter.pollCallEvents({ callId: request.callId, providerCallId }))).toEqual(['answered']);
     await adapter.hangUp(providerCallId);
     const events = await h.waitFor(request.callId, 'terminal');
     expect(kinds(events)).toEqual(['ringing', 'answered', 'completed']);
@@ -94,6 +103,8 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     const request = h.request(name, { to: uniqueNumber('1408') });
     const { providerCallId } = await adapter.placeCall(request);
     await h.waitFor(request.callId, 'ringing');
+    // Still ringing: nothing new to learn.
+    expect(await adapter.pollCallEvents({ callId: request.callId, providerCallId })).toEqual([]);
     await adapter.hangUp(providerCallId);
     const events = await h.waitFor(request.callId, 'terminal');
     expect(kinds(events)).toEqual(['ringing', 'failed']);
