@@ -45,12 +45,15 @@ import {
 import type { CallWorkflowState, CallWorkflowInput, DeleteOutcome } from './types';
 
 // One set of options per retry profile; each call names its step for the timeline (`step` below).
+// Timeouts are short where the work is: Temporal learns that a killed worker's activity is lost only
+// when its timeout passes, and the call waits that long before the retry.
 const RECORD_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 };
 const DIAL_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '30 seconds',
+  // Room for one provider request (15 s each) and the lookup a retry makes first.
+  startToCloseTimeout: '20 seconds',
   // A cancel arriving mid-dial waits for the dial to settle, so that a call it placed is hung up.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: {

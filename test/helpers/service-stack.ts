@@ -8,7 +8,6 @@ import mongoose from 'mongoose';
 import { createDispatcher } from '../../src/calls/dispatch';
 import { startReconciler } from '../../src/calls/reconciler';
 import { createSecretBox } from '../../src/crypto/secret-box';
-import { createKey, createPhoneNumber, createTeam, createTemplate, setTeamProvider } from '../../src/admin/commands';
 import { loadConfig, type Config } from '../../src/config';
 import { createEmulator } from '../../src/emulator';
 import { createLogger } from '../../src/logger';
@@ -18,17 +17,12 @@ import { startApi } from '../../src/main/api';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { activityLogContext } from '../../src/worker/activity-log-context';
 import { createCallWorker } from '../../src/worker/create-worker';
+import { seedEmulatedTeam, type EmulatedTeam } from '../../src/local/emulated-team';
 import { freePort } from '../../src/local/servers';
 import type { Client } from '@temporalio/client';
 import type { DestinationStream } from 'pino';
 
-export interface SeededTeam {
-  teamId: string;
-  key: string;
-  templateId: string;
-  phoneNumberIds: Record<'twilio' | 'vonage' | 'telnyx', string>;
-  twilio: { accountSid: string; authToken: string };
-}
+export type SeededTeam = EmulatedTeam;
 
 export interface TestStack {
   config: Config;
@@ -99,9 +93,6 @@ export async function startServiceStack(
     namespace: config.TEMPORAL_NAMESPACE,
   });
   const secretBox = createSecretBox(config.ENCRYPTION_KEY);
-  const vonagePrivateKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
-    .privateKey.export({ type: 'pkcs8', format: 'pem' })
-    .toString();
   const telnyxPublicKey = telnyxKeys.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64');
 
   // The worker process: the Temporal worker and the reconciler, as src/main/worker.ts runs them.
@@ -145,57 +136,7 @@ export async function startServiceStack(
   }
 
   async function seedTeam(name = 'Test team'): Promise<SeededTeam> {
-    const { teamId } = await createTeam({ name, provider: 'twilio' });
-    const twilio = { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: randomBytes(16).toString('hex') };
-    await setTeamProvider({ team: teamId, provider: 'twilio', credentials: JSON.stringify(twilio) }, secretBox);
-    await setTeamProvider(
-      {
-        team: teamId,
-        provider: 'vonage',
-        credentials: JSON.stringify({
-          applicationId: crypto.randomUUID(),
-          privateKey: vonagePrivateKey,
-          signatureSecret: vonageSignatureSecret,
-        }),
-      },
-      secretBox,
-    );
-    await setTeamProvider(
-      {
-        team: teamId,
-        provider: 'telnyx',
-        credentials: JSON.stringify({
-          apiKey: `KEY${randomBytes(16).toString('hex')}`,
-          connectionId: '1494404757140276705',
-          publicKey: telnyxPublicKey,
-        }),
-      },
-      secretBox,
-    );
-    const phoneNumberIds = {
-      twilio: (await createPhoneNumber({ team: teamId, number: '+14155550100', provider: 'twilio' }, secretBox))
-        .phoneNumberId,
-      vonage: (await createPhoneNumber({ team: teamId, number: '+14155550101', provider: 'vonage' }, secretBox))
-        .phoneNumberId,
-      telnyx: (await createPhoneNumber({ team: teamId, number: '+14155550102', provider: 'telnyx' }, secretBox))
-        .phoneNumberId,
-    };
-    const { callTemplateId } = await createTemplate({
-      team: teamId,
-      name: 'Appointment setter',
-      prompt: 'Hello {{firstName}}, this is Ada from Acme Dental. Could we book your check-up {{when}}?',
-      requiredVariables: 'firstName',
-      tags: [
-        'interested=sounds good',
-        'interested=works for me',
-        'callback=call me back',
-        'notInterested=not interested',
-      ],
-      resultColumns: ['interested', 'meetingTime', 'summary'],
-      maxDurationSeconds: '120',
-    });
-    const { key } = await createKey({ team: teamId });
-    return { teamId, key, templateId: callTemplateId, phoneNumberIds, twilio };
+    return seedEmulatedTeam({ name, secretBox, vonageSignatureSecret, telnyxPublicKey });
   }
 
   await startWorker();
