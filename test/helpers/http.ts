@@ -46,6 +46,8 @@ export async function eventually<T>(
   probe: () => Promise<T | undefined>,
   timeoutMs = 30_000,
   what = 'condition',
+  /** Between probes: longer for a probe that costs the service real work (a list of hundreds). */
+  intervalMs = 200,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -57,7 +59,7 @@ export async function eventually<T>(
       last = err;
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 

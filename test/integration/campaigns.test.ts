@@ -72,7 +72,10 @@ async function teamCalls(client: ReturnType<typeof apiClient>, ids: string[]): P
   return calls.length === ids.length ? calls : [];
 }
 
-/** The team's calls among `ids` once every one of them has ended. */
+/**
+ * The team's calls among `ids` once every one of them has ended. Asked once a second: each ask lists
+ * up to 1,000 calls, work that would otherwise slow the calls it waits for.
+ */
 function teamCallsEnded(client: ReturnType<typeof apiClient>, ids: string[], timeoutMs: number, what: string) {
   return eventually(
     async () => {
@@ -81,6 +84,7 @@ function teamCallsEnded(client: ReturnType<typeof apiClient>, ids: string[], tim
     },
     timeoutMs,
     what,
+    1_000,
   );
 }
 
