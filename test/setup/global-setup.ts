@@ -18,7 +18,35 @@ declare module 'vitest' {
   }
 }
 
+interface Servers {
+  mongoUri: string;
+  temporalAddress: string;
+  temporalUiUrl: string | null;
+  workflowBundlePath: string;
+  stop(): Promise<void>;
+}
+
+// Both integration projects (vitest.config.mts) run this setup; they share one set of servers,
+// stopped when the last of them tears down. Vitest runs every project's setup in its main process.
+const shared = globalThis as { ocoIntegrationServers?: { users: number; servers: Promise<Servers> } };
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const entry = (shared.ocoIntegrationServers ??= { users: 0, servers: startServers() });
+  entry.users += 1;
+  const servers = await entry.servers;
+  project.provide('mongoUri', servers.mongoUri);
+  project.provide('temporalAddress', servers.temporalAddress);
+  project.provide('temporalUiUrl', servers.temporalUiUrl);
+  project.provide('workflowBundlePath', servers.workflowBundlePath);
+  return async () => {
+    entry.users -= 1;
+    if (entry.users > 0) return;
+    shared.ocoIntegrationServers = undefined;
+    await servers.stop();
+  };
+}
+
+async function startServers(): Promise<Servers> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'oco-test-'));
   // PostgreSQL runs as its own user (it refuses root) and must be able to reach its data folder.
   await chmod(dir, 0o755);
@@ -64,15 +92,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     });
     const workflowBundlePath = path.join(dir, 'workflow-bundle.js');
     await writeFile(workflowBundlePath, bundle.code);
-    project.provide('mongoUri', mongoUri);
-    project.provide('temporalAddress', temporalAddress);
-    project.provide('temporalUiUrl', temporalUiUrl);
-    project.provide('workflowBundlePath', workflowBundlePath);
+    return { mongoUri, temporalAddress, temporalUiUrl, workflowBundlePath, stop: teardown };
   } catch (err) {
     await teardown();
     throw err;
   }
-  return teardown;
 }
 
 const quietBundlerLogger = {
