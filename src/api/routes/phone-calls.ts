@@ -1,12 +1,14 @@
 // Endpoints 4-8: create, batch create, list, get, delete a queued call.
 import Router from '@koa/router';
-import type { QueryFilter, Types } from 'mongoose';
+import { Types } from 'mongoose';
 import { isObjectIdHex } from '../../contracts/ids';
 import { discardBatch, startWrittenBatch, writtenBatchCalls, type Dispatcher } from '../../calls/dispatch';
 import { prepareCalls, type PreparedCall } from '../../calls/prepare-calls';
 import type { QueuedCallControl } from '../../calls/queued-call-control';
 import { mapBounded } from '../../calls/run-bounded';
 import type { SecretBox } from '../../crypto/secret-box';
+import { findCallPage } from '../../data/call-list-query';
+import { placeInTeamList } from '../../data/call-list-positions';
 import { PhoneCall, type PhoneCallDoc } from '../../data/models/phone-call';
 import { toCreateView, toReadView } from '../../data/phone-call-view';
 import type { Logger } from '../../logger';
@@ -79,7 +81,8 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           await deps.dispatcher.dropBatch(batchId);
           throw badRequest(...problems);
         }
-        const doc = (await new PhoneCall(calls[0]!.doc).save()).toObject() as PhoneCallDoc;
+        await placeInTeamList(new Types.ObjectId(auth.teamId), [calls[0]!.doc]);
+        const doc = (await new PhoneCall(calls[0]!.doc).save({ timestamps: false })).toObject() as PhoneCallDoc;
         try {
           await deps.dispatcher.start(doc, calls[0]!.plan);
         } catch (err) {
@@ -149,12 +152,11 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         const t0 = performance.now();
         let created: PhoneCallDoc[];
         try {
-          created = (
-            await PhoneCall.insertMany(
-              prepared.calls.map((c) => c.doc),
-              { ordered: true },
-            )
-          ).map((doc) => doc.toObject() as PhoneCallDoc);
+          const docs = prepared.calls.map((c) => c.doc);
+          await placeInTeamList(new Types.ObjectId(auth.teamId), docs);
+          created = (await PhoneCall.insertMany(docs, { ordered: true, timestamps: false })).map(
+            (doc) => doc.toObject() as PhoneCallDoc,
+          );
         } catch (err) {
           // Cut short: remove what was written, so that a retry writes the whole batch once.
           await discardBatch(batchId).catch(() => undefined);
@@ -223,32 +225,23 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
   router.get('/', requireScope('calls:read'), async (ctx) => {
     const auth = authOf(ctx);
     const query = parseOrThrow(phoneCallListQuerySchema, ctx.query);
-    const filter: QueryFilter<PhoneCallDoc> = { teamId: auth.teamId };
-    if (query.callTemplateId) filter.callTemplateId = query.callTemplateId;
-    if (query.phoneNumberId) filter.phoneNumberId = query.phoneNumberId;
-    if (query.toPhoneNumber) filter.toPhoneNumber = query.toPhoneNumber;
-    if (query.status) filter.status = query.status;
-    if (query.fileId) filter.fileId = query.fileId;
-    const created: Record<string, Date> = {};
-    if (query.createdAfter) created.$gt = query.createdAfter;
-    if (query.createdBefore) created.$lt = query.createdBefore;
-    if (Object.keys(created).length) filter.createdAt = created;
-    if (query.cursor) {
-      const position = decodeCursor(query.cursor);
-      filter.$and = [
-        { $or: [{ createdAt: { $lt: position.at } }, { createdAt: position.at, _id: { $lt: position.id } }] },
-      ];
-    }
-    const docs = await PhoneCall.find(filter)
-      .sort({ createdAt: -1, _id: -1 })
-      .limit(query.limit + 1)
-      .lean();
-    const page = docs.slice(0, query.limit);
-    const last = page[page.length - 1];
+    const page = await findCallPage({
+      teamId: new Types.ObjectId(auth.teamId),
+      equals: {
+        ...(query.callTemplateId && { callTemplateId: query.callTemplateId }),
+        ...(query.phoneNumberId && { phoneNumberId: query.phoneNumberId }),
+        ...(query.toPhoneNumber && { toPhoneNumber: query.toPhoneNumber }),
+        ...(query.status && { status: query.status }),
+        ...(query.fileId && { fileId: query.fileId }),
+      },
+      createdAfter: query.createdAfter,
+      createdBefore: query.createdBefore,
+      after: query.cursor ? decodeCursor(query.cursor) : undefined,
+      limit: query.limit,
+    });
     ctx.body = {
-      data: page.map((doc) => toReadView(doc)),
-      nextCursor:
-        docs.length > query.limit && last ? encodeCursor({ at: last.createdAt, id: last._id.toHexString() }) : null,
+      data: page.docs.map((doc) => toReadView(doc)),
+      nextCursor: page.next ? encodeCursor(page.next) : null,
     };
   });
 

@@ -94,18 +94,23 @@ const phoneCallSchema = new Schema(
     dispatchBatchId: { type: Schema.Types.ObjectId, required: true },
     /** Zones the calling window is checked in: calleeTimeZone, else the number's, else the template's. */
     calleeTimeZones: { type: [String], default: [] },
+    /** Its place in the team's newest-first list (src/data/call-list-positions.ts). */
+    listSeq: { type: Number, required: true },
+    /** The list slices it belongs to, one per slice size: what a page reads by. */
+    listKeys: { type: [String], default: undefined, required: true },
   },
   { timestamps: true },
 );
 
-// List queries: team first, then each filter, all ending in the newest-first sort keys so a page is
-// an index range scan on MongoDB (FerretDB 1.x scans regardless; see README).
-phoneCallSchema.index({ teamId: 1, createdAt: -1, _id: -1 });
-phoneCallSchema.index({ teamId: 1, status: 1, createdAt: -1, _id: -1 });
-phoneCallSchema.index({ teamId: 1, callTemplateId: 1, createdAt: -1, _id: -1 });
-phoneCallSchema.index({ teamId: 1, phoneNumberId: 1, createdAt: -1, _id: -1 });
-phoneCallSchema.index({ teamId: 1, toPhoneNumber: 1, createdAt: -1, _id: -1 });
-phoneCallSchema.index({ teamId: 1, fileId: 1, createdAt: -1, _id: -1 });
+// List queries (src/data/call-list-query.ts) read one slice at a time: on MongoDB each read is an index
+// range scan, by list key or, for the rest of a team under a filter, by that filter; FerretDB 1.x
+// ignores these and uses the PostgreSQL indexes src/local/ferretdb-list-indexes.ts adds.
+phoneCallSchema.index({ teamId: 1, listKeys: 1, listSeq: -1 });
+phoneCallSchema.index({ teamId: 1, status: 1, listSeq: -1 });
+phoneCallSchema.index({ teamId: 1, callTemplateId: 1, listSeq: -1 });
+phoneCallSchema.index({ teamId: 1, phoneNumberId: 1, listSeq: -1 });
+phoneCallSchema.index({ teamId: 1, toPhoneNumber: 1, listSeq: -1 });
+phoneCallSchema.index({ teamId: 1, fileId: 1, listSeq: -1 });
 // The reconciler's lookup of a pending batch's calls.
 phoneCallSchema.index({ dispatchBatchId: 1 });
 

@@ -1,0 +1,70 @@
+// batch: one POST /v1/phoneCalls/batch of N calls (10,000 in full) sent by autocannon, until it is
+// answered (every call stored and its workflow started), against N raw starts of the no-op workflow
+// at the concurrency the API starts a batch's workflows with (BATCH_START_CONCURRENCY, 32 by default).
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { runHttpLoad } from '../load/autocannon';
+import { runRawLoad } from '../load/raw-temporal';
+import { BUDGETS, FAR_AHEAD_MS, conversationNumber, figure, ms, type BenchScenario } from '../scenario';
+
+export const batchScenario: BenchScenario = {
+  name: 'batch',
+  description: 'POST /v1/phoneCalls/batch of N calls vs N raw starts of a no-op workflow',
+  defaultOn: true,
+  params: {
+    size: { full: 10_000, quick: 300, description: 'calls in the batch (at most 10,000)' },
+    concurrency: {
+      full: 32,
+      quick: 32,
+      description: "the baseline's starts in flight (the API's BATCH_START_CONCURRENCY)",
+    },
+  },
+  async run(ctx) {
+    const { size, concurrency } = ctx.params as { size: number; concurrency: number };
+    ctx.log(`batch: baseline, ${size} raw starts at concurrency ${concurrency}`);
+    const raw = await runRawLoad({
+      mode: 'starts',
+      temporalAddress: ctx.temporalAddress,
+      namespace: ctx.namespace,
+      taskQueue: ctx.baselineTaskQueue,
+      idPrefix: `bench-batch-${Date.now()}`,
+      count: size,
+      concurrency,
+    });
+    if (raw.ok !== size) throw new Error(`${size - raw.ok} raw starts failed: ${raw.errors.join('; ')}`);
+
+    const later = new Date(Date.now() + FAR_AHEAD_MS).toISOString();
+    const bodyFile = path.join(ctx.workDir, 'batch-body.json');
+    await writeFile(
+      bodyFile,
+      JSON.stringify({
+        phoneCalls: Array.from({ length: size }, (_, i) => ({
+          teamId: ctx.team.teamId,
+          callTemplateId: ctx.team.templateId,
+          toPhoneNumber: conversationNumber(i),
+          promptVariableValues: [{ key: 'firstName', value: `P${i}` }],
+          callDelayedUntil: later,
+        })),
+      }),
+    );
+    ctx.log(`batch: POST /v1/phoneCalls/batch of ${size} (autocannon)`);
+    const api = await runHttpLoad({
+      url: `${ctx.apiUrl}/v1/phoneCalls/batch`,
+      method: 'POST',
+      headers: { 'service-api-key': ctx.team.key, 'content-type': 'application/json' },
+      bodyFile,
+      connections: 1,
+      amount: 1,
+      timeoutSeconds: 1800,
+    });
+    if (api.ok !== 1) throw new Error(`the batch was not accepted: ${JSON.stringify(api.statusCodes)}`);
+    const seconds = api.latencyMs.max / 1000;
+    return [
+      figure(`batch of ${size} accepted`, ms(seconds), 's', {
+        baseline: ms(raw.seconds),
+        budget: BUDGETS.batchTime,
+        note: `${Math.round(size / seconds)} calls/s; baseline ${Math.round(raw.perSecond)} starts/s`,
+      }),
+    ];
+  },
+};

@@ -1,0 +1,99 @@
+// end to end: N calls placed at once (one batch, due now), each through the emulator at its fastest
+// (a conversation, transcript and results), until every call's workflow has closed: calls completed per
+// second from the create to the last close. Baseline: N raw workflows each running as many no-op
+// activities (and local activities) as one of these calls ran, counted from its history. The team's
+// pacing limits are the highest allowed and calls rotate over the providers, as in `schedule`.
+import { callWorkflowId } from '../../src/contracts/ids';
+import { runRawLoad } from '../load/raw-temporal';
+import { runConcurrent } from '../load/stats';
+import { BUDGETS, PROVIDER_ROTATION, apiRequest, conversationNumber, expectStatus, figure, ms } from '../scenario';
+import type { BenchContext, BenchScenario } from '../scenario';
+
+/** Activities and local activities (markers) in a closed workflow's history. */
+async function activitiesOf(ctx: BenchContext, workflowId: string): Promise<{ activities: number; local: number }> {
+  const history = await ctx.temporal.workflow.getHandle(workflowId).fetchHistory();
+  let activities = 0;
+  let local = 0;
+  for (const event of history.events ?? []) {
+    if (event.activityTaskScheduledEventAttributes) activities += 1;
+    if (event.markerRecordedEventAttributes) local += 1;
+  }
+  return { activities, local };
+}
+
+export const endToEndScenario: BenchScenario = {
+  name: 'end-to-end',
+  description: 'calls completed per second, emulator at its fastest, vs raw workflows with as many no-op activities',
+  defaultOn: true,
+  params: {
+    calls: { full: 300, quick: 20, description: 'calls placed at once' },
+    concurrency: { full: 32, quick: 32, description: "the baseline's starts in flight" },
+  },
+  async run(ctx) {
+    const { calls, concurrency } = ctx.params as Record<string, number>;
+    const team = await ctx.seedTeam('Bench end to end', { maxConcurrentCalls: 10_000, dialsPerSecond: 1000 });
+    ctx.log(`end-to-end: ${calls} calls placed at once`);
+    const started = Date.now();
+    const answer = await apiRequest<{ data: { _id: string }[] }>(ctx, team.key, 'POST', '/v1/phoneCalls/batch', {
+      phoneCalls: Array.from({ length: calls }, (_, i) => ({
+        teamId: team.teamId,
+        callTemplateId: team.templateId,
+        toPhoneNumber: conversationNumber(i),
+        telephonyProvider: PROVIDER_ROTATION[i % PROVIDER_ROTATION.length],
+        promptVariableValues: [{ key: 'firstName', value: `E${i}` }],
+      })),
+    });
+    const ids = expectStatus(answer, 201, 'POST /v1/phoneCalls/batch').data.map((c) => c._id);
+    const statuses = new Map<string, number>();
+    let lastClose = started;
+    const waitUntil = started + (ctx.quick ? 90_000 : 900_000);
+    const waited = await runConcurrent(ids.length, 64, async (i) => {
+      const handle = ctx.temporal.workflow.getHandle(callWorkflowId(ids[i]!));
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('a call did not end in time')), waitUntil - Date.now());
+      });
+      await Promise.race([handle.result().catch(() => undefined), timedOut]).finally(() => clearTimeout(timer));
+      const description = await handle.describe();
+      statuses.set(description.status.name, (statuses.get(description.status.name) ?? 0) + 1);
+      if (description.closeTime) lastClose = Math.max(lastClose, description.closeTime.getTime());
+    });
+    if (waited.errors.length) throw new Error(`waiting for the calls: ${waited.errors[0]}`);
+    const seconds = (lastClose - started) / 1000;
+    const callStatuses = new Map<string, number>();
+    let cursor: string | null = null;
+    do {
+      const page: { data: { status: string }[]; nextCursor: string | null } = expectStatus(
+        await apiRequest(ctx, team.key, 'GET', `/v1/phoneCalls?limit=1000${cursor ? `&cursor=${cursor}` : ''}`),
+        200,
+        'GET /v1/phoneCalls',
+      );
+      for (const call of page.data) callStatuses.set(call.status, (callStatuses.get(call.status) ?? 0) + 1);
+      cursor = page.nextCursor;
+    } while (cursor);
+    const { activities, local } = await activitiesOf(ctx, callWorkflowId(ids[0]!));
+
+    ctx.log(`end-to-end: baseline, ${calls} raw workflows of ${activities} activities + ${local} local activities`);
+    const raw = await runRawLoad({
+      mode: 'activities',
+      temporalAddress: ctx.temporalAddress,
+      namespace: ctx.namespace,
+      taskQueue: ctx.baselineTaskQueue,
+      idPrefix: `bench-e2e-${Date.now()}`,
+      count: calls,
+      concurrency,
+      activities,
+      localActivities: local,
+    });
+    if (raw.ok !== calls) throw new Error(`${calls - raw.ok} baseline workflows failed: ${raw.errors.join('; ')}`);
+    const outcome = [...callStatuses].map(([status, n]) => `${n} ${status}`).join(', ');
+    const completed = statuses.get('COMPLETED') ?? 0;
+    return [
+      figure(`end to end, ${calls} calls placed at once`, ms(calls / seconds), 'calls/s', {
+        baseline: ms(raw.perSecond),
+        budget: BUDGETS.endToEndRate,
+        note: `${ms(seconds)} s vs ${ms(raw.seconds)} s; calls: ${outcome}; workflows completed: ${completed}/${calls}; ${activities} activities + ${local} local activities per call`,
+      }),
+    ];
+  },
+};

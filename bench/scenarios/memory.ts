@@ -1,0 +1,71 @@
+// memory: the worker process's RSS with N calls sleeping (scheduled far ahead, each workflow started
+// and waiting on its timer). The calls the create and batch scenarios left count; more are created
+// (batches through the API) up to N. Measured once the worker has gone idle (every first workflow
+// task done); the API's and emulator's RSS at that moment are reported beside it.
+import { BUDGETS, FAR_AHEAD_MS, apiRequest, conversationNumber, expectStatus, figure, ms, sleep } from '../scenario';
+import type { BenchContext, BenchScenario } from '../scenario';
+import { cpuSeconds, rssMiB } from '../load/rss';
+
+async function sleepingCalls(ctx: BenchContext): Promise<number> {
+  return ctx.temporal.workflow
+    .count(`WorkflowType = 'phoneCallWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${ctx.taskQueue}'`)
+    .then((r) => r.count);
+}
+
+/** Waits until `pid` used under `share` of a core over each of `windows` consecutive seconds. */
+async function waitForIdle(pid: number, timeoutMs: number, share = 0.1, windows = 3): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  let quiet = 0;
+  let before = cpuSeconds(pid);
+  while (Date.now() < deadline) {
+    await sleep(1000);
+    const now = cpuSeconds(pid);
+    if (now === null || before === null) return false;
+    quiet = now - before < share ? quiet + 1 : 0;
+    before = now;
+    if (quiet >= windows) return true;
+  }
+  return false;
+}
+
+export const memoryScenario: BenchScenario = {
+  name: 'memory',
+  description: 'worker RSS with N sleeping calls (budget 512 MiB at 10,000)',
+  defaultOn: true,
+  params: {
+    sleepingCalls: { full: 10_000, quick: 300, description: 'calls sleeping on their timers at least' },
+  },
+  async run(ctx) {
+    const target = ctx.params.sleepingCalls!;
+    let sleeping = await sleepingCalls(ctx);
+    const later = new Date(Date.now() + FAR_AHEAD_MS).toISOString();
+    for (let made = 0; sleeping + made < target;) {
+      const size = Math.min(10_000, target - sleeping - made);
+      ctx.log(`memory: ${sleeping + made} sleeping calls; creating ${size} more`);
+      const answer = await apiRequest(ctx, ctx.team.key, 'POST', '/v1/phoneCalls/batch', {
+        phoneCalls: Array.from({ length: size }, (_, i) => ({
+          teamId: ctx.team.teamId,
+          callTemplateId: ctx.team.templateId,
+          toPhoneNumber: conversationNumber(made + i),
+          promptVariableValues: [{ key: 'firstName', value: `M${made + i}` }],
+          callDelayedUntil: later,
+        })),
+      });
+      expectStatus(answer, 201, 'POST /v1/phoneCalls/batch');
+      made += size;
+    }
+    const idle = await waitForIdle(ctx.pids.worker, ctx.quick ? 60_000 : 300_000);
+    sleeping = await sleepingCalls(ctx);
+    let worker = 0;
+    for (let i = 0; i < 4; i += 1) {
+      worker = Math.max(worker, rssMiB(ctx.pids.worker) ?? Number.NaN);
+      await sleep(250);
+    }
+    const note = idle ? undefined : 'the worker never went idle: measured while it still worked';
+    return [
+      figure(`worker RSS with ${sleeping} sleeping calls`, ms(worker), 'MiB', { budget: BUDGETS.workerRss, note }),
+      figure(`API RSS at that moment`, ms(rssMiB(ctx.pids.api) ?? Number.NaN), 'MiB'),
+      figure(`emulator RSS at that moment`, ms(rssMiB(ctx.pids.emulator) ?? Number.NaN), 'MiB'),
+    ];
+  },
+};

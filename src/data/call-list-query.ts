@@ -1,0 +1,178 @@
+// A page of a team's calls, newest first (createdAt desc, _id desc), read as a few small
+// equality-filtered slices walking down the team's list positions (src/data/call-list-positions.ts).
+//
+// Why slices: FerretDB 1.x pushes equality filters down to PostgreSQL but sorts every matching
+// document in memory, at about a third of a millisecond each, so "the team's calls, sorted, first
+// 100" costs seconds at 100,000 calls. A slice is an equality filter on one list key (and the page's
+// filters), so each read returns at most a slice of documents, found by index on either store.
+//
+// Why it is exact: positions order calls as the API does (see call-list-positions.ts), so every call
+// below the lowest position read sorts after every call read. The walk can stop as soon as it holds
+// one more matching call than the page needs, and sorting what it read gives the page.
+//
+// Which slice next: the walk reads aligned slices only (never a document twice) and picks the largest
+// one whose expected matches (by the density seen so far) do not exceed what is still needed, growing
+// at most fourfold per read. A dense page reads a handful of 32-position slices; a rare filter climbs
+// to large slices, then to the rest of the team in one read, in a few cheap index lookups.
+import type { QueryFilter, Types } from 'mongoose';
+import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
+import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
+import { LIST_SLICE_SIZES, listKey, type ListFilterField } from './call-list-positions';
+
+/** Where a page ends: the sort keys of its last call, and its list position when known. */
+export interface ListPosition {
+  at: Date;
+  id: string;
+  seq?: number;
+}
+
+export interface CallPageQuery {
+  teamId: Types.ObjectId;
+  equals: Partial<Record<ListFilterField, string | Types.ObjectId>>;
+  createdAfter?: Date;
+  createdBefore?: Date;
+  /** The previous page's end (its cursor). */
+  after?: ListPosition;
+  limit: number;
+}
+
+export interface CallPage {
+  docs: PhoneCallDoc[];
+  /** Where the next page starts, or null on the last page. */
+  next: ListPosition | null;
+  /** What the walk read, for logs and benchmarks. */
+  reads: number;
+}
+
+const SMALLEST = LIST_SLICE_SIZES[0];
+const LEVELS = LIST_SLICE_SIZES.length;
+/** Time probes for createdBefore are at most this many (a binary search over 32-position slices). */
+const MAX_PROBES = 40;
+
+const newestFirst = (a: PhoneCallDoc, b: PhoneCallDoc) =>
+  b.createdAt.getTime() - a.createdAt.getTime() || (a._id.toHexString() < b._id.toHexString() ? 1 : -1);
+
+function sortsAfter(doc: PhoneCallDoc, position: ListPosition): boolean {
+  const t = doc.createdAt.getTime();
+  const at = position.at.getTime();
+  return t < at || (t === at && doc._id.toHexString() < position.id);
+}
+
+export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
+  const counter = await CallListCounter.findById(query.teamId).lean<CallListCounterDoc>();
+  if (!counter) return { docs: [], next: null, reads: 1 };
+  const team = query.teamId.toHexString();
+  const lowest = counter.min;
+  let reads = 1;
+  const read = (filter: QueryFilter<PhoneCallDoc>, limit: number | undefined) => {
+    reads++;
+    const find = PhoneCall.find({ teamId: query.teamId, ...query.equals, ...filter } as QueryFilter<PhoneCallDoc>);
+    return (limit ? find.limit(limit) : find).lean<PhoneCallDoc[]>();
+  };
+
+  // Exclusive upper bound of the positions still to read.
+  let upper = counter.seq + 1;
+  if (query.after) upper = Math.min(upper, (await positionOf(query.after, query.teamId)) + 1);
+  if (query.createdBefore) upper = Math.min(upper, await firstPositionAtOrAfter(query.createdBefore));
+
+  const need = query.limit + 1;
+  const filtered = Object.keys(query.equals).length > 0;
+  const found: PhoneCallDoc[] = [];
+  let covered = 0;
+  let lastSpan = SMALLEST;
+  // Set by a read that met more matches than it needed: the density where the walk now is.
+  let densityHere = 0;
+  let passedCreatedAfter = false;
+  while (upper > lowest && found.length < need && !passedCreatedAfter) {
+    const wanted = need - found.length;
+    // Matches per position so far; before any read, a dense list is assumed.
+    const density = Math.max(densityHere, covered === 0 ? 1 : (found.length + 1) / covered);
+    const rest = upper - lowest;
+    let lo: number;
+    let key: string | undefined;
+    // Without a slice key a read returns every match of the team, those above `upper` too (a range of
+    // positions is no equality, so FerretDB filters it in memory): only for a filter rare in the team.
+    const teamWide = density * (counter.seq + 1 - lowest);
+    // A callee's number has a handful of calls in a team: its first read takes them all at once.
+    const fewExpected = covered === 0 && densityHere === 0 && query.equals.toPhoneNumber !== undefined;
+    if (fewExpected || (filtered && teamWide <= wanted && rest <= lastSpan * 4)) {
+      lo = lowest; // the rest of the team in one read
+    } else {
+      let level = 0;
+      for (let l = 1; l < LEVELS; l++) {
+        const size = LIST_SLICE_SIZES[l]!;
+        if (upper % size !== 0 || size > lastSpan * 4 || density * size > wanted) break;
+        level = l;
+      }
+      const slice = Math.floor((upper - 1) / LIST_SLICE_SIZES[level]!);
+      lo = Math.max(lowest, slice * LIST_SLICE_SIZES[level]!);
+      key = listKey(team, level, slice);
+    }
+    // A read larger than the smallest slice stops at one match more than needed: a filter sparse
+    // above may be dense here (an old file under newer calls), and decoding a whole dense slice would
+    // cost far more than reading it again in smaller slices.
+    const cap = key === undefined || lo < upper - SMALLEST ? wanted + 1 : undefined;
+    const docs = await read({ ...(key ? { listKeys: key } : {}), listSeq: { $gte: lo, $lt: upper } }, cap);
+    if (cap !== undefined && docs.length >= cap) {
+      // Not all of the slice's matches: learn how dense they are and read it again, smaller.
+      const positions = docs.map((doc) => doc.listSeq ?? lo);
+      densityHere = cap / (Math.max(...positions) - Math.min(...positions) + 1);
+      lastSpan = SMALLEST;
+      continue;
+    }
+    densityHere = 0;
+    for (const doc of docs) {
+      if (query.createdAfter && doc.createdAt <= query.createdAfter) {
+        // Everything further down is older still.
+        passedCreatedAfter = true;
+        continue;
+      }
+      if (query.createdBefore && doc.createdAt >= query.createdBefore) continue;
+      if (query.after && !sortsAfter(doc, query.after)) continue;
+      found.push(doc);
+    }
+    covered += upper - lo;
+    lastSpan = upper - lo;
+    upper = lo;
+  }
+
+  found.sort(newestFirst);
+  const docs = found.slice(0, query.limit);
+  const last = docs[docs.length - 1];
+  const next =
+    found.length > query.limit && last
+      ? { at: last.createdAt, id: last._id.toHexString(), seq: last.listSeq ?? undefined }
+      : null;
+  return { docs, next, reads };
+
+  /** The position of a cursor's call; a cursor without one (an older form) is found by its call. */
+  async function positionOf(position: ListPosition, teamId: Types.ObjectId): Promise<number> {
+    if (position.seq !== undefined) return position.seq;
+    reads++;
+    const doc = await PhoneCall.findOne({ _id: position.id, teamId }, { listSeq: 1 }).lean<{ listSeq?: number }>();
+    // Its call deleted since: walk from the top; the cursor's sort keys still place the page.
+    return doc?.listSeq ?? counter!.seq;
+  }
+
+  /**
+   * An exclusive upper bound on the positions of calls created before `time`: a binary search over
+   * the team's 32-position slices, each probed by one of its calls (created at or after `time` means
+   * every later slice is too). A slice with no call left is taken as older, which only widens the walk.
+   */
+  async function firstPositionAtOrAfter(time: Date): Promise<number> {
+    let low = Math.floor(lowest / SMALLEST);
+    let high = Math.floor(counter!.seq / SMALLEST) + 1; // slice `high` is past the newest call
+    for (let probes = 0; low < high && probes < MAX_PROBES; probes++) {
+      const mid = Math.floor((low + high) / 2);
+      reads++;
+      const probe = await PhoneCall.findOne(
+        { teamId: query.teamId, listKeys: listKey(team, 0, mid) },
+        { createdAt: 1 },
+      ).lean<{ createdAt: Date }>();
+      if (probe && probe.createdAt >= time) high = mid;
+      else low = mid + 1;
+    }
+    // Slice `high` is the first whose probe was not older: it may still hold older calls.
+    return (high + 1) * SMALLEST;
+  }
+}

@@ -1,0 +1,184 @@
+// GET /v1/phoneCalls read as slices of list positions (src/data/call-list-query.ts): every filter,
+// page size and cursor gives exactly the order of a full sort (createdAt desc, _id desc) over a team
+// of thousands of calls made by creates of every size, with calls deleted, another team beside it,
+// calls stored before positions existed, and calls created while a client pages. And each read the
+// walk makes is an index lookup on the store (explain), never a scan of the team.
+import mongoose, { Types } from 'mongoose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backfillListPositions } from '../../src/data/call-list-backfill';
+import { CallListCounter } from '../../src/data/models/call-list-counter';
+import { PhoneCall } from '../../src/data/models/phone-call';
+import { seedCalls, seededRandom } from '../helpers/call-population';
+import { apiClient } from '../helpers/http';
+import { startTestStack, type SeededTeam, type TestStack } from '../helpers/stack';
+
+let stack: TestStack;
+let api: ReturnType<typeof apiClient>;
+let team: SeededTeam;
+const templates = [new Types.ObjectId().toHexString(), new Types.ObjectId().toHexString()];
+const numbers = [new Types.ObjectId().toHexString(), new Types.ObjectId().toHexString()];
+
+interface Row {
+  _id: Types.ObjectId;
+  createdAt: Date;
+  status: string;
+  callTemplateId: Types.ObjectId;
+  phoneNumberId: Types.ObjectId;
+  toPhoneNumber: string;
+  fileId?: string;
+}
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  await stack.stopWorker(); // records only: no workflow is started here
+  team = await stack.seedTeam('Lists');
+  api = apiClient(stack.baseUrl, team.key);
+  const random = seededRandom(16);
+  const other = await stack.seedTeam('Neighbours');
+  const base = { templateIds: templates, phoneNumberIds: numbers, numbers: 40, random };
+  // Calls made before list positions existed: written without them, then placed as an upgrade would.
+  const legacy = await seedCalls({ ...base, teamId: team.teamId, count: 150, maxBlock: 40 });
+  await PhoneCall.collection.updateMany({ _id: { $in: legacy } }, { $unset: { listSeq: 1, listKeys: 1 } });
+  await CallListCounter.deleteOne({ _id: new Types.ObjectId(team.teamId) });
+  await mongoose.connection.collection('migrations').deleteMany({});
+  expect(await backfillListPositions()).toBe(150);
+  for (let round = 0; round < 6; round++) {
+    await seedCalls({ ...base, teamId: team.teamId, count: 400, maxBlock: round % 2 ? 300 : 3 });
+    await seedCalls({ ...base, teamId: other.teamId, count: 100, maxBlock: 50 });
+  }
+  // Holes: deleted calls leave their positions empty.
+  const some = await PhoneCall.find({ teamId: team.teamId }, { _id: 1 }).limit(300).lean();
+  await PhoneCall.deleteMany({ _id: { $in: some.filter((_, i) => i % 3 === 0).map((d) => d._id) } });
+}, 240_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const newestFirst = (a: Row, b: Row) =>
+  b.createdAt.getTime() - a.createdAt.getTime() || (a._id.toHexString() < b._id.toHexString() ? 1 : -1);
+
+async function allOfTeam(): Promise<Row[]> {
+  const rows = await PhoneCall.collection.find({ teamId: new Types.ObjectId(team.teamId) }).toArray();
+  return (rows as unknown as Row[]).sort(newestFirst);
+}
+
+async function pageThrough(query: Record<string, string>, limit: number): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  for (let pages = 0; pages < 2_000; pages++) {
+    const params = new URLSearchParams({ ...query, limit: String(limit), ...(cursor && { cursor }) });
+    const res = await api.get(`/v1/phoneCalls?${params.toString()}`);
+    expect(res.status).toBe(200);
+    const data = res.body.data as Array<{ _id: string }>;
+    expect(data.length).toBeLessThanOrEqual(limit);
+    ids.push(...data.map((call) => call._id));
+    cursor = res.body.nextCursor as string | null;
+    if (!cursor) return ids;
+    expect(data).toHaveLength(limit);
+  }
+  throw new Error('too many pages');
+}
+
+describe('GET /v1/phoneCalls over list slices', () => {
+  it('pages through every filter in exactly the order of a full sort', async () => {
+    const all = await allOfTeam();
+    expect(all.length).toBeGreaterThan(2_400);
+    const times = all.map((row) => row.createdAt.getTime());
+    const middle = new Date(times[Math.floor(times.length / 2)]!).toISOString();
+    const late = new Date(times[Math.floor(times.length / 5)]!).toISOString();
+    const someNumber = all[7]!.toPhoneNumber;
+    const someFile = all.find((row) => row.fileId)!.fileId!;
+    const cases: Array<[Record<string, string>, (row: Row) => boolean, number[]]> = [
+      [{}, () => true, [100, 1000, 37]],
+      [{ status: 'completed' }, (r) => r.status === 'completed', [100, 333]],
+      [{ status: 'failed' }, (r) => r.status === 'failed', [5, 100]],
+      [{ status: 'cancelled' }, (r) => r.status === 'cancelled', [1, 100]],
+      [{ status: 'ringing' }, (r) => r.status === 'ringing', [100]],
+      [{ callTemplateId: templates[1]! }, (r) => r.callTemplateId.toHexString() === templates[1], [100, 1000]],
+      [{ phoneNumberId: numbers[0]! }, (r) => r.phoneNumberId.toHexString() === numbers[0], [250]],
+      [{ toPhoneNumber: someNumber }, (r) => r.toPhoneNumber === someNumber, [3, 100]],
+      [{ fileId: someFile }, (r) => r.fileId === someFile, [10, 100]],
+      [{ createdBefore: middle }, (r) => r.createdAt.getTime() < Date.parse(middle), [100, 1000]],
+      [{ createdAfter: middle }, (r) => r.createdAt.getTime() > Date.parse(middle), [100]],
+      [
+        { createdAfter: middle, createdBefore: late, status: 'busy' },
+        (r) =>
+          r.createdAt.getTime() > Date.parse(middle) && r.createdAt.getTime() < Date.parse(late) && r.status === 'busy',
+        [7, 100],
+      ],
+    ];
+    for (const [query, keep, limits] of cases) {
+      const expected = all.filter(keep).map((row) => row._id.toHexString());
+      for (const limit of limits) {
+        expect({ query, limit, ids: await pageThrough(query, limit) }).toEqual({ query, limit, ids: expected });
+      }
+    }
+  });
+
+  it('keeps pages consistent while calls are created, and finds a cursor of the earlier form by its call', async () => {
+    const before = (await allOfTeam()).map((row) => row._id.toHexString());
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    const random = seededRandom(7);
+    do {
+      const res = await api.get(`/v1/phoneCalls?limit=200${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(res.status).toBe(200);
+      ids.push(...(res.body.data as Array<{ _id: string }>).map((call) => call._id));
+      cursor = res.body.nextCursor as string | null;
+      await seedCalls({
+        templateIds: templates,
+        phoneNumberIds: numbers,
+        numbers: 40,
+        random,
+        teamId: team.teamId,
+        count: 60,
+        maxBlock: 30,
+      });
+    } while (cursor);
+    expect(ids).toEqual(before);
+
+    // A cursor without a list position (as issued before positions) still continues where it ended.
+    const first = await api.get('/v1/phoneCalls?limit=50');
+    const [time, id] = (first.body.nextCursor as string).split('.');
+    const next = await api.get(`/v1/phoneCalls?limit=50&cursor=${time}.${id}`);
+    const nextWithPosition = await api.get(`/v1/phoneCalls?limit=50&cursor=${first.body.nextCursor as string}`);
+    expect(next.body.data).toEqual(nextWithPosition.body.data);
+    expect(next.body.data).toHaveLength(50);
+  });
+
+  it('reads every slice through an index on this store (explain), never a scan of the team', async () => {
+    const issued: Array<Record<string, unknown>> = [];
+    mongoose.set('debug', (collection: string, method: string, filter: unknown) => {
+      if (collection === 'phonecalls' && (method === 'find' || method === 'findOne'))
+        issued.push(filter as Record<string, unknown>);
+    });
+    try {
+      for (const query of [
+        '',
+        'status=failed',
+        'status=completed',
+        `callTemplateId=${templates[0]}`,
+        'toPhoneNumber=%2B14155550003',
+        'createdBefore=2999-01-01T00:00:00Z',
+      ])
+        expect((await api.get(`/v1/phoneCalls?limit=100&${query}`)).status).toBe(200);
+    } finally {
+      mongoose.set('debug', false);
+    }
+    expect(issued.length).toBeGreaterThan(6);
+    for (const filter of issued) {
+      const plan = await PhoneCall.collection.find(filter).explain('queryPlanner');
+      const text = JSON.stringify(plan);
+      if ((plan as { serverInfo?: { ferretdbVersion?: string } }).serverInfo?.ferretdbVersion) {
+        // FerretDB: the filter reaches PostgreSQL, whose plan starts from one of the list's GIN indexes.
+        expect(plan).toMatchObject({ filterPushdown: true });
+        expect(text).toMatch(/"Index Name":"phonecalls_[0-9a-f]{8}_[a-z]+_oco_gin"/);
+        expect(text).not.toContain('Seq Scan');
+      } else {
+        // MongoDB: an index range scan, no collection scan and no in-memory sort.
+        expect(text).toContain('IXSCAN');
+        expect(text).not.toMatch(/COLLSCAN|"stage":"SORT"/);
+      }
+    }
+  });
+});
