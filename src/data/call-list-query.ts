@@ -48,6 +48,8 @@ const SMALLEST = LIST_SLICE_SIZES[0];
 const LEVELS = LIST_SLICE_SIZES.length;
 /** Time probes for createdBefore are at most this many (a binary search over 32-position slices). */
 const MAX_PROBES = 40;
+/** A read expected to find almost nothing stops after this many matches. */
+const PROBE = 16;
 
 const newestFirst = (a: PhoneCallDoc, b: PhoneCallDoc) =>
   b.createdAt.getTime() - a.createdAt.getTime() || (a._id.toHexString() < b._id.toHexString() ? 1 : -1);
@@ -79,9 +81,12 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
   const filtered = Object.keys(query.equals).length > 0;
   const found: PhoneCallDoc[] = [];
   let covered = 0;
-  let lastSpan = SMALLEST;
-  // Set by a read that met more matches than it needed: the density where the walk now is.
+  let lastSpan: number = SMALLEST;
+  // After a read that stopped early, the next must be smaller than it.
+  let sizeLimit = Infinity;
+  // Matches per position in the last slice read (or at least, in one that stopped early).
   let densityHere = 0;
+  let fewTried = false;
   let passedCreatedAfter = false;
   while (upper > lowest && found.length < need && !passedCreatedAfter) {
     const wanted = need - found.length;
@@ -94,33 +99,40 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
     // positions is no equality, so FerretDB filters it in memory): only for a filter rare in the team.
     const teamWide = density * (counter.seq + 1 - lowest);
     // A callee's number has a handful of calls in a team: its first read takes them all at once.
-    const fewExpected = covered === 0 && densityHere === 0 && query.equals.toPhoneNumber !== undefined;
-    if (fewExpected || (filtered && teamWide <= wanted && rest <= lastSpan * 4)) {
+    const fewExpected = !fewTried && covered === 0 && query.equals.toPhoneNumber !== undefined;
+    if (fewExpected || (filtered && teamWide <= wanted && rest <= lastSpan * 4 && rest <= sizeLimit)) {
       lo = lowest; // the rest of the team in one read
     } else {
       let level = 0;
       for (let l = 1; l < LEVELS; l++) {
         const size = LIST_SLICE_SIZES[l]!;
-        if (upper % size !== 0 || size > lastSpan * 4 || density * size > wanted) break;
+        if (upper % size !== 0 || size > lastSpan * 4 || size > sizeLimit || density * size > wanted) break;
         level = l;
       }
       const slice = Math.floor((upper - 1) / LIST_SLICE_SIZES[level]!);
       lo = Math.max(lowest, slice * LIST_SLICE_SIZES[level]!);
       key = listKey(team, level, slice);
     }
-    // A read larger than the smallest slice stops at one match more than needed: a filter sparse
-    // above may be dense here (an old file under newer calls), and decoding a whole dense slice would
-    // cost far more than reading it again in smaller slices.
-    const cap = key === undefined || lo < upper - SMALLEST ? wanted + 1 : undefined;
+    // A read larger than the smallest slice stops early when it meets many more matches than
+    // expected: a filter sparse above may be dense here (an old file under newer calls), and decoding
+    // a whole dense slice costs far more than a few smaller reads. Stopping early is cheap: FerretDB
+    // decodes only the documents it returns.
+    const span = upper - lo;
+    const cap =
+      key === undefined || span > SMALLEST
+        ? Math.min(wanted + 1, Math.max(PROBE, Math.ceil(2 * density * span)))
+        : undefined;
     const docs = await read({ ...(key ? { listKeys: key } : {}), listSeq: { $gte: lo, $lt: upper } }, cap);
     if (cap !== undefined && docs.length >= cap) {
-      // Not all of the slice's matches: learn how dense they are and read it again, smaller.
-      const positions = docs.map((doc) => doc.listSeq ?? lo);
-      densityHere = cap / (Math.max(...positions) - Math.min(...positions) + 1);
-      lastSpan = SMALLEST;
+      // Denser than thought: read the same positions again in slices a quarter of this one or smaller.
+      densityHere = cap / span;
+      sizeLimit = span / 4;
+      fewTried = true;
       continue;
     }
-    densityHere = 0;
+    // How dense the slice just read was: the next read stays small inside a dense region.
+    densityHere = docs.length / span;
+    sizeLimit = Infinity;
     for (const doc of docs) {
       if (query.createdAfter && doc.createdAt <= query.createdAfter) {
         // Everything further down is older still.
