@@ -13,7 +13,8 @@
 // Which slice next: the walk reads aligned slices only (never a document twice) and picks the largest
 // one whose expected matches (by the density seen so far) do not exceed what is still needed, growing
 // at most fourfold per read. A dense page reads a handful of 32-position slices; a rare filter climbs
-// to large slices, then to the rest of the team in one read, in a few cheap index lookups.
+// to large slices in a few cheap index lookups; a large read that meets a dense stretch stops early
+// and the stretch is read again in smaller slices.
 import type { QueryFilter, Types } from 'mongoose';
 import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
 import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
@@ -78,7 +79,6 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
   if (query.createdBefore) upper = Math.min(upper, await firstPositionAtOrAfter(query.createdBefore));
 
   const need = query.limit + 1;
-  const filtered = Object.keys(query.equals).length > 0;
   const found: PhoneCallDoc[] = [];
   let covered = 0;
   let lastSpan: number = SMALLEST;
@@ -92,16 +92,14 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
     const wanted = need - found.length;
     // Matches per position so far; before any read, a dense list is assumed.
     const density = Math.max(densityHere, covered === 0 ? 1 : (found.length + 1) / covered);
-    const rest = upper - lowest;
     let lo: number;
     let key: string | undefined;
-    // Without a slice key a read returns every match of the team, those above `upper` too (a range of
-    // positions is no equality, so FerretDB filters it in memory): only for a filter rare in the team.
-    const teamWide = density * (counter.seq + 1 - lowest);
-    // A callee's number has a handful of calls in a team: its first read takes them all at once.
+    // A callee's number has a handful of calls in a team: its first read takes them all at once,
+    // without a slice key. (Any other read names a slice: a key-less read returns every match of the
+    // team, those above `upper` too, since a range of positions is no equality FerretDB passes on.)
     const fewExpected = !fewTried && covered === 0 && query.equals.toPhoneNumber !== undefined;
-    if (fewExpected || (filtered && teamWide <= wanted && rest <= lastSpan * 4 && rest <= sizeLimit)) {
-      lo = lowest; // the rest of the team in one read
+    if (fewExpected) {
+      lo = lowest;
     } else {
       let level = 0;
       for (let l = 1; l < LEVELS; l++) {
