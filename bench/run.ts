@@ -24,7 +24,7 @@ import { createSecretBox } from '../src/crypto/secret-box';
 import { connectMongo } from '../src/data/connection';
 import { FERRETDB_VERSION, TEMPORAL_CLI_VERSION } from '../src/local/binaries';
 import { seedEmulatedTeam } from '../src/local/emulated-team';
-import { freePort, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
+import { freePort, freePorts, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
 import { connectTemporalClient } from '../src/temporal/connection';
 import { requestJson, sleep } from '../scripts/chaos/http';
 import { OutputTail } from '../scripts/chaos/output-tail';
@@ -247,14 +247,16 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
       `${own.some(Boolean) ? `Starting ${own.filter(Boolean).join(' and ')}; ` : 'Using the configured servers; '}bundling the workflow code...`,
     );
     const serverLog = (line: string) => serverTail.add(line);
+    // Distinct ports: the servers start side by side, so one must not be handed another's.
+    const [postgresPort, mongoPort, temporalPort] = (await freePorts(3)) as [number, number, number];
     // Each server joins the stop list as soon as it is up, so that a failure of another stops it too.
     const settled = await Promise.allSettled([
       options.mongoUri
         ? Promise.resolve(options.mongoUri)
         : startMongoStack({
             dataDir: path.join(dir, 'mongo'),
-            postgresPort: await freePort(),
-            mongoPort: await freePort(),
+            postgresPort,
+            mongoPort,
             log: serverLog,
           }).then((m) => {
             databaseServers.push(...m.servers);
@@ -264,7 +266,7 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
         ? Promise.resolve(options.temporalAddress)
         : startTemporal({
             dataDir: path.join(dir, 'temporal'),
-            port: await freePort(),
+            port: temporalPort,
             uiPort: 0,
             headless: true,
             log: serverLog,

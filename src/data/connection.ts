@@ -16,13 +16,19 @@ export async function connectMongo(uri: string, poolSize: number): Promise<typeo
  * Creates the indexes every model declares. Safe to run on every start. An index option the server
  * does not implement (FerretDB 1.x has no TTL indexes) is reported, not fatal: the code never relies
  * on the server expiring documents.
+ *
+ * On FerretDB 1.x only unique indexes are created: it never reads through its indexes (its issue
+ * 4646; lists use PostgreSQL indexes of their own, src/local/ferretdb-list-indexes.ts), and every
+ * write, which rewrites the whole document, would update each of them for nothing.
  */
 export async function ensureIndexes(onUnsupported: (message: string) => void = () => undefined): Promise<void> {
+  const ferretdb = await isFerretdb();
   for (const model of Object.values(mongoose.models)) {
     await model.createCollection().catch((err: unknown) => {
       if ((err as { codeName?: string }).codeName !== 'NamespaceExists') throw err;
     });
     for (const [fields, options] of model.schema.indexes()) {
+      if (ferretdb && !(options as { unique?: boolean }).unique) continue;
       try {
         await model.collection.createIndex(
           fields as Record<string, 1 | -1>,
@@ -36,6 +42,14 @@ export async function ensureIndexes(onUnsupported: (message: string) => void = (
       }
     }
   }
+}
+
+/** FerretDB names itself in buildInfo. */
+export async function isFerretdb(): Promise<boolean> {
+  const db = mongoose.connection.db;
+  if (!db) throw new Error('MongoDB is not connected');
+  const info = await db.admin().command({ buildInfo: 1 });
+  return typeof info.ferretdbVersion === 'string';
 }
 
 export async function pingMongo(): Promise<void> {

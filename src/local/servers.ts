@@ -51,6 +51,24 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** `count` distinct free ports, all held open until every one is chosen (servers started side by side). */
+export async function freePorts(count: number): Promise<number[]> {
+  const held: net.Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const server = net.createServer();
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => resolve());
+      });
+      held.push(server);
+    }
+    return held.map((server) => (server.address() as net.AddressInfo).port);
+  } finally {
+    await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
 async function waitForPort(
   port: number,
   child: ChildProcess,
