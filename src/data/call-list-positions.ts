@@ -11,6 +11,7 @@
 // time walking down from the newest position (src/data/call-list-query.ts).
 import type { Types } from 'mongoose';
 import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
+import { CallListFileBlock } from './models/call-list-file-block';
 import { isDuplicateKeyOnly } from './duplicate-key';
 
 /** Slice sizes, smallest first: each level's slices are four of the level below. */
@@ -78,11 +79,13 @@ export async function allocateListBlock(teamId: Types.ObjectId, count: number): 
 
 /**
  * Places new calls of one team in its list: one block of positions and one creation time for all of
- * them. Positions follow `_id` order, so that within the block the two orders agree.
+ * them. Positions follow `_id` order, so that within the block the two orders agree. Calls of a file
+ * also leave the block's top position, before they are written, so that a page of the file can start
+ * there.
  */
 export async function placeInTeamList(
   teamId: Types.ObjectId,
-  docs: ReadonlyArray<Record<string, unknown> & { _id: Types.ObjectId }>,
+  docs: ReadonlyArray<Record<string, unknown> & { _id: Types.ObjectId; fileId?: unknown }>,
 ): Promise<void> {
   if (!docs.length) return;
   const block = await allocateListBlock(teamId, docs.length);
@@ -91,4 +94,7 @@ export async function placeInTeamList(
   byId.forEach((doc, index) =>
     Object.assign(doc, listFields(team, block.first + index), { createdAt: block.at, updatedAt: block.at }),
   );
+  const top = block.first + docs.length - 1;
+  const files = new Set(docs.flatMap((doc) => (typeof doc.fileId === 'string' ? [doc.fileId] : [])));
+  if (files.size) await CallListFileBlock.insertMany([...files].map((fileId) => ({ teamId, fileId, top })));
 }

@@ -17,6 +17,7 @@
 // and the stretch is read again in smaller slices.
 import type { QueryFilter, Types } from 'mongoose';
 import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
+import { CallListFileBlock } from './models/call-list-file-block';
 import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
 import { LIST_SLICE_SIZES, listKey, type ListFilterField } from './call-list-positions';
 
@@ -77,6 +78,16 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
   let upper = counter.seq + 1;
   if (query.after) upper = Math.min(upper, (await positionOf(query.after, query.teamId)) + 1);
   if (query.createdBefore) upper = Math.min(upper, await firstPositionAtOrAfter(query.createdBefore));
+  if (query.equals.fileId !== undefined) {
+    // A file's calls lie at or below the top of its newest batch (calls stored before files left
+    // their blocks have positions below every block's).
+    reads++;
+    const blocks = await CallListFileBlock.find(
+      { teamId: query.teamId, fileId: String(query.equals.fileId) },
+      { top: 1 },
+    ).lean<Array<{ top: number }>>();
+    if (blocks.length) upper = Math.min(upper, Math.max(...blocks.map((block) => block.top)) + 1);
+  }
 
   const need = query.limit + 1;
   const found: PhoneCallDoc[] = [];
