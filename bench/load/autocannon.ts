@@ -1,7 +1,7 @@
 // HTTP load from its own process: autocannon's command line, run as a child of the harness over
 // loopback, its JSON result read back. Latencies are of 2xx answers only (autocannon's rule).
-import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { runChildForJson } from './child-json';
 
 const CLI = path.join(path.dirname(require.resolve('autocannon/package.json')), 'autocannon.js');
 
@@ -46,7 +46,7 @@ interface AutocannonJson {
   latency: { p50: number; p90: number; p99: number; max: number; average: number };
 }
 
-export function runHttpLoad(load: HttpLoad): Promise<HttpLoadResult> {
+export async function runHttpLoad(load: HttpLoad): Promise<HttpLoadResult> {
   const args = [CLI, '--json', '--no-progress', '-c', String(load.connections), '-m', load.method ?? 'GET'];
   // Samples every 25 ms: autocannon closes the run at a sample tick, so its duration is that exact.
   args.push('-L', '25', '-t', String(load.timeoutSeconds ?? 120));
@@ -58,41 +58,24 @@ export function runHttpLoad(load: HttpLoad): Promise<HttpLoadResult> {
   else if (load.body !== undefined) args.push('-b', load.body);
   if (load.idReplacement) args.push('-I');
   args.push(load.url);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const line = stdout.trim().split('\n').pop() ?? '';
-      let parsed: AutocannonJson;
-      try {
-        parsed = JSON.parse(line) as AutocannonJson;
-      } catch {
-        reject(new Error(`autocannon exited with ${code} without a result:\n${stdout}\n${stderr}`));
-        return;
-      }
-      const ok = parsed['2xx'];
-      resolve({
-        ok,
-        non2xx: parsed.non2xx,
-        errors: parsed.errors,
-        timeouts: parsed.timeouts,
-        statusCodes: Object.fromEntries(
-          Object.entries(parsed.statusCodeStats ?? {}).map(([status, { count }]) => [status, count]),
-        ),
-        seconds: parsed.duration,
-        perSecond: parsed.duration > 0 ? ok / parsed.duration : 0,
-        latencyMs: {
-          p50: parsed.latency.p50,
-          p90: parsed.latency.p90,
-          p99: parsed.latency.p99,
-          max: parsed.latency.max,
-          mean: parsed.latency.average,
-        },
-      });
-    });
-  });
+  const parsed = await runChildForJson<AutocannonJson>(args, 'autocannon');
+  const ok = parsed['2xx'];
+  return {
+    ok,
+    non2xx: parsed.non2xx,
+    errors: parsed.errors,
+    timeouts: parsed.timeouts,
+    statusCodes: Object.fromEntries(
+      Object.entries(parsed.statusCodeStats ?? {}).map(([status, { count }]) => [status, count]),
+    ),
+    seconds: parsed.duration,
+    perSecond: parsed.duration > 0 ? ok / parsed.duration : 0,
+    latencyMs: {
+      p50: parsed.latency.p50,
+      p90: parsed.latency.p90,
+      p99: parsed.latency.p99,
+      max: parsed.latency.max,
+      mean: parsed.latency.average,
+    },
+  };
 }

@@ -2,10 +2,10 @@
 // calls against the bench-only worker's task queue (bench/baseline/), optionally with one MongoDB
 // insert per start. Run as `node --import tsx bench/load/raw-temporal.ts '<RawLoad as JSON>'`; the
 // last line it prints is its RawLoadResult as JSON. runRawLoad() below does exactly that.
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Connection, Client, type WorkflowHandle } from '@temporalio/client';
 import mongoose from 'mongoose';
+import { runChildForJson } from './child-json';
 import { runConcurrent, summarize, type Summary } from './stats';
 
 interface Common {
@@ -118,24 +118,11 @@ async function run(load: RawLoad): Promise<RawLoadResult> {
 
 /** Runs one raw load in a child process and answers its result. */
 export function runRawLoad(load: RawLoad): Promise<RawLoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', __filename, JSON.stringify(load)], {
-      cwd: path.resolve(__dirname, '..', '..'),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      try {
-        resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '') as RawLoadResult);
-      } catch {
-        reject(new Error(`raw load (${load.mode}) exited with ${code} without a result:\n${stdout}\n${stderr}`));
-      }
-    });
-  });
+  return runChildForJson<RawLoadResult>(
+    ['--import', 'tsx', __filename, JSON.stringify(load)],
+    `raw load (${load.mode})`,
+    path.resolve(__dirname, '..', '..'),
+  );
 }
 
 if (require.main === module) {

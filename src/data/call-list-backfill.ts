@@ -3,6 +3,7 @@
 // exactly as before. A marker document records that it is done, so later starts skip the scan.
 import mongoose, { Types } from 'mongoose';
 import { listFields } from './call-list-positions';
+import { newestFirst } from './call-list-query';
 import { CallListCounter } from './models/call-list-counter';
 import { PhoneCall } from './models/phone-call';
 
@@ -22,13 +23,13 @@ export async function backfillListPositions(): Promise<number> {
   const byTeam = new Map<string, typeof unplaced>();
   for (const call of unplaced) {
     const team = call.teamId.toHexString();
-    byTeam.set(team, [...(byTeam.get(team) ?? []), call]);
+    const calls = byTeam.get(team);
+    if (calls) calls.push(call);
+    else byTeam.set(team, [call]);
   }
   for (const [team, calls] of byTeam) {
     // Newest first, as listed: the newest gets position 0, the oldest -(n - 1).
-    calls.sort(
-      (a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a._id.toHexString() < b._id.toHexString() ? 1 : -1),
-    );
+    calls.sort(newestFirst);
     for (let start = 0; start < calls.length; start += WRITE_CHUNK) {
       await PhoneCall.collection.bulkWrite(
         calls.slice(start, start + WRITE_CHUNK).map((call, offset) => ({

@@ -53,7 +53,8 @@ const MAX_PROBES = 40;
 /** A read expected to find almost nothing stops after this many matches. */
 const PROBE = 16;
 
-const newestFirst = (a: PhoneCallDoc, b: PhoneCallDoc) =>
+/** The API's list order: `createdAt` descending, then `_id` descending. */
+export const newestFirst = (a: { createdAt: Date; _id: Types.ObjectId }, b: { createdAt: Date; _id: Types.ObjectId }) =>
   b.createdAt.getTime() - a.createdAt.getTime() || (a._id.toHexString() < b._id.toHexString() ? 1 : -1);
 
 function sortsAfter(doc: PhoneCallDoc, position: ListPosition): boolean {

@@ -8,7 +8,7 @@ import type { QueuedCallControl } from '../../calls/queued-call-control';
 import { mapBounded } from '../../calls/run-bounded';
 import type { SecretBox } from '../../crypto/secret-box';
 import { findCallPage } from '../../data/call-list-query';
-import { placeInTeamList } from '../../data/call-list-positions';
+import { LIST_FILTER_FIELDS, placeInTeamList } from '../../data/call-list-positions';
 import { PhoneCall, type PhoneCallDoc } from '../../data/models/phone-call';
 import { toCreateView, toReadView } from '../../data/phone-call-view';
 import type { Logger } from '../../logger';
@@ -227,13 +227,9 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     const query = parseOrThrow(phoneCallListQuerySchema, ctx.query);
     const page = await findCallPage({
       teamId: new Types.ObjectId(auth.teamId),
-      equals: {
-        ...(query.callTemplateId && { callTemplateId: query.callTemplateId }),
-        ...(query.phoneNumberId && { phoneNumberId: query.phoneNumberId }),
-        ...(query.toPhoneNumber && { toPhoneNumber: query.toPhoneNumber }),
-        ...(query.status && { status: query.status }),
-        ...(query.fileId && { fileId: query.fileId }),
-      },
+      equals: Object.fromEntries(
+        LIST_FILTER_FIELDS.flatMap((field) => (query[field] === undefined ? [] : [[field, query[field]]])),
+      ),
       createdAfter: query.createdAfter,
       createdBefore: query.createdBefore,
       after: query.cursor ? decodeCursor(query.cursor) : undefined,
