@@ -55,8 +55,13 @@ export function createDialActivities({
         });
       }
       if (call.providerCallId) return { providerCallId: call.providerCallId };
-      const template = await templates.findById(call.callTemplateId);
-      const provider = await providerFor(call.teamId, call.telephonyProvider as ProviderName);
+      // Independent reads, side by side: when a campaign's calls fall due together each one counts.
+      // The do-not-call answer is read now and acted on right before the dial below.
+      const [template, provider, listed] = await Promise.all([
+        templates.findById(call.callTemplateId),
+        providerFor(call.teamId, call.telephonyProvider as ProviderName),
+        doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber]),
+      ]);
       const request: PlaceCallRequest = {
         callId,
         to: call.toPhoneNumber,
@@ -86,7 +91,7 @@ export function createDialActivities({
         }
       }
       // Checked right before every dial (create checked too): a number listed since is never rung.
-      if ((await doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber])).size > 0) {
+      if (listed.size > 0) {
         metrics.dialled(provider.name, 'do-not-call');
         throw ApplicationFailure.create({
           type: FAILURES.doNotCall,

@@ -5,11 +5,13 @@ import { callWorkflowId, pacerWorkflowId } from '../src/contracts/ids';
 import type { DialSlotRequest, PacingLimits } from '../src/contracts/pacing';
 import { mapBounded } from '../src/calls/run-bounded';
 import type { SpilledWaiter } from '../src/data/pacing-store';
-import { requestDialSlotSignal } from '../workflows/messages';
+import { dialSlotGrantedSignal, releaseDialSlotSignal, requestDialSlotSignal } from '../workflows/messages';
 import type { teamPacerWorkflow } from '../workflows/team-pacer';
 import type { ActivityDeps } from './deps';
 
 const DESCRIBE_CONCURRENCY = 16;
+/** Grants sent at once: a burst of hundreds reaches its calls in a fraction of a second. */
+const GRANT_CONCURRENCY = 32;
 
 export function createPacingActivities({
   pacing,
@@ -36,6 +38,33 @@ export function createPacingActivities({
         staticDetails:
           "Hands out dial slots: the team's concurrency cap and each provider account's dials per second. Query `pacingState` for live and waiting calls.",
       });
+    },
+
+    /**
+     * Tells each call its slot is there (a signal from the client). Answers the calls that could not be
+     * told because their workflows have ended: the pacer takes those slots back. Sending a grant twice
+     * (a retried batch) is harmless: the call takes a grant once per request.
+     */
+    async deliverDialGrants({ grants }: { grants: Array<{ callId: string; ticket: number }> }): Promise<string[]> {
+      const ended = await mapBounded(grants, GRANT_CONCURRENCY, async ({ callId, ticket }) => {
+        try {
+          await temporal.client.workflow.getHandle(callWorkflowId(callId)).signal(dialSlotGrantedSignal, { ticket });
+          return false;
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError) return true;
+          throw err;
+        }
+      });
+      return grants.filter((_, i) => ended[i]).map((g) => g.callId);
+    },
+
+    /** Gives the call's slot (or its place in the queue) back; a pacer that has ended holds nothing. */
+    async releaseDialSlot({ teamId, callId }: { teamId: string; callId: string }): Promise<void> {
+      try {
+        await temporal.client.workflow.getHandle(pacerWorkflowId(teamId)).signal(releaseDialSlotSignal, { callId });
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
     },
 
     async readPacingLimits({ teamId }: { teamId: string }): Promise<PacingLimits> {

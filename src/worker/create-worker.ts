@@ -103,6 +103,7 @@ export async function createCallWorker(
     activities,
     interceptors: { activity: [() => ({ inbound: new ActivityFailureMetrics(metrics) })] },
     maxConcurrentActivityTaskExecutions: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
+    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
     // On shutdown, activities in flight get this long to finish before they are handed back.
     shutdownGraceTime: '20 seconds',
   });

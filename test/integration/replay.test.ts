@@ -1,5 +1,7 @@
-// Replays saved histories of real calls and delivery streams against today's workflow code: a change that would break
-// calls already running in production (non-determinism) fails here.
+// Replays saved histories of real calls, delivery streams and a team pacer against today's workflow code: a change
+// that would break calls already running in production (non-determinism) fails here. paced-busy-call.json and
+// team-pacer.json were recorded before the pacer granted in bursts from an activity and calls asked for and gave
+// back slots from local activities: they replay the old way behind `patched()`.
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
@@ -7,7 +9,7 @@ import { expect, inject, it } from 'vitest';
 
 const dir = path.resolve('test/fixtures/histories');
 
-it('replays every saved history, of calls and of webhook delivery streams, without non-determinism', async () => {
+it('replays every saved history, of calls, webhook delivery streams and a pacer, without non-determinism', async () => {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.json'));
   expect(files.length).toBeGreaterThan(0);
   // Both workflow types the worker registers have a history here.
@@ -21,5 +23,5 @@ it('replays every saved history, of calls and of webhook delivery streams, witho
       path.basename(file, '.json'),
     );
   }
-  expect([...types].sort()).toEqual(['deliverWebhookEventsWorkflow', 'phoneCallWorkflow']);
+  expect([...types].sort()).toEqual(['deliverWebhookEventsWorkflow', 'phoneCallWorkflow', 'teamPacerWorkflow']);
 });

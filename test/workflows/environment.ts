@@ -104,6 +104,8 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
     loadSpilledWaiters: record('loadSpilledWaiters', async () => []),
     dropSpilledWaiters: record('dropSpilledWaiters', async () => undefined),
     findEndedCalls: record('findEndedCalls', async () => []),
+    deliverDialGrants: record('deliverDialGrants', async () => []),
+    releaseDialSlot: record('releaseDialSlot', async () => undefined),
   };
   for (const [name, fn] of Object.entries(overrides) as Array<[keyof Activities, (input: never) => unknown]>) {
     (activities as Record<string, unknown>)[name] = (input: never) => {

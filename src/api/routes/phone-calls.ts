@@ -70,13 +70,17 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       async ({ batchId, abandonedBatchId }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left) return { status: 201, body: { data: toCreateView(left[0]!) } };
-        await deps.dispatcher.openBatch(auth.teamId, 1, batchId);
-        const { calls, problems } = await prepareCalls([{ input, prefix: '' }], {
-          teamId: auth.teamId,
-          origin: 'api',
-          secretBox: deps.secretBox,
-          dispatchBatchId: batchId,
-        });
+        // Side by side: the batch record (what the reconciler finds if this process dies before the
+        // workflow starts) and the reads that check and build the call.
+        const [, { calls, problems }] = await Promise.all([
+          deps.dispatcher.openBatch(auth.teamId, 1, batchId),
+          prepareCalls([{ input, prefix: '' }], {
+            teamId: auth.teamId,
+            origin: 'api',
+            secretBox: deps.secretBox,
+            dispatchBatchId: batchId,
+          }),
+        ]);
         if (problems.length) {
           await deps.dispatcher.dropBatch(batchId);
           throw badRequest(...problems);
@@ -92,8 +96,9 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           ctx.state.log.error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
           throw new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']);
         }
-        // The call and its workflow exist: a batch left open only costs the reconciler a no-op start.
-        await deps.dispatcher
+        // The call and its workflow exist: a batch left open only costs the reconciler a no-op start,
+        // so the answer does not wait for it.
+        void deps.dispatcher
           .closeBatch(batchId)
           .catch((err: unknown) => ctx.state.log.warn({ err }, 'could not close the dispatch batch'));
         return { status: 201, body: { data: toCreateView(doc) } };
