@@ -15,7 +15,11 @@
 //                                          own, with two worker processes of the service on one task queue
 //                                          (not with TEMPORAL_ADDRESS); the results say which stack ran
 //   --no-append (no bench/results.md), --out-dir DIR (the JSON file's folder), --keep (keep the
-//   run's folder with every process's log), --verbose (echo the processes' output), --all
+//   run's folder with every process's log), --verbose (echo the processes' output), --all,
+//   --tsx (run the API, worker and emulator from their TypeScript sources through tsx instead of
+//   compiling them first with `npm run build`, as the deployment image runs them; quicker to start,
+//   more memory: npm test's quick run uses it)
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { appendFile, chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -107,6 +111,8 @@ export interface BenchOptions {
    * run two worker processes instead of one.
    */
   temporalPostgres: boolean;
+  /** `--tsx`: the service from its TypeScript sources; otherwise compiled (`npm run build`) first. */
+  tsx: boolean;
   /** A bundle of workflows/ built ahead of time (BENCH_WORKFLOW_BUNDLE); otherwise bundled at start. */
   workflowBundlePath?: string;
   log(line: string): void;
@@ -143,7 +149,7 @@ export interface BenchReport {
 class UsageError extends Error {}
 
 const USAGE = `usage: npm run bench -- [--quick] [--all] [--no-append] [--out-dir DIR] [--results-md FILE]
-                        [--keep] [--verbose] [--list] [--temporal-postgres] [scenario ...] [scenario.param=value ...]`;
+                        [--keep] [--verbose] [--list] [--temporal-postgres] [--tsx] [scenario ...] [scenario.param=value ...]`;
 
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
   const options: BenchOptions = {
@@ -160,6 +166,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     mongoUri: env.MONGODB_URI || undefined,
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     temporalPostgres: false,
+    tsx: false,
     workflowBundlePath: env.BENCH_WORKFLOW_BUNDLE || undefined,
     log: (line) => process.stdout.write(`${line}\n`),
   };
@@ -182,6 +189,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     else if (flag === '--verbose') options.verbose = true;
     else if (flag === '--list') options.list = true;
     else if (flag === '--temporal-postgres') options.temporalPostgres = true;
+    else if (flag === '--tsx') options.tsx = true;
     else if (flag === '--out-dir') options.outDir = path.resolve(value());
     else if (flag === '--results-md') options.resultsFile = path.resolve(value());
     else if (flag.startsWith('--')) throw new UsageError(`unknown option ${flag}\n${USAGE}`);
@@ -283,6 +291,9 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
     const serverLog = (line: string) => serverTail.add(line);
     // Built here, with its progress shown, rather than among the servers' lines (once, about 2 minutes).
     if (options.temporalPostgres) await ensureTemporalServerBinaries(log);
+    // Compiled while the servers start; awaited before the service processes start.
+    const compiled = options.tsx ? Promise.resolve() : buildService(log);
+    compiled.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
     let temporalOnPostgres: TemporalOnPostgres | null = null;
     // Distinct ports: the servers start side by side, so one must not be handed another's.
     const [postgresPort, mongoPort, temporalPort, temporalPostgresPort] = (await freePorts(4)) as [
@@ -411,12 +422,15 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
       processes.push(p);
       return p;
     };
-    const emulator = service('emulator', 'src/main/emulator.ts', emulatorEnv);
+    await compiled;
+    // As deployed: compiled JavaScript (`npm run build`), unless --tsx.
+    const main = (name: string) => (options.tsx ? `src/main/${name}.ts` : `dist/src/main/${name}.js`);
+    const emulator = service('emulator', main('emulator'), emulatorEnv);
     const workerEnv = { ...serviceEnv, WORKFLOW_BUNDLE_PATH: workflowBundlePath };
-    const worker = service('worker', 'src/main/worker.ts', workerEnv);
+    const worker = service('worker', main('worker'), workerEnv);
     // --temporal-postgres: a second worker process on the same task queue, as two deployed replicas.
-    const worker2 = options.temporalPostgres ? service('worker2', 'src/main/worker.ts', workerEnv) : null;
-    const api = service('api', 'src/main/api.ts', serviceEnv);
+    const worker2 = options.temporalPostgres ? service('worker2', main('worker'), workerEnv) : null;
+    const api = service('api', main('api'), serviceEnv);
     const baselineWorker = service('baseline-worker', 'bench/baseline/worker.ts', baselineEnv);
     log(
       `Starting the emulator, ${worker2 ? 'two workers' : 'the worker'}, the API and the bench-only worker (separate processes)...`,
@@ -517,6 +531,24 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
     await stop();
     throw new Error(`${err instanceof Error ? err.message : String(err)}\nLast output:\n${output}`, { cause: err });
   }
+}
+
+/** `npm run build`: the service compiled to dist/ as the deployment image has it. */
+async function buildService(log: (line: string) => void): Promise<void> {
+  const started = performance.now();
+  const output = await new Promise<string>((resolve, reject) => {
+    const child = spawn('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(text) : reject(new Error(`npm run build exited with ${code}:\n${text.slice(-4000)}`)),
+    );
+  });
+  log(
+    `Compiled the service (npm run build, ${((performance.now() - started) / 1000).toFixed(1)} s)${output.trim() ? `: ${output.trim().split('\n').pop()}` : ''}`,
+  );
 }
 
 /** `uri` naming database `name` instead of its own (or none). */
@@ -667,7 +699,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     quick: options.quick,
     machine: machineInfo,
     servers: stack.servers,
-    processes: `API, ${options.temporalPostgres ? 'two workers (one task queue)' : 'worker'} and provider emulator as separate processes (node --import tsx src/main/<name>.ts); baselines on a bench-only worker process; load from autocannon and a raw Temporal client process over loopback`,
+    processes: `API, ${options.temporalPostgres ? 'two workers (one task queue)' : 'worker'} and provider emulator as separate processes (${options.tsx ? 'node --import tsx src/main/<name>.ts' : 'compiled: node dist/src/main/<name>.js'}); baselines on a bench-only worker process; load from autocannon and a raw Temporal client process over loopback`,
     scenarios: reports,
   };
   await mkdir(options.outDir, { recursive: true });
@@ -699,7 +731,7 @@ function markdownSection(report: Omit<BenchReport, 'jsonFile' | 'markdown'>, jso
   const twoWorkers = report.stack === 'temporal-postgres';
   const lines = [
     `## ${report.startedAt}${report.quick ? ' (--quick)' : ''}${twoWorkers ? ': Temporal server on PostgreSQL, two workers,' : ''} on ${m.cores} cores, ${Math.round(m.memoryGiB)} GiB, Node ${m.node}`,
-    `${s.mongodb.server}; ${s.temporal.server}. API, ${twoWorkers ? 'two workers on one task queue' : 'worker'} and emulator as separate processes; load from autocannon and a raw-client process over loopback. ${report.seconds} s in all; ${jsonFile}.`,
+    `${s.mongodb.server}; ${s.temporal.server}. API, ${twoWorkers ? 'two workers on one task queue' : 'worker'} and emulator as separate processes (${report.processes.includes('compiled') ? 'compiled' : 'TypeScript through tsx'}); load from autocannon and a raw-client process over loopback. ${report.seconds} s in all; ${jsonFile}.`,
     ...(twoWorkers
       ? [
           '',

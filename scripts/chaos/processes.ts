@@ -33,7 +33,10 @@ process.on('exit', () => {
   }
 });
 
-/** One service process (`node --import tsx src/main/<name>.ts`) that can be killed and started again. */
+/**
+ * One service process that can be killed and started again: `node --import tsx src/main/<name>.ts`, or
+ * for a compiled script (`dist/src/main/<name>.js`, as the deployment image runs) plain `node`.
+ */
 export class ServiceProcess {
   private child: ChildProcess | null = null;
   /** Exits nobody asked for, said as they happened. */
@@ -57,7 +60,9 @@ export class ServiceProcess {
 
   start(): void {
     if (this.running) throw new Error(`${this.name} is already running`);
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, this.script)], {
+    const script = path.join(ROOT, this.script);
+    const args = script.endsWith('.js') ? [script] : ['--import', 'tsx', script];
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env: this.env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,8 @@
-// `npm run bench -- --quick` once, so that the harness cannot rot: on the suite's servers (MONGODB_URI,
-// TEMPORAL_ADDRESS and the suite's workflow bundle), with its JSON file in a temporary folder and
-// nothing appended to bench/results.md. It asserts that every default scenario ran and that the JSON
-// is well formed, never how fast anything was: a budget not met is a figure, not a failure.
+// `npm run bench -- --quick --tsx` once (from the sources: compiling first would cost the suite time), so
+// that the harness cannot rot: on the suite's servers (MONGODB_URI, TEMPORAL_ADDRESS and the suite's
+// workflow bundle), with its JSON file in a temporary folder and nothing appended to bench/results.md.
+// It asserts that every default scenario ran and that the JSON is well formed, never how fast anything
+// was: a budget not met is a figure, not a failure.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -22,7 +23,7 @@ afterAll(async () => {
 
 function runQuickBench(): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '-s', 'bench', '--', '--quick', '--no-append', '--out-dir', outDir], {
+    const child = spawn('npm', ['run', '-s', 'bench', '--', '--quick', '--tsx', '--no-append', '--out-dir', outDir], {
       cwd: ROOT,
       env: {
         ...process.env,
