@@ -294,7 +294,7 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
     const postgresUrl = `postgres://ferretdb:${encodeURIComponent(password)}@127.0.0.1:${options.postgresPort}/postgres`;
     // Loaded here, not at the top: `pg` is a development dependency, and the worker of a production
     // image imports this module (for freePort) without it.
-    const { installFerretdbListIndexes } = await import('./ferretdb-list-indexes');
+    const { installFerretdbListIndexes } = await import('./ferretdb-list-indexes.js');
     await installFerretdbListIndexes(postgresUrl);
     const stateDir = path.join(options.dataDir, 'ferretdb-state');
     await mkdir(stateDir, { recursive: true });
