@@ -102,8 +102,7 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   //   each of those is a server-side task that also writes to this workflow's history, and one
   //   workflow's history takes writes one at a time (about a dozen grants a second on the dev server);
   // - the next dial and the sweep have standing timers, not a timeout on every wait: a signal no longer
-  //   cancels and restarts a timer (two history events each), and a timer restarted for the instant
-  //   of the one it replaced was seen to fire up to a second late.
+  //   cancels and restarts a timer (two more history events for every request and release).
   const batched = patched('pacer-batched-grants');
   /** Granted, not yet sent (batched). */
   const unsent: Array<{ callId: string; ticket: number }> = [];

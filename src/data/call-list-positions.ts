@@ -17,7 +17,7 @@ import { isDuplicateKeyOnly } from './duplicate-key';
 /** Slice sizes, smallest first: each level's slices are four of the level below. */
 export const LIST_SLICE_SIZES = [32, 128, 512, 2048, 8192, 32768] as const;
 
-/** The equality filters of GET /v1/phoneCalls: stores may index each (see src/local/ferretdb-list-indexes.ts). */
+/** The equality filters of GET /v1/phoneCalls: stores may index each (see src/local/ferretdb-indexes.ts). */
 export const LIST_FILTER_FIELDS = ['callTemplateId', 'phoneNumberId', 'toPhoneNumber', 'status', 'fileId'] as const;
 export type ListFilterField = (typeof LIST_FILTER_FIELDS)[number];
 

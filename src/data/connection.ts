@@ -18,7 +18,7 @@ export async function connectMongo(uri: string, poolSize: number): Promise<typeo
  * on the server expiring documents.
  *
  * On FerretDB 1.x only unique indexes are created: it never reads through its indexes (its issue
- * 4646; lists use PostgreSQL indexes of their own, src/local/ferretdb-list-indexes.ts), and every
+ * 4646; lists use PostgreSQL indexes of their own, src/local/ferretdb-indexes.ts), and every
  * write, which rewrites the whole document, would update each of them for nothing.
  */
 export async function ensureIndexes(onUnsupported: (message: string) => void = () => undefined): Promise<void> {

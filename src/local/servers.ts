@@ -205,7 +205,7 @@ export async function startPostgres(dataDir: string, port: number, password: str
       '-c',
       'synchronous_commit=off',
       // FerretDB's statements name fields as parameters: only a custom plan can use the expression
-      // indexes of src/local/ferretdb-list-indexes.ts.
+      // indexes of src/local/ferretdb-indexes.ts.
       '-c',
       'plan_cache_mode=force_custom_plan',
       // Fresh statistics soon after bulk writes, so that the planner picks the most selective of
@@ -294,8 +294,8 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
     const postgresUrl = `postgres://ferretdb:${encodeURIComponent(password)}@127.0.0.1:${options.postgresPort}/postgres`;
     // Loaded here, not at the top: `pg` is a development dependency, and the worker of a production
     // image imports this module (for freePort) without it.
-    const { installFerretdbListIndexes } = await import('./ferretdb-list-indexes.js');
-    await installFerretdbListIndexes(postgresUrl);
+    const { installFerretdbIndexes } = await import('./ferretdb-indexes.js');
+    await installFerretdbIndexes(postgresUrl);
     const stateDir = path.join(options.dataDir, 'ferretdb-state');
     await mkdir(stateDir, { recursive: true });
     const ferret = spawnServer(

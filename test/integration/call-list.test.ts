@@ -146,6 +146,22 @@ describe('GET /v1/phoneCalls over list slices', () => {
     expect(next.body.data).toHaveLength(50);
   });
 
+  it('looks a call up by its id through an index (explain), never a scan of every call', async () => {
+    // A status write, a dial and a callback each find their call by _id; on FerretDB 1.x that was a
+    // scan of the whole table (its own unique index on _id cannot serve the SQL it generates).
+    const [one] = await PhoneCall.find({}, { _id: 1 }).limit(1).lean();
+    const plan = await PhoneCall.collection.find({ _id: one!._id }).explain('queryPlanner');
+    const text = JSON.stringify(plan);
+    if ((plan as { serverInfo?: { ferretdbVersion?: string } }).serverInfo?.ferretdbVersion) {
+      expect(plan).toMatchObject({ filterPushdown: true });
+      expect(text).toMatch(/"Index Name":"phonecalls_[0-9a-f]{8}__id_oco_gin"/);
+      expect(text).not.toContain('Seq Scan');
+    } else {
+      expect(text).toMatch(/IDHACK|EXPRESS_IXSCAN|IXSCAN/);
+      expect(text).not.toContain('COLLSCAN');
+    }
+  });
+
   it('reads every slice through an index on this store (explain), never a scan of the team', async () => {
     const issued: Array<Record<string, unknown>> = [];
     mongoose.set('debug', (collection: string, method: string, filter: unknown) => {

@@ -104,7 +104,7 @@ const phoneCallSchema = new Schema(
 
 // List queries (src/data/call-list-query.ts) read one slice at a time: on MongoDB each read is an index
 // range scan, by list key or, for the rest of a team under a filter, by that filter; FerretDB 1.x
-// ignores these and uses the PostgreSQL indexes src/local/ferretdb-list-indexes.ts adds.
+// ignores these and uses the PostgreSQL indexes src/local/ferretdb-indexes.ts adds.
 phoneCallSchema.index({ teamId: 1, listKeys: 1, listSeq: -1 });
 phoneCallSchema.index({ teamId: 1, status: 1, listSeq: -1 });
 phoneCallSchema.index({ teamId: 1, callTemplateId: 1, listSeq: -1 });
