@@ -37,7 +37,7 @@ import {
   TEMPORAL_SERVER_VERSION,
 } from '../src/local/binaries';
 import { seedEmulatedTeam } from '../src/local/emulated-team';
-import { freePort, freePorts, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
+import { freePorts, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
 import { startTemporalOnPostgres, type TemporalOnPostgres } from '../src/local/temporal-postgres';
 import { connectTemporalClient } from '../src/temporal/connection';
 import { requestJson, sleep } from '../scripts/chaos/http';
@@ -381,7 +381,8 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
       telnyxPrivateKeyPem: telnyxKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
       telnyxPublicKey: telnyxKeys.publicKey.export({ type: 'spki', format: 'der' }).subarray(-32).toString('base64'),
     };
-    const ports = { api: await freePort(), emulator: await freePort() };
+    const [apiPort, emulatorPort] = (await freePorts(2)) as [number, number];
+    const ports = { api: apiPort, emulator: emulatorPort };
     const apiUrl = `http://127.0.0.1:${ports.api}`;
     const emulatorUrl = `http://127.0.0.1:${ports.emulator}`;
     // As src/main/start.ts runs the service, with the emulator for every provider; everything else at

@@ -1,18 +1,8 @@
 // Delivers one call's events to one endpoint, in the order they happened: a later event waits until
-// the earlier one was delivered or given up on. Each attempt is a local activity (run by the worker
-// that runs this workflow's task: no task-queue round trip, one workflow task fewer per event); the
-// waits between attempts are durable timers following the retry schedule (decisions.md), so a
-// worker restart loses nothing.
-import {
-  condition,
-  log,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-  setHandler,
-  sleep,
-  type ActivityOptions,
-} from '@temporalio/workflow';
+// the earlier one was delivered or given up on. Each attempt is an activity; the waits between
+// attempts are durable timers following the retry schedule (decisions.md), so a worker restart
+// loses nothing.
+import { condition, log, proxyActivities, setHandler, sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { enqueueEventSignal, noMoreEventsSignal } from './messages';
 import type { WebhookEvent, DeliveryWorkflowInput } from './types';
@@ -29,8 +19,6 @@ const IDLE_LIMIT_MS = 24 * 60 * 60 * 1000;
 export async function deliverWebhookEventsWorkflow(
   input: DeliveryWorkflowInput,
 ): Promise<{ delivered: number; failed: number }> {
-  // Streams begun when attempts were (remote) activities replay them so.
-  const localAttempts = patched('webhook-attempts-local');
   const queue: WebhookEvent[] = [input.firstEvent];
   // A redelivery carries one event and no stream follows it.
   let noMoreEvents = input.redelivery !== undefined;
@@ -63,10 +51,7 @@ export async function deliverWebhookEventsWorkflow(
       const attempt = recordedBefore + tried;
       // Named for the timeline: which event, which attempt of the schedule.
       const summary = `${input.target.method} ${event.type}, ${input.redelivery ? 'redelivery ' : ''}attempt ${tried} of ${delays.length + 1}`;
-      const attempts = localAttempts
-        ? proxyLocalActivities<Activities>({ ...ATTEMPT_OPTIONS, summary })
-        : proxyActivities<Activities>({ ...ATTEMPT_OPTIONS, summary });
-      const result = await attempts.attemptWebhookDelivery({
+      const result = await proxyActivities<Activities>({ ...ATTEMPT_OPTIONS, summary }).attemptWebhookDelivery({
         callId: input.callId,
         teamId: input.teamId,
         target: input.target,

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import mongoose from 'mongoose';
-import { freePort, startMongoStack, startTemporal, type RunningServer } from '../../src/local/servers';
+import { freePorts, startMongoStack, startTemporal, type RunningServer } from '../../src/local/servers';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { requestJson, sleep } from './http';
 import { OutputTail } from './output-tail';
@@ -156,13 +156,10 @@ export async function startChaosStack(options: {
   const serverTail = tail('servers');
   const serverLog: Log = (line) => serverTail.add(line);
 
-  const ports = {
-    postgres: await freePort(),
-    mongo: await freePort(),
-    temporal: await freePort(),
-    api: await freePort(),
-    emulator: await freePort(),
-  };
+  // Chosen together: ports picked one at a time can repeat before the first is listened on (a CI run
+  // handed FerretDB's port to the emulator as well).
+  const chosen = (await freePorts(5)) as [number, number, number, number, number];
+  const ports = { postgres: chosen[0], mongo: chosen[1], temporal: chosen[2], api: chosen[3], emulator: chosen[4] };
   const mongoOptions = {
     dataDir: path.join(dir, 'mongo'),
     postgresPort: ports.postgres,
