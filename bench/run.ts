@@ -19,7 +19,6 @@
 //   --tsx (run the API, worker and emulator from their TypeScript sources through tsx instead of
 //   compiling them first with `npm run build`, as the deployment image runs them; quicker to start,
 //   more memory: npm test's quick run uses it)
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { appendFile, chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -44,6 +43,7 @@ import { requestJson, sleep } from '../scripts/chaos/http';
 import { OutputTail } from '../scripts/chaos/output-tail';
 import { ServiceProcess, waitForPoller } from '../scripts/chaos/processes';
 import { bundleBaselineWorkflows, quietBundlerLogger } from './baseline/worker';
+import { runBuild } from './build';
 import { RssSampler, type RssPeaks } from './load/rss';
 import type { BenchContext, BenchFigure, BenchParam, BenchScenario, BenchTeam } from './scenario';
 import { batchScenario } from './scenarios/batch';
@@ -292,7 +292,11 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
     // Built here, with its progress shown, rather than among the servers' lines (once, about 2 minutes).
     if (options.temporalPostgres) await ensureTemporalServerBinaries(log);
     // Compiled while the servers start; awaited before the service processes start.
-    const compiled = options.tsx ? Promise.resolve() : buildService(log);
+    const compiled = options.tsx
+      ? Promise.resolve()
+      : runBuild().then(({ seconds, lastLine }) =>
+          log(`Compiled the service (npm run build, ${seconds.toFixed(1)} s)${lastLine ? `: ${lastLine}` : ''}`),
+        );
     compiled.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
     let temporalOnPostgres: TemporalOnPostgres | null = null;
     // Distinct ports: the servers start side by side, so one must not be handed another's.
@@ -532,24 +536,6 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
     await stop();
     throw new Error(`${err instanceof Error ? err.message : String(err)}\nLast output:\n${output}`, { cause: err });
   }
-}
-
-/** `npm run build`: the service compiled to dist/ as the deployment image has it. */
-async function buildService(log: (line: string) => void): Promise<void> {
-  const started = performance.now();
-  const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let text = '';
-    child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve(text) : reject(new Error(`npm run build exited with ${code}:\n${text.slice(-4000)}`)),
-    );
-  });
-  log(
-    `Compiled the service (npm run build, ${((performance.now() - started) / 1000).toFixed(1)} s)${output.trim() ? `: ${output.trim().split('\n').pop()}` : ''}`,
-  );
 }
 
 /** `uri` naming database `name` instead of its own (or none). */

@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { freePort, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
+import { runBuild } from './build';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -221,23 +222,6 @@ async function startOnce(
   }
 }
 
-function runBuild(log: (line: string) => void): Promise<number> {
-  log('npm run build...');
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0
-        ? resolve((performance.now() - started) / 1000)
-        : reject(new Error(`npm run build failed (${code}):\n${output}`)),
-    );
-  });
-}
-
 async function startServers(
   dir: string,
   log: (line: string) => void,
@@ -294,7 +278,8 @@ export async function measureStartup(options: StartupOptions = {}): Promise<Star
   if (wantsCompiled && (options.build === 'always' || (options.build !== 'never' && !(built && bundled)))) {
     if (compiledRoot !== ROOT)
       throw new Error(`npm run build builds this checkout only: build ${compiledRoot} yourself`);
-    buildSeconds = await runBuild(log);
+    log('npm run build...');
+    buildSeconds = (await runBuild()).seconds;
     log(`npm run build: ${buildSeconds.toFixed(1)} s`);
   } else if (wantsCompiled && !(built && bundled)) {
     throw new Error(`${compiledRoot}/dist is incomplete: run npm run build`);
