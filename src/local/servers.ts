@@ -291,7 +291,7 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
   const password = await readOrCreateSecret(path.join(options.dataDir, 'postgres-password'));
   const postgres = await startPostgres(options.dataDir, options.postgresPort, password, options.log);
   try {
-    const postgresUrl = `postgres://ferretdb:${encodeURIComponent(password)}@127.0.0.1:${options.postgresPort}/postgres`;
+    const postgresUrl = `postgres://${POSTGRES_SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.postgresPort}/postgres`;
     // Loaded here, not at the top: `pg` is a development dependency, and the worker of a production
     // image imports this module (for freePort) without it.
     const { installFerretdbIndexes } = await import('./ferretdb-indexes.js');
