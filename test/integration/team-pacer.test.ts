@@ -112,11 +112,11 @@ describe('team pacer', () => {
     expect(stubs.maxLive()).toBe(3);
     expect(stubs.dials.map((d) => d.callId)).toEqual(inputs.map((i) => i.callId));
     // Grants are 500 ms apart; a dial's start also carries the signal's and the activity's dispatch
-    // latency, which on two loaded cores reaches a few hundred ms for one dial: it lengthens the gap
-    // before that dial and shortens the one after. So every two consecutive gaps together must span
-    // two grant intervals (a pacer that let two dials through at once would fail it), and the whole
-    // campaign all of them.
-    const JITTER_MS = 250;
+    // latency, which on two loaded cores reaches a few hundred ms for one dial (266 ms seen): it
+    // lengthens the gap before that dial and shortens the one after. So every two consecutive gaps
+    // together must span most of two grant intervals (a pacer that let two dials through at once would
+    // give 500 ms or less), and the whole campaign all of them.
+    const JITTER_MS = 400;
     for (let i = 2; i < stubs.dials.length; i += 1) {
       expect(stubs.dials[i]!.at - stubs.dials[i - 2]!.at).toBeGreaterThanOrEqual(2 * 500 - JITTER_MS);
     }
@@ -179,7 +179,13 @@ describe('team pacer', () => {
     });
     expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
     expect(stubs.maxLive()).toBe(2);
-    expect(stubs.dials.map((d) => d.callId)).toEqual(inputs.map((i) => i.callId));
+    // Granted in request order through the spill pages (grants 50 ms apart: a dial's own dispatch
+    // latency may swap two neighbouring dials, which is not the pacer's doing), and every call dialled.
+    const granted = stubs.calls
+      .filter((c) => c.name === 'deliverDialGrants')
+      .flatMap((c) => (c.input as { grants: Array<{ callId: string }> }).grants.map((g) => g.callId));
+    expect(granted).toEqual(inputs.map((i) => i.callId));
+    expect(new Set(stubs.dials.map((d) => d.callId))).toEqual(new Set(inputs.map((i) => i.callId)));
   });
 
   it('continues as new again and again mid-campaign without losing a grant or a slot', async () => {
