@@ -4,7 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Types } from 'mongoose';
 import { OBJECT_ID_HEX } from '../contracts/ids';
 import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
-import { Team } from '../data/models/team';
+import { Team, type TeamDoc } from '../data/models/team';
 
 const KEY_PATTERN = new RegExp(`^oco_(${OBJECT_ID_HEX})_([A-Za-z0-9_-]{43})$`);
 // Compared against when the key id is unknown, so that a miss costs the same as a hit.
@@ -19,6 +19,8 @@ export interface AuthenticatedKey {
   keyId: string;
   teamId: string;
   scopes: ReadonlySet<Scope>;
+  /** The team as it stood when the key was checked: a create reads its settings from here. */
+  team: TeamDoc;
 }
 
 function hashSecret(secret: string): Buffer {
@@ -64,10 +66,12 @@ export async function authenticateApiKey(
   if (record.revokedAt) return null;
   if (record.expiresAt && record.expiresAt.getTime() <= now.getTime()) return null;
   // A key outlives nothing: once its team is gone (removed from the database), it is unknown.
-  if (!(await Team.exists({ _id: record.teamId }))) return null;
+  const team = await Team.findById(record.teamId).lean<TeamDoc>();
+  if (!team) return null;
   return {
     keyId: record._id.toHexString(),
     teamId: record.teamId.toHexString(),
     scopes: new Set(record.scopes as Scope[]),
+    team,
   };
 }

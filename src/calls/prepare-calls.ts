@@ -68,6 +68,8 @@ export function dialPlanOf(
 
 export interface PrepareOptions {
   teamId: string;
+  /** The team, when the caller has just read it (the API key's check does): saves a read per create. */
+  team?: TeamDoc;
   origin: CallOrigin;
   fileId?: string;
   fileName?: string;
@@ -80,7 +82,7 @@ export async function prepareCalls(
   inputs: ReadonlyArray<{ input: PhoneCallCreateInput; prefix: string }>,
   options: PrepareOptions,
 ): Promise<{ calls: PreparedCall[]; problems: string[] }> {
-  const team = await Team.findById(options.teamId).lean();
+  const team = options.team ?? (await Team.findById(options.teamId).lean<TeamDoc>());
   if (!team) return { calls: [], problems: ['teamId does not name an existing team'] };
   const templateIds = [...new Set(inputs.map(({ input }) => input.callTemplateId))];
   const numberIds = [...new Set(inputs.flatMap(({ input }) => (input.phoneNumberId ? [input.phoneNumberId] : [])))];

@@ -146,6 +146,34 @@ describe('GET /v1/phoneCalls over list slices', () => {
     expect(next.body.data).toHaveLength(50);
   });
 
+  it('places concurrent creates of one team in one block at a time, in the order of a full sort', async () => {
+    const random = seededRandom(23);
+    const base = { templateIds: templates, phoneNumberIds: numbers, numbers: 40, random, teamId: team.teamId };
+    // Six creators at once, each a run of small creates (files among them, the same file names in each).
+    const created = (
+      await Promise.all(Array.from({ length: 6 }, () => seedCalls({ ...base, count: 60, maxBlock: 6 })))
+    ).flat();
+    const rows = (await PhoneCall.collection
+      .find({ _id: { $in: created } }, { projection: { createdAt: 1, dispatchBatchId: 1, listSeq: 1 } })
+      .toArray()) as unknown as Array<{ createdAt: Date; dispatchBatchId: Types.ObjectId; listSeq: number }>;
+    expect(rows).toHaveLength(created.length);
+    // Creates that waited for one another took one block: one creation time over several creates.
+    const createsByTime = new Map<number, Set<string>>();
+    for (const row of rows) {
+      const creates = createsByTime.get(row.createdAt.getTime()) ?? new Set<string>();
+      createsByTime.set(row.createdAt.getTime(), creates.add(row.dispatchBatchId.toHexString()));
+    }
+    expect(Math.max(...[...createsByTime.values()].map((creates) => creates.size))).toBeGreaterThan(1);
+    expect(new Set(rows.map((row) => row.listSeq)).size).toBe(rows.length);
+
+    const all = await allOfTeam();
+    expect(await pageThrough({}, 100)).toEqual(all.map((row) => row._id.toHexString()));
+    const file = all[0]!.fileId ?? all.find((row) => row.fileId)!.fileId!;
+    expect(await pageThrough({ fileId: file }, 10)).toEqual(
+      all.filter((row) => row.fileId === file).map((row) => row._id.toHexString()),
+    );
+  });
+
   it('looks a call up by its id through an index (explain), never a scan of every call', async () => {
     // A status write, a dial and a callback each find their call by _id; on FerretDB 1.x that was a
     // scan of the whole table (its own unique index on _id cannot serve the SQL it generates).

@@ -76,6 +76,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           deps.dispatcher.openBatch(auth.teamId, 1, batchId),
           prepareCalls([{ input, prefix: '' }], {
             teamId: auth.teamId,
+            team: auth.team,
             origin: 'api',
             secretBox: deps.secretBox,
             dispatchBatchId: batchId,
@@ -143,6 +144,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         await deps.dispatcher.openBatch(auth.teamId, inputs.length, batchId);
         const prepared = await prepareCalls(inputs, {
           teamId: auth.teamId,
+          team: auth.team,
           origin: envelope.fileId || envelope.fileName ? 'file' : 'batch',
           fileId: envelope.fileId,
           fileName: envelope.fileName,
