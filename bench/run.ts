@@ -44,6 +44,7 @@ import { OutputTail } from '../scripts/chaos/output-tail';
 import { ServiceProcess, waitForPoller } from '../scripts/chaos/processes';
 import { bundleBaselineWorkflows, quietBundlerLogger } from './baseline/worker';
 import { runBuild } from './build';
+import { cpuWindow, type CpuUse } from './load/cpu';
 import { RssSampler, type RssPeaks } from './load/rss';
 import type { BenchContext, BenchFigure, BenchParam, BenchScenario, BenchTeam } from './scenario';
 import { batchScenario } from './scenarios/batch';
@@ -86,6 +87,14 @@ const PROCESSES = [
   { name: 'baselineWorker', column: 'bench-only worker' },
 ] as const;
 type ProcessName = (typeof PROCESSES)[number]['name'];
+/** The CPU table's columns: the same processes, then the servers the bench started (with their children). */
+const CPU_COLUMNS = [
+  ...PROCESSES,
+  { name: 'temporal', column: 'Temporal' },
+  { name: 'temporalPostgres', column: "Temporal's PostgreSQL" },
+  { name: 'ferretdb', column: 'FerretDB' },
+  { name: 'postgres', column: "FerretDB's PostgreSQL" },
+] as const;
 
 export interface BenchOptions {
   /** Scenario names; empty: every scenario with `defaultOn`. */
@@ -126,6 +135,8 @@ export interface ScenarioReport {
   figures: BenchFigure[];
   /** RSS of each process while the scenario ran, MiB. */
   rss: RssPeaks;
+  /** CPU seconds of each process (and of the whole machine) while the scenario ran. */
+  cpu?: CpuUse;
   error?: string;
 }
 
@@ -239,6 +250,8 @@ interface BenchStack {
   ctx: Omit<BenchContext, 'params' | 'quick'>;
   processes: Partial<Record<ProcessName, ServiceProcess>>;
   sampler: RssSampler;
+  /** The pid of each process and server whose CPU time is reported (null: not ours, or gone). */
+  cpuRoots(): Record<string, number | null>;
   servers: Record<string, unknown>;
   unexpectedExits(): string[];
   recentOutput(): string;
@@ -526,6 +539,17 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
       },
       processes: byName,
       sampler,
+      cpuRoots: () => {
+        const own = (list: RunningServer[], postgres: boolean) =>
+          list.find((server) => (server.name === 'postgres') === postgres)?.pid ?? null;
+        return {
+          ...Object.fromEntries(sampled.map(([name, p]) => [name, p.pid ?? null])),
+          temporal: own(temporalServers, false),
+          temporalPostgres: own(temporalServers, true),
+          ferretdb: own(databaseServers, false),
+          postgres: own(databaseServers, true),
+        };
+      },
       servers,
       unexpectedExits: () => processes.flatMap((p) => p.unexpectedExits),
       recentOutput: () => [serverTail, ...processes.map((p) => p.tail)].map((t) => t.text()).join('\n'),
@@ -641,6 +665,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     for (const scenario of chosen) {
       const params = resolveParams(scenario, options);
       const window = stack.sampler.open();
+      const cpu = cpuWindow(stack.cpuRoots);
       const started = performance.now();
       const report: ScenarioReport = {
         name: scenario.name,
@@ -671,8 +696,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       }
       report.seconds = Math.round((performance.now() - started) / 100) / 10;
       report.rss = window.close();
+      report.cpu = cpu.close();
       reports.push(report);
       for (const f of report.figures) stack.ctx.log(`  ${formatFigure(f)}`);
+      stack.ctx.log(`  CPU seconds: ${describeCpu(report.cpu)}`);
     }
   } finally {
     await stack.stop();
@@ -754,7 +781,38 @@ function markdownSection(report: Omit<BenchReport, 'jsonFile' | 'markdown'>, jso
     const cell = (n: string) => `${num(r.rss.peakMiB[n] ?? Number.NaN)} / ${num(r.rss.endMiB[n] ?? Number.NaN)}`;
     lines.push(`| ${r.name} | ${r.seconds} s | ${columns.map((c) => cell(c.name)).join(' | ')} |`);
   }
+  // Where the cores went: a column for each process or server that ran.
+  const cpuColumns = CPU_COLUMNS.filter((c) =>
+    report.scenarios.some((r) => typeof r.cpu?.seconds[c.name] === 'number'),
+  );
+  if (cpuColumns.length) {
+    lines.push(
+      '',
+      `CPU seconds each process used during each scenario (a server with its child processes; "other": the load generators, the bench process and the kernel), against the scenario's time x ${m.cores} cores:`,
+      '',
+      `| scenario | available | used | ${cpuColumns.map((c) => c.column).join(' | ')} | other |`,
+      `|---|---|---|${cpuColumns.map(() => '---|').join('')}---|`,
+    );
+    for (const r of report.scenarios) {
+      const cpu = r.cpu;
+      const cell = (value: number | null | undefined) => (typeof value === 'number' ? num(value) : '');
+      lines.push(
+        `| ${r.name} | ${num(Math.round(r.seconds * m.cores))} | ${cell(cpu?.machineSeconds)} | ${cpuColumns.map((c) => cell(cpu?.seconds[c.name])).join(' | ')} | ${cell(cpu?.otherSeconds)} |`,
+      );
+    }
+  }
   return `${lines.join('\n')}\n`;
+}
+
+/** One line for the log: each process's CPU seconds, the busiest first. */
+function describeCpu(cpu: CpuUse): string {
+  const named = Object.entries(cpu.seconds).flatMap(([name, value]) =>
+    typeof value === 'number' ? [[name, value] as const] : [],
+  );
+  named.sort((a, b) => b[1] - a[1]);
+  const parts = named.map(([name, value]) => `${name} ${value}`);
+  if (cpu.otherSeconds !== null) parts.push(`other ${cpu.otherSeconds}`);
+  return `${parts.join(', ')}${cpu.machineSeconds !== null ? ` (machine ${cpu.machineSeconds})` : ''}`;
 }
 
 async function main(): Promise<void> {

@@ -12,6 +12,8 @@ import { ensureBinaries } from './binaries';
 
 export interface RunningServer {
   name: string;
+  /** Its process (a benchmark reads its CPU time, and its children's). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -220,7 +222,7 @@ export async function startPostgres(dataDir: string, port: number, password: str
   );
   await waitForPort(port, server.child, server.output, 'PostgreSQL', 60_000);
   // SIGINT is PostgreSQL's "fast shutdown": it ends sessions and checkpoints.
-  return { name: 'postgres', stop: () => stopChild(server.child, 30_000, 'SIGINT') };
+  return { name: 'postgres', pid: server.child.pid, stop: () => stopChild(server.child, 30_000, 'SIGINT') };
 }
 
 /**
@@ -315,7 +317,7 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
     await waitForPort(options.mongoPort, ferret.child, ferret.output, 'FerretDB', 60_000);
     return {
       uri: `mongodb://127.0.0.1:${options.mongoPort}/calls`,
-      servers: [{ name: 'ferretdb', stop: () => stopChild(ferret.child) }, postgres],
+      servers: [{ name: 'ferretdb', pid: ferret.child.pid, stop: () => stopChild(ferret.child) }, postgres],
     };
   } catch (err) {
     await postgres.stop();
@@ -367,7 +369,7 @@ export async function startTemporal(
   return {
     address: `127.0.0.1:${options.port}`,
     uiUrl: options.headless ? null : `http://127.0.0.1:${options.uiPort}`,
-    server: { name: 'temporal', stop: () => stopChild(server.child) },
+    server: { name: 'temporal', pid: server.child.pid, stop: () => stopChild(server.child) },
   };
 }
 

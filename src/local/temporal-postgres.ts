@@ -103,6 +103,7 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
     );
     const temporalServer: RunningServer = {
       name: 'temporal-server',
+      pid: server.child.pid,
       // It drains its services on SIGTERM; a few seconds on one machine.
       stop: () => stopChild(server.child, 30_000),
     };

@@ -72,6 +72,15 @@ it('runs every default scenario of the quick bench and writes a well-formed JSON
     expect(scenario.error, `${scenario.name}: ${scenario.error}\n${output}`).toBeUndefined();
     expect(scenario.figures.length, scenario.name).toBeGreaterThan(0);
     expect(Object.keys(scenario.rss.peakMiB).sort()).toEqual(['api', 'baselineWorker', 'emulator', 'worker']);
+    // Where the cores went: each process the bench started, none more than the machine; the suite's
+    // servers are not the bench's, so they have no column.
+    const cpu = scenario.cpu as { seconds: Record<string, number | null>; machineSeconds: number };
+    for (const name of ['api', 'worker', 'emulator', 'baselineWorker'])
+      expect(cpu.seconds[name], `${scenario.name}: CPU of ${name}`).toBeGreaterThanOrEqual(0);
+    expect(cpu.seconds.temporal).toBeNull();
+    expect(cpu.seconds.postgres).toBeNull();
+    expect(cpu.machineSeconds).toBeGreaterThan(0);
+    expect(cpu.seconds.worker! + cpu.seconds.api!).toBeLessThanOrEqual(cpu.machineSeconds + 1);
     for (const f of scenario.figures as Figure[]) {
       expect(f.name).toEqual(expect.any(String));
       expect(f.unit).toEqual(expect.any(String));

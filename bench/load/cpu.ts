@@ -1,0 +1,99 @@
+// CPU time per process (and its children) and of the whole machine, read from /proc (Linux): what
+// each scenario cost each process, so that a report can say where the cores went.
+import { readFileSync, readdirSync } from 'node:fs';
+
+interface ProcStat {
+  ppid: number;
+  /** utime + stime, and the same of its children that have exited and were waited for, seconds. */
+  seconds: number;
+}
+
+/** Clock ticks per second of /proc's figures (USER_HZ, 100 on Linux). */
+const TICKS = 100;
+
+function readStat(pid: number): ProcStat | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    return { ppid: Number(fields[1]), seconds: ticks / TICKS };
+  } catch {
+    return null; // gone meanwhile
+  }
+}
+
+/** Every process's stat, once: for the descendants of several roots in one pass. */
+function allStats(): Map<number, ProcStat> {
+  const stats = new Map<number, ProcStat>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return stats; // not Linux
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (stat) stats.set(Number(entry), stat);
+  }
+  return stats;
+}
+
+/** Busy CPU time of the whole machine (all cores), seconds, from /proc/stat. */
+export function machineBusySeconds(): number | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+    // cpu user nice system idle iowait irq softirq steal ...
+    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+    return (user! + nice! + system! + irq! + softirq! + steal!) / TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds of each named root process together with all its descendants (a server's workers). */
+export function treeCpuSeconds(roots: Record<string, number | null>): Record<string, number | null> {
+  const stats = allStats();
+  const children = new Map<number, number[]>();
+  for (const [pid, stat] of stats) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), pid]);
+  const sum = (pid: number): number =>
+    (stats.get(pid)?.seconds ?? 0) + (children.get(pid) ?? []).reduce((total, child) => total + sum(child), 0);
+  return Object.fromEntries(
+    Object.entries(roots).map(([name, pid]) => [name, pid !== null && stats.has(pid) ? sum(pid) : null]),
+  );
+}
+
+export interface CpuUse {
+  /** CPU seconds each process (with its children) used while the window was open. */
+  seconds: Record<string, number | null>;
+  /** What the machine's cores used in all, and what no named process accounts for (load, kernel). */
+  machineSeconds: number | null;
+  otherSeconds: number | null;
+}
+
+/** Opens a window now; its `close()` answers what each process used since. */
+export function cpuWindow(roots: () => Record<string, number | null>): { close(): CpuUse } {
+  const before = treeCpuSeconds(roots());
+  const machineBefore = machineBusySeconds();
+  return {
+    close() {
+      const after = treeCpuSeconds(roots());
+      const machineAfter = machineBusySeconds();
+      const seconds = Object.fromEntries(
+        Object.entries(after).map(([name, value]) => {
+          const start = before[name];
+          return [name, value === null || start === null || start === undefined ? null : round(value - start)];
+        }),
+      );
+      const machineSeconds =
+        machineAfter === null || machineBefore === null ? null : round(machineAfter - machineBefore);
+      const named = Object.values(seconds).reduce<number>((total, value) => total + (value ?? 0), 0);
+      return { seconds, machineSeconds, otherSeconds: machineSeconds === null ? null : round(machineSeconds - named) };
+    },
+  };
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
