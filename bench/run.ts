@@ -524,6 +524,9 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
           get worker() {
             return pid(worker);
           },
+          get worker2() {
+            return worker2 ? pid(worker2) : null;
+          },
           get emulator() {
             return pid(emulator);
           },
@@ -749,7 +752,7 @@ function markdownSection(report: Omit<BenchReport, 'jsonFile' | 'markdown'>, jso
     ...(twoWorkers
       ? [
           '',
-          'Figures that name the worker (the memory scenario) read the first worker process only; the RSS table below shows both.',
+          'The memory scenario judges each worker process against the budget; the RSS table below shows both throughout.',
         ]
       : []),
     '',

@@ -42,7 +42,8 @@ export interface BenchContext {
   /** The bench-only worker's task queue (bench/baseline/), for baselines. */
   baselineTaskQueue: string;
   /** Process ids of the service's processes and the bench-only worker (RSS: /proc/<pid>/status). */
-  pids: { api: number; worker: number; emulator: number; baselineWorker: number };
+  /** `worker2`: the second worker process (--temporal-postgres), or null. */
+  pids: { api: number; worker: number; worker2: number | null; emulator: number; baselineWorker: number };
   /** Opens a window collecting each process's peak RSS until closed (sampled every 250 ms). */
   memory(): RssWindow;
   /** The environment the API and worker run with (for a CLI or another process over the same stack). */

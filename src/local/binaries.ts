@@ -52,7 +52,7 @@ export async function ensureBinaries(
 }
 
 async function buildTemporal(binDir: string, target: string, progress: Progress): Promise<void> {
-  await requireGo();
+  await requireGo('the Temporal CLI');
   const gobin = await mkdtemp(path.join(os.tmpdir(), 'oco-temporal-'));
   progress(`Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go (about 3 minutes on 2 cores, once)...`);
   try {
@@ -75,7 +75,7 @@ async function buildTemporal(binDir: string, target: string, progress: Progress)
 // list go install reads), and a plain module build panics without the generated version file.
 // So: download the module, copy it somewhere writable, write build/version/version.txt, build.
 async function buildFerretDb(target: string, progress: Progress): Promise<void> {
-  await requireGo();
+  await requireGo('FerretDB');
   progress(`Building FerretDB ${FERRETDB_VERSION} with Go (about 70 seconds on 2 cores, once)...`);
   const work = await mkdtemp(path.join(os.tmpdir(), 'oco-ferretdb-'));
   try {
@@ -129,7 +129,7 @@ export async function ensureTemporalServerBinaries(
     schemaDir: path.join(dir, 'schema', 'postgresql', 'v12'),
   };
   if (existsSync(dir)) return binaries;
-  await requireGo();
+  await requireGo(`the Temporal server ${TEMPORAL_SERVER_VERSION} (only --temporal-postgres needs it)`);
   progress(`Building the Temporal server ${TEMPORAL_SERVER_VERSION} with Go (about 2 minutes on 2 cores, once)...`);
   const gobin = await mkdtemp(path.join(os.tmpdir(), 'oco-temporal-server-'));
   const partial = `${dir}.partial-${process.pid}`;
@@ -171,12 +171,13 @@ export async function ensureTemporalServerBinaries(
   return binaries;
 }
 
-async function requireGo(): Promise<void> {
+/** `what`: the binary about to be built, named in the message. */
+async function requireGo(what: string): Promise<void> {
   try {
     await run('go', ['version'], { capture: true, progress: () => undefined });
   } catch {
     throw new MissingToolchainError(
-      'The Go toolchain (go 1.22 or newer) is needed once, to build the Temporal CLI and FerretDB into ' +
+      `The Go toolchain (go 1.22 or newer) is needed once, to build ${what} into ` +
         `${cacheDir()}. Install Go (https://go.dev/doc/install, or "apt-get install golang"), or point the ` +
         'service at servers you already run with MONGODB_URI and TEMPORAL_ADDRESS (see README).',
     );

@@ -35,8 +35,9 @@ describe('local servers', () => {
     expect(cacheDir()).toBe(process.env.OCO_CACHE_DIR);
     const attempt = ensureBinaries({ temporal: true, ferretdb: false }, () => undefined);
     await expect(attempt).rejects.toThrow(MissingToolchainError);
+    await expect(attempt).rejects.toThrow(/to build the Temporal CLI into/);
     await expect(ensureBinaries({ temporal: false, ferretdb: true }, () => undefined)).rejects.toThrow(
-      /Install Go .*MONGODB_URI and TEMPORAL_ADDRESS/s,
+      /to build FerretDB into .*Install Go .*MONGODB_URI and TEMPORAL_ADDRESS/s,
     );
   });
 });
