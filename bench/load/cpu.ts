@@ -4,7 +4,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 
 interface ProcStat {
   ppid: number;
-  /** utime + stime, and the same of its children that have exited and were waited for, seconds. */
+  /** utime + stime, seconds. */
+  own: number;
+  /** `own` and the same of its children that have exited and were waited for, seconds. */
   seconds: number;
 }
 
@@ -16,11 +18,16 @@ function readStat(pid: number): ProcStat | null {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-    return { ppid: Number(fields[1]), seconds: ticks / TICKS };
+    const own = (Number(fields[11]) + Number(fields[12])) / TICKS;
+    return { ppid: Number(fields[1]), own, seconds: own + (Number(fields[13]) + Number(fields[14])) / TICKS };
   } catch {
     return null; // gone meanwhile
   }
+}
+
+/** User + system CPU time of `pid` itself in seconds, or null when it is gone (or this is not Linux). */
+export function cpuSeconds(pid: number): number | null {
+  return readStat(pid)?.own ?? null;
 }
 
 /** Every process's stat, once: for the descendants of several roots in one pass. */
@@ -56,7 +63,11 @@ export function machineBusySeconds(): number | null {
 export function treeCpuSeconds(roots: Record<string, number | null>): Record<string, number | null> {
   const stats = allStats();
   const children = new Map<number, number[]>();
-  for (const [pid, stat] of stats) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), pid]);
+  for (const [pid, stat] of stats) {
+    const siblings = children.get(stat.ppid);
+    if (siblings) siblings.push(pid);
+    else children.set(stat.ppid, [pid]);
+  }
   const sum = (pid: number): number =>
     (stats.get(pid)?.seconds ?? 0) + (children.get(pid) ?? []).reduce((total, child) => total + sum(child), 0);
   return Object.fromEntries(

@@ -1,5 +1,4 @@
-// Memory (VmRSS) and CPU time of the service processes, read from /proc (Linux), sampled through the
-// whole run so that each scenario can report the peak of each process while it ran.
+// Memory (VmRSS) of the service processes, read from /proc (Linux), sampled through the whole run so that each scenario can report the peak of each process while it ran.
 import { readFileSync } from 'node:fs';
 
 /** Resident set size of `pid` in MiB, or null when the process is gone (or this is not Linux). */
@@ -8,18 +7,6 @@ export function rssMiB(pid: number): number | null {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
     return match ? Math.round((Number(match[1]) / 1024) * 10) / 10 : null;
-  } catch {
-    return null;
-  }
-}
-
-/** User + system CPU time of `pid` in seconds (clock ticks of 1/100 s), or null. */
-export function cpuSeconds(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return null;
   }

@@ -5,7 +5,8 @@
 // (--temporal-postgres) each is judged against the budget: each holds its own cache.
 import { BUDGETS, FAR_AHEAD_MS, apiRequest, conversationNumber, expectStatus, figure, ms, sleep } from '../scenario';
 import type { BenchContext, BenchScenario } from '../scenario';
-import { cpuSeconds, rssMiB } from '../load/rss';
+import { cpuSeconds } from '../load/cpu';
+import { rssMiB } from '../load/rss';
 
 async function sleepingCalls(ctx: BenchContext): Promise<number> {
   return ctx.temporal.workflow
