@@ -66,6 +66,12 @@ const schema = z.object({
   VONAGE_API_BASE_URL: url.default(PROVIDER_API_BASE_URLS.vonage),
   TELNYX_API_BASE_URL: url.default(PROVIDER_API_BASE_URLS.telnyx),
   BATCH_START_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
+  /**
+   * The API's heap may grow this far (percent) past what its last full garbage collection kept
+   * before the next one; 0: V8's own factor (up to 4x on a small heap, which lets the API's RSS swell
+   * with garbage under load). See src/main/heap-growth.ts.
+   */
+  API_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(400).default(50),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
   /**
    * Workflows the worker keeps in memory between their tasks. The SDK's default grows with the heap

@@ -19,6 +19,7 @@ import { createDispatcher } from '../calls/dispatch';
 import { createCallbackProviderResolver, createProviderEventSink } from '../calls/provider-events';
 import type { Config } from '../config';
 import { loadConfigWithLocalStack } from '../local/stack-settings';
+import { applyHeapGrowthPercent } from './heap-growth';
 import { createSecretBox } from '../crypto/secret-box';
 import { backfillListPositions } from '../data/call-list-backfill';
 import { connectMongo, ensureIndexes, pingMongo } from '../data/connection';
@@ -168,6 +169,7 @@ export async function startApi(config: Config, logger: Logger): Promise<{ server
 
 async function main(): Promise<void> {
   const config = loadConfigWithLocalStack();
+  applyHeapGrowthPercent(config.API_HEAP_GROWING_PERCENT);
   const logger = createLogger(config.LOG_LEVEL, 'api');
   const api = await startApi(config, logger);
   logger.info({ port: config.PORT, url: config.PUBLIC_BASE_URL }, 'API listening');
