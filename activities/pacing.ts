@@ -3,15 +3,18 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { STATUS_CODES } from '../src/contracts/call-status';
 import { callWorkflowId, pacerWorkflowId } from '../src/contracts/ids';
 import type { DialSlotRequest, PacingLimits } from '../src/contracts/pacing';
-import { mapBounded } from '../src/calls/run-bounded';
+import { mapBounded } from '../src/concurrency/run-bounded';
+import { sendTogether } from '../src/concurrency/send-together';
 import type { SpilledWaiter } from '../src/data/pacing-store';
-import { dialSlotGrantedSignal, releaseDialSlotSignal, requestDialSlotSignal } from '../workflows/messages';
+import { dialSlotGrantedSignal, releaseDialSlotsSignal, requestDialSlotsSignal } from '../workflows/messages';
 import type { teamPacerWorkflow } from '../workflows/team-pacer';
 import type { ActivityDeps } from './deps';
 
 const DESCRIBE_CONCURRENCY = 16;
 /** Grants sent at once: a burst of hundreds reaches its calls in a fraction of a second. */
 const GRANT_CONCURRENCY = 32;
+/** Requests or releases in one signal to a pacer (about 100 bytes each: far below a payload's limit). */
+const SIGNAL_BATCH_MAX = 500;
 
 export function createPacingActivities({
   pacing,
@@ -19,6 +22,38 @@ export function createPacingActivities({
   pacingDefaults,
   calls,
 }: Pick<ActivityDeps, 'pacing' | 'temporal' | 'pacingDefaults' | 'calls'>) {
+  // The requests and releases of this worker's calls for one team go to its pacer together while a
+  // signal to it is under way (src/concurrency/send-together.ts): when hundreds of calls fall due at
+  // once, a few signals carry them all instead of one history write each on the pacer.
+  const requestTogether = sendTogether<DialSlotRequest>(
+    async (teamId, requests) => {
+      await temporal.client.workflow.signalWithStart<typeof teamPacerWorkflow, [{ requests: DialSlotRequest[] }]>(
+        'teamPacerWorkflow',
+        {
+          workflowId: pacerWorkflowId(teamId),
+          taskQueue: temporal.taskQueue,
+          args: [{ teamId }],
+          signal: requestDialSlotsSignal,
+          signalArgs: [{ requests }],
+          staticSummary: `Dial pacing of team ${teamId}`,
+          staticDetails:
+            "Hands out dial slots: the team's concurrency cap and each provider account's dials per second. Query `pacingState` for live and waiting calls.",
+        },
+      );
+    },
+    { maxPerSend: SIGNAL_BATCH_MAX },
+  );
+  const releaseTogether = sendTogether<string>(
+    async (teamId, callIds) => {
+      try {
+        await temporal.client.workflow.getHandle(pacerWorkflowId(teamId)).signal(releaseDialSlotsSignal, { callIds });
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+    },
+    { maxPerSend: SIGNAL_BATCH_MAX },
+  );
+
   return {
     /**
      * Queues the call at its team's pacer, starting the pacer if it is not running; with
@@ -28,16 +63,7 @@ export function createPacingActivities({
       const { teamId, request } = input;
       if (input.statusCodeAt)
         await calls.setQueuedStatusCode(request.callId, STATUS_CODES.waitingForSlot, new Date(input.statusCodeAt));
-      await temporal.client.workflow.signalWithStart<typeof teamPacerWorkflow, [DialSlotRequest]>('teamPacerWorkflow', {
-        workflowId: pacerWorkflowId(teamId),
-        taskQueue: temporal.taskQueue,
-        args: [{ teamId }],
-        signal: requestDialSlotSignal,
-        signalArgs: [request],
-        staticSummary: `Dial pacing of team ${teamId}`,
-        staticDetails:
-          "Hands out dial slots: the team's concurrency cap and each provider account's dials per second. Query `pacingState` for live and waiting calls.",
-      });
+      await requestTogether(teamId, request);
     },
 
     /**
@@ -60,11 +86,7 @@ export function createPacingActivities({
 
     /** Gives the call's slot (or its place in the queue) back; a pacer that has ended holds nothing. */
     async releaseDialSlot({ teamId, callId }: { teamId: string; callId: string }): Promise<void> {
-      try {
-        await temporal.client.workflow.getHandle(pacerWorkflowId(teamId)).signal(releaseDialSlotSignal, { callId });
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-      }
+      await releaseTogether(teamId, callId);
     },
 
     async readPacingLimits({ teamId }: { teamId: string }): Promise<PacingLimits> {

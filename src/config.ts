@@ -126,6 +126,15 @@ const schema = z.object({
 
 export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };
 
+/**
+ * API_HEAP_GROWING_PERCENT alone, for the API's first import (src/main/heap-growth.ts), which must act
+ * before the rest of the config is read; undefined when the value is invalid (loadConfig says why).
+ */
+export function heapGrowingPercentOf(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const parsed = schema.shape.API_HEAP_GROWING_PERCENT.safeParse(env.API_HEAP_GROWING_PERCENT);
+  return parsed.success ? parsed.data : undefined;
+}
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }

@@ -31,6 +31,16 @@ export const requestDialSlotSignal = defineSignal<[DialSlotRequest]>('requestDia
 /** To the pacer: the call ended, or no longer wants its place in the queue. */
 export const releaseDialSlotSignal = defineSignal<[{ callId: string }]>('releaseDialSlot');
 
+// The same two, for many calls in one signal: a worker sends the requests (and releases) of its calls
+// that arrive while its previous signal to the pacer is under way together, since one workflow's
+// history takes its writes one at a time. Each entry is handled as its own signal would be, in order.
+
+/** To the pacer: queue these calls for slots, in this order. */
+export const requestDialSlotsSignal = defineSignal<[{ requests: DialSlotRequest[] }]>('requestDialSlots');
+
+/** To the pacer: these calls ended, or no longer want their places in the queue. */
+export const releaseDialSlotsSignal = defineSignal<[{ callIds: string[] }]>('releaseDialSlots');
+
 /** The pacer's counters, for the Temporal UI's query tab. */
 export const pacingStateQuery = defineQuery<PacingState>('pacingState');
 

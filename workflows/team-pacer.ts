@@ -22,7 +22,14 @@ import { callWorkflowId } from '../src/contracts/ids';
 import { takeDial } from '../src/contracts/dial-spacing';
 import type { DialSlotRequest, PacingLimits } from '../src/contracts/pacing';
 import type { ProviderName } from '../src/contracts/providers';
-import { dialSlotGrantedSignal, pacingStateQuery, releaseDialSlotSignal, requestDialSlotSignal } from './messages';
+import {
+  dialSlotGrantedSignal,
+  pacingStateQuery,
+  releaseDialSlotSignal,
+  releaseDialSlotsSignal,
+  requestDialSlotSignal,
+  requestDialSlotsSignal,
+} from './messages';
 
 const { readPacingLimits, findEndedCalls, deliverDialGrants } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -113,7 +120,7 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
 
   const waiting = () => queue.length + unspilled.length + (spillTail - spillHead);
 
-  setHandler(requestDialSlotSignal, (request) => {
+  function enqueue(request: DialSlotRequest): void {
     changed = true;
     // A call asks again after a long wait (in case this workflow was reset): answer, never queue twice.
     if (holders.has(request.callId)) {
@@ -124,12 +131,17 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
     if (queue.some((w) => w.callId === request.callId)) return;
     if (spillHead === spillTail && unspilled.length === 0 && queue.length < memoryQueueMax) queue.push(request);
     else unspilled.push(request);
-  });
-  setHandler(releaseDialSlotSignal, ({ callId }) => {
+  }
+  function release(callIds: readonly string[]): void {
     changed = true;
-    if (!holders.delete(callId)) queue = queue.filter((w) => w.callId !== callId);
+    const withdrawn = new Set(callIds.filter((callId) => !holders.delete(callId)));
+    if (withdrawn.size) queue = queue.filter((w) => !withdrawn.has(w.callId));
     // A spilled waiter that withdrew is skipped when its grant finds the call gone.
-  });
+  }
+  setHandler(requestDialSlotSignal, enqueue);
+  setHandler(requestDialSlotsSignal, ({ requests }) => requests.forEach(enqueue));
+  setHandler(releaseDialSlotSignal, ({ callId }) => release([callId]));
+  setHandler(releaseDialSlotsSignal, ({ callIds }) => release(callIds));
   setHandler(pacingStateQuery, () => ({
     teamId,
     limits: limits!,

@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
 import type { batchControlResultSchema } from '../schemas/responses';
 import type { QueuedCallControl } from './queued-call-control';
-import { mapBounded } from './run-bounded';
+import { mapBounded } from '../concurrency/run-bounded';
 
 export const BATCH_ACTIONS = ['pause', 'resume', 'cancel'] as const;
 export type BatchAction = (typeof BATCH_ACTIONS)[number];

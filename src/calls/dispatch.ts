@@ -17,7 +17,7 @@ import type { Logger } from '../logger';
 import type { phoneCallWorkflow } from '../../workflows/call';
 import type { CallWorkflowInput } from '../../workflows/types';
 import { DIAL_PLAN_FIELDS, dialPlanOf, type DialPlan } from './prepare-calls';
-import { mapBounded } from './run-bounded';
+import { mapBounded } from '../concurrency/run-bounded';
 
 export interface Dispatcher {
   /** Writes a pending dispatch batch, with the id given, for `size` calls about to be inserted. */

@@ -9,7 +9,8 @@
 // carries its position (`listSeq`) and one key per slice size it falls in (`listKeys`):
 // `<teamId>:<level>:<slice>`, slice = floor(position / size). A page is read one aligned slice at a
 // time walking down from the newest position (src/data/call-list-query.ts).
-import type { Types } from 'mongoose';
+import { Types } from 'mongoose';
+import { sendTogether } from '../concurrency/send-together';
 import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
 import { CallListFileBlock } from './models/call-list-file-block';
 import { isDuplicateKeyOnly } from './duplicate-key';
@@ -79,14 +80,6 @@ export async function allocateListBlock(teamId: Types.ObjectId, count: number): 
 
 type PlacedDoc = Record<string, unknown> & { _id: Types.ObjectId; fileId?: unknown };
 
-interface Placement {
-  docs: ReadonlyArray<PlacedDoc>;
-  settle: (err?: unknown) => void;
-}
-
-/** Per team, the creates of this process waiting for positions while a block is being taken. */
-const waitingByTeam = new Map<string, Placement[]>();
-
 /**
  * Places new calls of one team in its list: one block of positions and one creation time for all of
  * them. Positions follow `_id` order, so that within the block the two orders agree. Calls of a file
@@ -99,40 +92,12 @@ const waitingByTeam = new Map<string, Placement[]>();
  */
 export function placeInTeamList(teamId: Types.ObjectId, docs: ReadonlyArray<PlacedDoc>): Promise<void> {
   if (!docs.length) return Promise.resolve();
-  const team = teamId.toHexString();
-  return new Promise<void>((resolve, reject) => {
-    const placement = { docs, settle: (err?: unknown) => (err === undefined ? resolve() : reject(err)) };
-    const waiting = waitingByTeam.get(team);
-    if (waiting) {
-      waiting.push(placement);
-      return;
-    }
-    waitingByTeam.set(team, [placement]);
-    void placeWaiting(teamId, team);
-  });
+  return placeWithOthers(teamId.toHexString(), docs);
 }
 
-/** Takes blocks for the team's waiting creates, all of them at a time, until none waits. */
-async function placeWaiting(teamId: Types.ObjectId, team: string): Promise<void> {
-  for (;;) {
-    const group = waitingByTeam.get(team)!;
-    if (!group.length) {
-      waitingByTeam.delete(team);
-      return;
-    }
-    waitingByTeam.set(team, []);
-    try {
-      await placeTogether(
-        teamId,
-        team,
-        group.flatMap((placement) => placement.docs),
-      );
-      for (const placement of group) placement.settle();
-    } catch (err) {
-      for (const placement of group) placement.settle(err ?? new Error('placing calls in the list failed'));
-    }
-  }
-}
+const placeWithOthers = sendTogether<ReadonlyArray<PlacedDoc>>((team, creates) =>
+  placeTogether(new Types.ObjectId(team), team, creates.flat()),
+);
 
 async function placeTogether(teamId: Types.ObjectId, team: string, docs: ReadonlyArray<PlacedDoc>): Promise<void> {
   const block = await allocateListBlock(teamId, docs.length);

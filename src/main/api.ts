@@ -1,4 +1,6 @@
 // Entry point: the Koa API. `npm run api` runs it against configured servers.
+// First, before any other module loads (see the file).
+import './heap-growth';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Client } from '@temporalio/client';
@@ -19,7 +21,6 @@ import { createDispatcher } from '../calls/dispatch';
 import { createCallbackProviderResolver, createProviderEventSink } from '../calls/provider-events';
 import type { Config } from '../config';
 import { loadConfigWithLocalStack } from '../local/stack-settings';
-import { applyHeapGrowthPercent } from './heap-growth';
 import { createSecretBox } from '../crypto/secret-box';
 import { backfillListPositions } from '../data/call-list-backfill';
 import { connectMongo, ensureIndexes, pingMongo } from '../data/connection';
@@ -169,7 +170,6 @@ export async function startApi(config: Config, logger: Logger): Promise<{ server
 
 async function main(): Promise<void> {
   const config = loadConfigWithLocalStack();
-  applyHeapGrowthPercent(config.API_HEAP_GROWING_PERCENT);
   const logger = createLogger(config.LOG_LEVEL, 'api');
   const api = await startApi(config, logger);
   logger.info({ port: config.PORT, url: config.PUBLIC_BASE_URL }, 'API listening');

@@ -146,6 +146,16 @@ describe('team pacer', () => {
     expect(new Set(granted.map((g) => g.callId))).toEqual(new Set(inputs.map((i) => i.callId)));
     // Up to 50 a burst at 1,000 dials/s: far fewer batches than calls.
     expect(batches.length).toBeLessThan(inputs.length / 2);
+    // The other way too: the worker sent its calls' requests and releases that arrived while a signal
+    // to the pacer was under way together, so fewer signals than calls reached it (one each: 60).
+    const signals = events!.filter(
+      (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
+    );
+    const carried = (name: string) =>
+      signals.filter((e) => e.workflowExecutionSignaledEventAttributes!.signalName === name).length;
+    expect(carried('requestDialSlots')).toBeGreaterThan(0);
+    expect(carried('releaseDialSlots')).toBeGreaterThan(0);
+    expect(signals.length).toBeLessThan(inputs.length);
   });
 
   it('queues past its in-memory limit through spill pages, in order, and ends idle', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config';
+import { ConfigError, heapGrowingPercentOf, loadConfig } from '../../src/config';
 
 const base = { MONGODB_URI: 'mongodb://127.0.0.1:27017/calls', ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
 
@@ -64,5 +64,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...base, PUBLIC_BASE_URL: 'https://calls.example.com/' }).PUBLIC_BASE_URL).toBe(
       'https://calls.example.com',
     );
+  });
+  it("reads the API's heap growth on its own, for the API's first import, and leaves bad values to loadConfig", () => {
+    expect(heapGrowingPercentOf({})).toBe(50);
+    expect(heapGrowingPercentOf({ API_HEAP_GROWING_PERCENT: '0' })).toBe(0);
+    expect(heapGrowingPercentOf({ API_HEAP_GROWING_PERCENT: 'lots' })).toBeUndefined();
+    expect(() => loadConfig({ ...base, API_HEAP_GROWING_PERCENT: 'lots' })).toThrow(/API_HEAP_GROWING_PERCENT/);
   });
 });

@@ -5,7 +5,7 @@ import { isObjectIdHex } from '../../contracts/ids';
 import { discardBatch, startWrittenBatch, writtenBatchCalls, type Dispatcher } from '../../calls/dispatch';
 import { prepareCalls, type PreparedCall } from '../../calls/prepare-calls';
 import type { QueuedCallControl } from '../../calls/queued-call-control';
-import { mapBounded } from '../../calls/run-bounded';
+import { mapBounded } from '../../concurrency/run-bounded';
 import type { SecretBox } from '../../crypto/secret-box';
 import { findCallPage } from '../../data/call-list-query';
 import { LIST_FILTER_FIELDS, placeInTeamList } from '../../data/call-list-positions';
