@@ -1,7 +1,8 @@
 // Replays saved histories of real calls, delivery streams and a team pacer against today's workflow code: a change
 // that would break calls already running in production (non-determinism) fails here. paced-busy-call.json and
 // team-pacer.json were recorded before the pacer granted in bursts from an activity and calls asked for and gave
-// back slots from local activities: they replay the old way behind `patched()`.
+// back slots from local activities: they replay the old way behind `patched()`. team-pacer-grouped-signals.json has
+// the requests and releases that workers send to a pacer several calls to a signal (requestDialSlots, releaseDialSlots).
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
