@@ -67,11 +67,11 @@ const schema = z.object({
   TELNYX_API_BASE_URL: url.default(PROVIDER_API_BASE_URLS.telnyx),
   BATCH_START_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
   /**
-   * The API's heap may grow this far (percent) past what its last full garbage collection kept
-   * before the next one; 0: V8's own factor (up to 4x on a small heap, which lets the API's RSS swell
-   * with garbage under load). See src/main/heap-growth.ts.
+   * The API's and the worker's heaps may grow this far (percent) past what their last full garbage
+   * collection kept before the next one; 0: V8's own factor (up to 4x on a small heap, which lets
+   * their RSS swell with garbage under load). See src/main/heap-growth.ts.
    */
-  API_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(400).default(50),
+  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(400).default(50),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
   /**
    * Workflows the worker keeps in memory between their tasks. The SDK's default grows with the heap
@@ -127,11 +127,11 @@ const schema = z.object({
 export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };
 
 /**
- * API_HEAP_GROWING_PERCENT alone, for the API's first import (src/main/heap-growth.ts), which must act
+ * HEAP_GROWING_PERCENT alone, for the first import of the API and the worker (src/main/heap-growth.ts), which must act
  * before the rest of the config is read; undefined when the value is invalid (loadConfig says why).
  */
 export function heapGrowingPercentOf(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const parsed = schema.shape.API_HEAP_GROWING_PERCENT.safeParse(env.API_HEAP_GROWING_PERCENT);
+  const parsed = schema.shape.HEAP_GROWING_PERCENT.safeParse(env.HEAP_GROWING_PERCENT);
   return parsed.success ? parsed.data : undefined;
 }
 

@@ -1,14 +1,14 @@
-// Imported first by the API's entry (src/main/api.ts), for its side effect: how far V8 lets the old
-// generation grow past what the last full collection kept before it collects again. Its own
-// heuristics allow up to 4x on a small heap: an API whose live heap is ~40 MiB then carries ~70 MiB
-// of dead request objects under load before collecting, most of its peak RSS. A fixed factor
-// collects sooner, at little CPU (a full collection of a heap this size takes milliseconds, and under
-// load one comes every few seconds). It paces collections and limits nothing: a 10,000-call batch
-// still gets the heap it needs.
+// Imported first by the API's and the worker's entries, for its side effect: how far V8 lets the
+// old generation grow past what the last full collection kept before it collects again. Its own
+// heuristics allow up to 4x on a small heap: the API, whose live heap is ~40 MiB, then carried ~70 MiB
+// of dead request objects under load before collecting, most of its peak RSS, and the worker's RSS
+// with its cache full stayed 100 MiB or more above what it holds. A fixed factor collects sooner, at
+// little CPU (a full collection of the API's heap takes milliseconds; under load one comes every few
+// seconds). It paces collections and limits nothing: a 10,000-call batch still gets the heap it needs.
 //
 // It must act before the other modules load: V8 computes the next limit only at a full collection,
 // and loading them runs the first ones, so a factor set after that waits out a limit already set high.
-// NODE_OPTIONS does not accept the flag, and a command-line flag would need every way the API starts.
+// NODE_OPTIONS does not accept the flag, and a command-line flag would need every way they start.
 import { setFlagsFromString } from 'node:v8';
 import { heapGrowingPercentOf } from '../config';
 

@@ -1,5 +1,7 @@
 // Entry point: the Temporal worker, plus the reconciler that starts workflows of records left
 // pending by a crash. `npm run worker` runs it against configured servers.
+// First, before any other module loads (see the file).
+import './heap-growth';
 import mongoose from 'mongoose';
 import { createDispatcher } from '../calls/dispatch';
 import { startReconciler } from '../calls/reconciler';
@@ -67,7 +69,9 @@ async function main(): Promise<void> {
   logger.info('worker stopped');
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}

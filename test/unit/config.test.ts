@@ -67,8 +67,8 @@ describe('loadConfig', () => {
   });
   it("reads the API's heap growth on its own, for the API's first import, and leaves bad values to loadConfig", () => {
     expect(heapGrowingPercentOf({})).toBe(50);
-    expect(heapGrowingPercentOf({ API_HEAP_GROWING_PERCENT: '0' })).toBe(0);
-    expect(heapGrowingPercentOf({ API_HEAP_GROWING_PERCENT: 'lots' })).toBeUndefined();
-    expect(() => loadConfig({ ...base, API_HEAP_GROWING_PERCENT: 'lots' })).toThrow(/API_HEAP_GROWING_PERCENT/);
+    expect(heapGrowingPercentOf({ HEAP_GROWING_PERCENT: '0' })).toBe(0);
+    expect(heapGrowingPercentOf({ HEAP_GROWING_PERCENT: 'lots' })).toBeUndefined();
+    expect(() => loadConfig({ ...base, HEAP_GROWING_PERCENT: 'lots' })).toThrow(/HEAP_GROWING_PERCENT/);
   });
 });
