@@ -127,8 +127,9 @@ const schema = z.object({
 export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_BASE_URL'> & { PUBLIC_BASE_URL: string };
 
 /**
- * HEAP_GROWING_PERCENT alone, for the first import of the API and the worker (src/main/heap-growth.ts), which must act
- * before the rest of the config is read; undefined when the value is invalid (loadConfig says why).
+ * HEAP_GROWING_PERCENT alone, for the first import of the API and the worker
+ * (src/main/heap-growth.ts), which acts before the rest of the config is read; undefined when the
+ * value is invalid (loadConfig then says why).
  */
 export function heapGrowingPercentOf(env: NodeJS.ProcessEnv = process.env): number | undefined {
   const parsed = schema.shape.HEAP_GROWING_PERCENT.safeParse(env.HEAP_GROWING_PERCENT);

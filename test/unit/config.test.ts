@@ -65,7 +65,8 @@ describe('loadConfig', () => {
       'https://calls.example.com',
     );
   });
-  it("reads the API's heap growth on its own, for the API's first import, and leaves bad values to loadConfig", () => {
+
+  it('reads the heap growth on its own, for the first import of the API and the worker, and leaves bad values to loadConfig', () => {
     expect(heapGrowingPercentOf({})).toBe(50);
     expect(heapGrowingPercentOf({ HEAP_GROWING_PERCENT: '0' })).toBe(0);
     expect(heapGrowingPercentOf({ HEAP_GROWING_PERCENT: 'lots' })).toBeUndefined();
