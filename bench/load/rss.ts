@@ -1,4 +1,5 @@
-// Memory (VmRSS) of the service processes, read from /proc (Linux), sampled through the whole run so that each scenario can report the peak of each process while it ran.
+// Memory (VmRSS) of the service processes, read from /proc (Linux), sampled through the whole run so
+// that each scenario can report the peak of each process while it ran.
 import { readFileSync } from 'node:fs';
 
 /** Resident set size of `pid` in MiB, or null when the process is gone (or this is not Linux). */
