@@ -44,7 +44,7 @@ import { OutputTail } from '../scripts/chaos/output-tail';
 import { ServiceProcess, waitForPoller } from '../scripts/chaos/processes';
 import { bundleBaselineWorkflows, quietBundlerLogger } from './baseline/worker';
 import { runBuild } from './build';
-import { cpuWindow, type CpuUse } from './load/cpu';
+import { cpuWindow, describeCpu, settle, type CpuUse } from './load/cpu';
 import { RssSampler, type RssPeaks } from './load/rss';
 import type { BenchContext, BenchFigure, BenchParam, BenchScenario, BenchTeam } from './scenario';
 import { batchScenario } from './scenarios/batch';
@@ -505,6 +505,17 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
       ownTemporal: !options.temporalAddress,
       temporalOnPostgres,
     });
+    const cpuRoots = (): Record<string, number | null> => {
+      const own = (list: RunningServer[], postgres: boolean) =>
+        list.find((server) => (server.name === 'postgres') === postgres)?.pid ?? null;
+      return {
+        ...Object.fromEntries(sampled.map(([name, p]) => [name, p.pid ?? null])),
+        temporal: own(temporalServers, false),
+        temporalPostgres: own(temporalServers, true),
+        ferretdb: own(databaseServers, false),
+        postgres: own(databaseServers, true),
+      };
+    };
     return {
       ctx: {
         apiUrl,
@@ -535,6 +546,12 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
           },
         },
         memory: () => sampler.open(),
+        cpu: () => cpuWindow(cpuRoots),
+        settle: async (what) => {
+          // A quick run (npm test's, beside other tests) only gives the machine a moment.
+          const { waitedMs, quiet } = await settle({ maxMs: options.quick ? 3_000 : 120_000 });
+          log(`${what}: ${quiet ? 'machine quiet' : 'machine still busy'} after ${(waitedMs / 1000).toFixed(1)} s`);
+        },
         serviceEnv,
         workflowBundlePath,
         workDir,
@@ -542,17 +559,7 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
       },
       processes: byName,
       sampler,
-      cpuRoots: () => {
-        const own = (list: RunningServer[], postgres: boolean) =>
-          list.find((server) => (server.name === 'postgres') === postgres)?.pid ?? null;
-        return {
-          ...Object.fromEntries(sampled.map(([name, p]) => [name, p.pid ?? null])),
-          temporal: own(temporalServers, false),
-          temporalPostgres: own(temporalServers, true),
-          ferretdb: own(databaseServers, false),
-          postgres: own(databaseServers, true),
-        };
-      },
+      cpuRoots,
       servers,
       unexpectedExits: () => processes.flatMap((p) => p.unexpectedExits),
       recentOutput: () => [serverTail, ...processes.map((p) => p.tail)].map((t) => t.text()).join('\n'),
@@ -667,6 +674,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   try {
     for (const scenario of chosen) {
       const params = resolveParams(scenario, options);
+      // What the scenario before left running (workflow tasks, deliveries) is not this one's.
+      await stack.ctx.settle(`${scenario.name}: before it`);
       const window = stack.sampler.open();
       const cpu = cpuWindow(stack.cpuRoots);
       const started = performance.now();
@@ -805,17 +814,6 @@ function markdownSection(report: Omit<BenchReport, 'jsonFile' | 'markdown'>, jso
     }
   }
   return `${lines.join('\n')}\n`;
-}
-
-/** One line for the log: each process's CPU seconds, the busiest first. */
-function describeCpu(cpu: CpuUse): string {
-  const named = Object.entries(cpu.seconds).flatMap(([name, value]) =>
-    typeof value === 'number' ? [[name, value] as const] : [],
-  );
-  named.sort((a, b) => b[1] - a[1]);
-  const parts = named.map(([name, value]) => `${name} ${value}`);
-  if (cpu.otherSeconds !== null) parts.push(`other ${cpu.otherSeconds}`);
-  return `${parts.join(', ')}${cpu.machineSeconds !== null ? ` (machine ${cpu.machineSeconds})` : ''}`;
 }
 
 async function main(): Promise<void> {

@@ -3,6 +3,7 @@
 // one line to the SCENARIOS list in bench/run.ts.
 import type { Client } from '@temporalio/client';
 import { requestJson, type HttpAnswer } from '../scripts/chaos/http';
+import type { CpuUse } from './load/cpu';
 import type { RssWindow } from './load/rss';
 
 /** A number a scenario takes: its full-run and `--quick` values; `<scenario>.<name>=<value>` on the command line overrides. */
@@ -46,6 +47,10 @@ export interface BenchContext {
   pids: { api: number; worker: number; worker2: number | null; emulator: number; baselineWorker: number };
   /** Opens a window collecting each process's peak RSS until closed (sampled every 250 ms). */
   memory(): RssWindow;
+  /** Opens a window counting each process's CPU seconds until closed (to tell a scenario's sides apart). */
+  cpu(): { close(): CpuUse };
+  /** Waits until the machine is nearly idle (at most two minutes; --quick: three seconds), and logs how long. */
+  settle(what: string): Promise<void>;
   /** The environment the API and worker run with (for a CLI or another process over the same stack). */
   serviceEnv: NodeJS.ProcessEnv;
   /** The service's workflow bundle, built once at start. */

@@ -59,6 +59,28 @@ export function machineBusySeconds(): number | null {
   }
 }
 
+/**
+ * Waits until the machine is nearly idle: under `busyCores` of its cores busy over a second, or until
+ * `maxMs` passed. A side of a scenario (a baseline's raw starts) leaves work behind (the workflow tasks
+ * its worker has not run yet) that would otherwise be billed to the side measured after it.
+ * Answers how long it waited, and whether the machine went quiet.
+ */
+export async function settle(
+  options: { busyCores?: number; maxMs?: number } = {},
+): Promise<{ waitedMs: number; quiet: boolean }> {
+  const busyCores = options.busyCores ?? 0.3;
+  const started = Date.now();
+  const deadline = started + (options.maxMs ?? 120_000);
+  for (;;) {
+    const before = machineBusySeconds();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const after = machineBusySeconds();
+    if (before === null || after === null) return { waitedMs: Date.now() - started, quiet: false }; // not Linux
+    if (after - before < busyCores) return { waitedMs: Date.now() - started, quiet: true };
+    if (Date.now() >= deadline) return { waitedMs: Date.now() - started, quiet: false };
+  }
+}
+
 /** CPU seconds of each named root process together with all its descendants (a server's workers). */
 export function treeCpuSeconds(roots: Record<string, number | null>): Record<string, number | null> {
   const stats = allStats();
@@ -103,6 +125,17 @@ export function cpuWindow(roots: () => Record<string, number | null>): { close()
       return { seconds, machineSeconds, otherSeconds: machineSeconds === null ? null : round(machineSeconds - named) };
     },
   };
+}
+
+/** One line for the log: each process's CPU seconds, the busiest first. */
+export function describeCpu(cpu: CpuUse): string {
+  const named = Object.entries(cpu.seconds).flatMap(([name, value]) =>
+    typeof value === 'number' ? [[name, value] as const] : [],
+  );
+  named.sort((a, b) => b[1] - a[1]);
+  const parts = named.map(([name, value]) => `${name} ${value}`);
+  if (cpu.otherSeconds !== null) parts.push(`other ${cpu.otherSeconds}`);
+  return `${parts.join(', ')}${cpu.machineSeconds !== null ? ` (machine ${cpu.machineSeconds})` : ''}`;
 }
 
 function round(value: number): number {

@@ -32,6 +32,8 @@ export const batchScenario: BenchScenario = {
       concurrency,
     });
     if (raw.ok !== size) throw new Error(`${size - raw.ok} raw starts failed: ${raw.errors.join('; ')}`);
+    // The baseline's workflows run to their end first: the worker's backlog is not the service's cost.
+    await ctx.settle(`batch: after the baseline`);
 
     const later = new Date(Date.now() + FAR_AHEAD_MS).toISOString();
     const bodyFile = path.join(ctx.workDir, 'batch-body.json');

@@ -4,8 +4,14 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runHttpLoad } from '../load/autocannon';
+import { describeCpu, type CpuUse } from '../load/cpu';
 import { runRawLoad } from '../load/raw-temporal';
 import { BUDGETS, FAR_AHEAD_MS, figure, ms, type BenchScenario } from '../scenario';
+
+/** Milliseconds of the machine's CPU per call (NaN where /proc is not there). */
+function perCall(cpu: CpuUse, calls: number): number {
+  return cpu.machineSeconds === null ? Number.NaN : ms((cpu.machineSeconds * 1000) / calls);
+}
 
 export const createScenario: BenchScenario = {
   name: 'create',
@@ -18,6 +24,7 @@ export const createScenario: BenchScenario = {
   async run(ctx) {
     const { requests, concurrency } = ctx.params as { requests: number; concurrency: number };
     ctx.log(`create: baseline, ${requests} raw starts + inserts at concurrency ${concurrency}`);
+    const rawCpu = ctx.cpu();
     const raw = await runRawLoad({
       mode: 'starts',
       temporalAddress: ctx.temporalAddress,
@@ -29,6 +36,10 @@ export const createScenario: BenchScenario = {
       mongoUri: ctx.mongoUri,
     });
     if (raw.ok === 0) throw new Error(`no raw start succeeded: ${raw.errors.join('; ')}`);
+    // The baseline's workflows run to their end first (and count as its CPU): the bench-only worker's
+    // backlog is not the service's cost.
+    await ctx.settle(`create: after the baseline`);
+    const rawCpuUse = rawCpu.close();
 
     const bodyFile = path.join(ctx.workDir, 'create-body.json');
     await writeFile(
@@ -44,6 +55,7 @@ export const createScenario: BenchScenario = {
     );
     ctx.log(`create: POST /v1/phoneCalls, ${requests} at concurrency ${concurrency} (autocannon)`);
     const memory = ctx.memory();
+    const apiCpu = ctx.cpu();
     const api = await runHttpLoad({
       url: `${ctx.apiUrl}/v1/phoneCalls`,
       method: 'POST',
@@ -54,6 +66,12 @@ export const createScenario: BenchScenario = {
       amount: requests,
     });
     const apiPeak = memory.close().peakMiB.api ?? Number.NaN;
+    // As for the baseline: its calls' first workflow tasks done before its CPU is counted.
+    await ctx.settle(`create: after the creates`);
+    const apiCpuUse = apiCpu.close();
+    // Each side's CPU on its own: what a create costs each process against what a raw start does.
+    const cpuNote = `CPU seconds, baseline: ${describeCpu(rawCpuUse)}; service: ${describeCpu(apiCpuUse)}`;
+    ctx.log(`create: ${cpuNote}`);
     if (api.ok === 0) throw new Error(`no create succeeded: ${JSON.stringify(api.statusCodes)}, ${api.errors} errors`);
     const failed = api.non2xx + api.errors + api.timeouts;
     const note = failed ? `${failed} of ${requests} not 2xx: ${JSON.stringify(api.statusCodes)}` : undefined;
@@ -63,12 +81,18 @@ export const createScenario: BenchScenario = {
       figure(`create throughput, ${what}`, ms(api.perSecond), 'calls/s', {
         baseline: ms(raw.perSecond),
         budget: BUDGETS.createThroughput,
-        note: note ?? rawNote,
+        note: [note ?? rawNote, cpuNote].filter(Boolean).join('; '),
       }),
       figure(`create latency p50`, ms(api.latencyMs.p50), 'ms', { baseline: ms(raw.latencyMs!.p50) }),
       figure(`create latency p99`, ms(api.latencyMs.p99), 'ms', {
         baseline: ms(raw.latencyMs!.p99),
         budget: BUDGETS.createP99,
+      }),
+      // The starts alone outrun the bench-only worker (its backlog of no-op workflows takes seconds more
+      // after the last start), so the machine's CPU per created workflow, each side until quiet again,
+      // is the other way to compare them: what each costs when the load is sustained.
+      figure(`machine CPU per create, until its workflow task ran`, perCall(apiCpuUse, requests), 'ms', {
+        baseline: perCall(rawCpuUse, requests),
       }),
       figure(`API RSS under the create load (peak)`, ms(apiPeak), 'MiB', { budget: BUDGETS.apiRss }),
     ];
