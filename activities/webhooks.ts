@@ -1,5 +1,5 @@
 // Which endpoints an event goes to, and one delivery attempt to one of them (recorded in MongoDB).
-import { ALL_EVENTS, type CallEventName } from '../src/contracts/events';
+import { subscribesTo, type CallEventName } from '../src/contracts/events';
 import { toReadView } from '../src/data/phone-call-view';
 import { attemptDelivery } from '../src/webhooks/attempt';
 import type { WebhookEvent, WebhookTarget } from '../workflows/types';
@@ -24,26 +24,32 @@ export function createWebhookActivities({
 }: Pick<ActivityDeps, 'config' | 'secretBox' | 'calls' | 'webhooks' | 'metrics'>) {
   return {
     /**
-     * The endpoints subscribed to `type` for this call, and (when there are any) the call as it is
-     * now, for events whose payload is the call itself.
+     * The endpoints subscribed to `type` for this call, and (when there are any and `wantsCall` is not
+     * false) the call as it is now, for events whose payload is the call itself. The call is read
+     * only when its own webhooks may want the event (`ownWebhookEvents`, absent: they may) or its view
+     * is wanted: most events of most calls need one read, of the team's webhooks.
      */
     async resolveWebhookTargets(input: {
       callId: string;
       teamId: string;
       type: CallEventName;
+      ownWebhookEvents?: string[];
+      wantsCall?: boolean;
     }): Promise<{ targets: WebhookTarget[]; retryDelaysMs: number[]; call: Record<string, unknown> | null }> {
-      const subscribed = (events: readonly string[]) => events.includes(input.type) || events.includes(ALL_EVENTS);
+      const wantsCall = input.wantsCall ?? true;
       const teamHooks = await webhooks.forTeam(input.teamId);
-      const call = await calls.findById(input.callId);
       const targets: WebhookTarget[] = [];
-      for (const hook of teamHooks) if (subscribed(hook.subscribedEvents)) targets.push(teamWebhookTarget(hook));
+      for (const hook of teamHooks)
+        if (subscribesTo(hook.subscribedEvents, input.type)) targets.push(teamWebhookTarget(hook));
+      const ownMayWant = !input.ownWebhookEvents || subscribesTo(input.ownWebhookEvents, input.type);
+      const call = ownMayWant || (wantsCall && targets.length) ? await calls.findById(input.callId) : null;
       (call?.phoneCallWebhooks ?? []).forEach((hook, index) => {
-        if (subscribed([hook.subscribedEvent])) targets.push(callWebhookTarget(hook, index));
+        if (subscribesTo([hook.subscribedEvent], input.type)) targets.push(callWebhookTarget(hook, index));
       });
       return {
         targets,
         retryDelaysMs: [...config.WEBHOOK_RETRY_DELAYS],
-        call: targets.length && call ? toReadView(call) : null,
+        call: wantsCall && targets.length && call ? toReadView(call) : null,
       };
     },
 

@@ -187,6 +187,10 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       callId: input.callId,
       teamId: input.teamId,
       type,
+      // What lets the activity skip reading the call: its own webhooks' events, and whether the
+      // event's payload is the call as it stands (only when `data` is not given).
+      ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
+      wantsCall: data === null,
     });
     const { targets, retryDelaysMs } = resolved;
     if (targets.length === 0) return;

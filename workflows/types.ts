@@ -30,6 +30,11 @@ export interface CallWorkflowInput {
   redialPolicy?: RedialPolicy;
   /** The template's answering-machine detection; absent: off. */
   machineDetection?: ActiveMachineDetection;
+  /**
+   * What the call's own `phoneCallWebhooks` subscribe to (fixed at create), so that an event none of
+   * them wants needs no read of the call; absent (histories from before the field): read each time.
+   */
+  ownWebhookEvents?: string[];
 }
 
 export type CallPhase =

@@ -66,6 +66,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
           : {}),
         ...(plan.redialPolicy ? { redialPolicy: plan.redialPolicy } : {}),
         ...(plan.machineDetection ? { machineDetection: plan.machineDetection } : {}),
+        ownWebhookEvents: call.phoneCallWebhooks.map((hook) => hook.subscribedEvent),
       };
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.

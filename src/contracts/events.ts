@@ -18,6 +18,11 @@ export const ALL_EVENTS = '*';
 /** What a webhook subscribes to: one event, or `*` for all. */
 export type SubscribedEvent = CallEventName | typeof ALL_EVENTS;
 
+/** Whether an endpoint subscribed to `subscribed` gets events of `type`. */
+export function subscribesTo(subscribed: readonly string[], type: CallEventName): boolean {
+  return subscribed.includes(type) || subscribed.includes(ALL_EVENTS);
+}
+
 export function statusEventName(status: CallStatus): CallEventName {
   return `phoneCall.${status}`;
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/admin/commands';
+import { callWorkflowId } from '../../src/contracts/ids';
 import { WebhookDelivery } from '../../src/data/models/webhook-delivery';
 import { createLogger } from '../../src/logger';
 import { createApiApp, listen } from '../../src/main/api';
@@ -303,6 +304,13 @@ describe('delivery', () => {
       perCall.headers as Record<string, string>,
     ) as { type: string };
     expect(verified.type).toBe('phoneCall.completed');
+    // Its workflow was started knowing its own webhooks' events: what spares most endpoint lookups a
+    // read of the call.
+    const { events: started } = await stack.temporal.workflow.getHandle(callWorkflowId(callId)).fetchHistory();
+    const startPayload = started![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+    expect(JSON.parse(Buffer.from(startPayload.data!).toString('utf8'))).toMatchObject({
+      ownWebhookEvents: ['phoneCall.completed'],
+    });
 
     const history = await WebhookDelivery.find({ phoneCallId: callId }).lean();
     expect(history.length).toBe(STATUS_ORDER.length + 2);

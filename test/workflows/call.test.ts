@@ -65,7 +65,7 @@ describe('phoneCallWorkflow', () => {
     const { activities, calls } = stubActivities();
     const taskQueue = uniqueId('q');
     const worker = await workerFor(env, activities, taskQueue);
-    const args = input({ ringTimeoutSeconds: 120 });
+    const args = input({ ringTimeoutSeconds: 120, ownWebhookEvents: ['phoneCall.completed'] });
     const startedAt = await env.currentTimeMs();
     const state = await worker.runUntil(
       env.client.workflow.execute(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] }),
@@ -77,6 +77,16 @@ describe('phoneCallWorkflow', () => {
       providerCallId: `pc-${args.callId}`,
     });
     expect((await env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(120_000);
+    // Each endpoint lookup knows the call's own webhooks' events; only queued's payload is the call read.
+    expect(calls.filter((c) => c.name === 'resolveWebhookTargets').map((c) => c.input)).toEqual(
+      ['phoneCall.queued', 'phoneCall.ringing', 'phoneCall.noAnswer'].map((type) => ({
+        callId: args.callId,
+        teamId: args.teamId,
+        type,
+        ownWebhookEvents: ['phoneCall.completed'],
+        wantsCall: type === 'phoneCall.queued',
+      })),
+    );
   });
 
   it('hangs up an answered call that outlives the maximum duration and ends it failed (max-duration)', async () => {

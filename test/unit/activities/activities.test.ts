@@ -250,12 +250,42 @@ describe('webhook activities', () => {
     };
     memory.teamWebhooks.push(hook as unknown as WebhookDoc);
     const callId = call._id.toHexString();
+    const base0 = () => ({ callId, teamId: template.teamId.toHexString() });
     const resolved = await run(activities.resolveWebhookTargets, [
       { callId, teamId: template.teamId.toHexString(), type: 'phoneCall.completed' as const },
     ]);
     expect(resolved.targets.map((t) => t.endpointKey)).toEqual([`wh-${hook._id.toHexString()}`, 'call-0']);
     expect(resolved.retryDelaysMs).toEqual([5_000, 60_000]);
     expect(resolved.call).toMatchObject({ _id: callId });
+
+    // Told what the call's own webhooks subscribe to, and that the payload is given: an event none of
+    // them wants is resolved from the team's webhooks alone, without reading the call.
+    let callReads = 0;
+    const findById = memory.stores.calls.findById.bind(memory.stores.calls);
+    memory.stores.calls.findById = async (id) => {
+      callReads += 1;
+      return findById(id);
+    };
+    const ownEvents = ['phoneCall.completed', 'phoneCall.ringing'];
+    const inProgress = await run(activities.resolveWebhookTargets, [
+      { ...base0(), type: 'phoneCall.inProgress' as const, ownWebhookEvents: ownEvents, wantsCall: false },
+    ]);
+    expect(inProgress.targets.map((t) => t.endpointKey)).toEqual([`wh-${hook._id.toHexString()}`]);
+    expect(inProgress.call).toBeNull();
+    expect(callReads).toBe(0);
+    // One of them wants it: the call is read for its targets, and its view is still left out.
+    const ringing = await run(activities.resolveWebhookTargets, [
+      { ...base0(), type: 'phoneCall.ringing' as const, ownWebhookEvents: ownEvents, wantsCall: false },
+    ]);
+    expect(ringing.targets.map((t) => t.endpointKey)).toEqual([`wh-${hook._id.toHexString()}`, 'call-1']);
+    expect(ringing.call).toBeNull();
+    expect(callReads).toBe(1);
+    // The payload is the call (phoneCall.queued): read for the team's webhook even with no own one.
+    const queued = await run(activities.resolveWebhookTargets, [
+      { ...base0(), type: 'phoneCall.queued' as const, ownWebhookEvents: ownEvents },
+    ]);
+    expect(queued.call).toMatchObject({ _id: callId });
+    expect(callReads).toBe(2);
 
     receiver.on('/team', (_req, count) => (count === 1 ? 500 : 200));
     receiver.on('/per-call', () => 410);
