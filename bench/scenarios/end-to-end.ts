@@ -3,6 +3,7 @@
 // second from the create to the last close. Baseline: N raw workflows each running as many no-op
 // activities (and local activities) as one of these calls ran, counted from its history. The team's
 // pacing limits are the highest allowed and calls rotate over the providers, as in `schedule`.
+import { temporal } from '@temporalio/proto';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { runRawLoad } from '../load/raw-temporal';
 import { runConcurrent, summarize } from '../load/stats';
@@ -19,6 +20,29 @@ async function activitiesOf(ctx: BenchContext, workflowId: string): Promise<{ ac
     if (event.markerRecordedEventAttributes) local += 1;
   }
   return { activities, local };
+}
+
+/** The longest time between two consecutive events of a workflow's history, and which two they were. */
+async function longestWait(ctx: BenchContext, workflowId: string): Promise<string> {
+  const history = await ctx.temporal.workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const timeOf = (i: number) => {
+    const t = events[i]!.eventTime;
+    // Seconds come as a number or a protobuf Long (whose string form is the number).
+    return t ? Number(String(t.seconds ?? 0)) * 1000 + Math.round((t.nanos ?? 0) / 1e6) : Number.NaN;
+  };
+  const nameOf = (i: number) =>
+    String(temporal.api.enums.v1.EventType[events[i]!.eventType ?? 0] ?? events[i]!.eventType).replace(
+      /^EVENT_TYPE_/,
+      '',
+    );
+  let longest = { ms: 0, at: 0 };
+  for (let i = 1; i < events.length; i += 1) {
+    const gap = timeOf(i) - timeOf(i - 1);
+    if (gap > longest.ms) longest = { ms: gap, at: i };
+  }
+  if (longest.at === 0) return 'none';
+  return `${ms(longest.ms / 1000)} s from ${nameOf(longest.at - 1)} (event ${longest.at}) to ${nameOf(longest.at)}, of ${events.length} events`;
 }
 
 export const endToEndScenario: BenchScenario = {
@@ -46,6 +70,7 @@ export const endToEndScenario: BenchScenario = {
     const ids = expectStatus(answer, 201, 'POST /v1/phoneCalls/batch').data.map((c) => c._id);
     const statuses = new Map<string, number>();
     let lastClose = started;
+    let lastCallId = ids[0]!;
     /** Seconds from the create to each call's close: the figure is set by the last, the spread says why. */
     const closedAfter: number[] = [];
     const waitUntil = started + (ctx.quick ? 90_000 : 900_000);
@@ -59,6 +84,7 @@ export const endToEndScenario: BenchScenario = {
       const description = await handle.describe();
       statuses.set(description.status.name, (statuses.get(description.status.name) ?? 0) + 1);
       if (description.closeTime) {
+        if (description.closeTime.getTime() > lastClose) lastCallId = ids[i]!;
         lastClose = Math.max(lastClose, description.closeTime.getTime());
         closedAfter.push((description.closeTime.getTime() - started) / 1000);
       }
@@ -77,6 +103,7 @@ export const endToEndScenario: BenchScenario = {
       cursor = page.nextCursor;
     } while (cursor);
     const { activities, local } = await activitiesOf(ctx, callWorkflowId(ids[0]!));
+    const lastWait = await longestWait(ctx, callWorkflowId(lastCallId));
 
     ctx.log(`end-to-end: baseline, ${calls} raw workflows of ${activities} activities + ${local} local activities`);
     const raw = await runRawLoad({
@@ -98,7 +125,7 @@ export const endToEndScenario: BenchScenario = {
       figure(`end to end, ${calls} calls placed at once`, ms(calls / seconds), 'calls/s', {
         baseline: ms(raw.perSecond),
         budget: BUDGETS.endToEndRate,
-        note: `${ms(seconds)} s vs ${ms(raw.seconds)} s (calls closed: half by ${ms(spread.p50)} s, 90 % by ${ms(spread.p90)} s); calls: ${outcome}; workflows completed: ${completed}/${calls}; ${activities} activities + ${local} local activities per call`,
+        note: `${ms(seconds)} s vs ${ms(raw.seconds)} s (calls closed: half by ${ms(spread.p50)} s, 90 % by ${ms(spread.p90)} s); calls: ${outcome}; workflows completed: ${completed}/${calls}; ${activities} activities + ${local} local activities per call; the last call's longest wait: ${lastWait}`,
       }),
     ];
   },
