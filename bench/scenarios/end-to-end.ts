@@ -42,7 +42,17 @@ async function longestWait(ctx: BenchContext, workflowId: string): Promise<strin
     if (gap > longest.ms) longest = { ms: gap, at: i };
   }
   if (longest.at === 0) return 'none';
-  return `${ms(longest.ms / 1000)} s from ${nameOf(longest.at - 1)} (event ${longest.at}) to ${nameOf(longest.at)}, of ${events.length} events`;
+  // An activity's started event is written by the attempt that finished it: its number and the failure
+  // before it say whether the wait was a queue or a run of retries.
+  const started = events[longest.at]!.activityTaskStartedEventAttributes;
+  const scheduled = started
+    ? events.find((e) => Number(String(e.eventId)) === Number(String(started.scheduledEventId)))
+    : undefined;
+  const activity = scheduled?.activityTaskScheduledEventAttributes?.activityType?.name;
+  const retries = started
+    ? ` (${activity ?? 'activity'}, attempt ${started.attempt ?? 1}${started.lastFailure?.message ? `, last failure: ${started.lastFailure.message.slice(0, 160)}` : ''})`
+    : '';
+  return `${ms(longest.ms / 1000)} s from ${nameOf(longest.at - 1)} (event ${longest.at}) to ${nameOf(longest.at)}${retries}, of ${events.length} events`;
 }
 
 export const endToEndScenario: BenchScenario = {
