@@ -38,7 +38,8 @@ export function createConversationStore(): ConversationStore {
       return token;
     },
     async replaceTranscript(call, utterances) {
-      await Transcript.deleteMany({ phoneCallId: call._id });
+      // With the team named, MongoDB reads the (teamId, phoneCallId, ...) index.
+      await Transcript.deleteMany({ teamId: call.teamId, phoneCallId: call._id });
       if (utterances.length === 0) return [];
       const docs = utterances.map((u, sequence) => ({
         teamId: call.teamId,

@@ -47,8 +47,11 @@ export interface DoNotCallList extends DoNotCallStore {
 
 async function entriesFor(teamId: string, numbers: readonly string[]): Promise<DoNotCallEntryDoc[]> {
   if (numbers.length === 0) return [];
-  // An equality match per number ($in), which FerretDB pushes down; no sort needed.
-  return DoNotCallEntry.find({ teamId, phoneNumber: { $in: [...new Set(numbers)] } }).lean<DoNotCallEntryDoc[]>();
+  const distinct = [...new Set(numbers)];
+  // FerretDB 1.x pushes an equality down to PostgreSQL but not $in (that reads the team's entries
+  // through their team index): a dial checks one number, by equality.
+  const phoneNumber = distinct.length === 1 ? distinct[0] : { $in: distinct };
+  return DoNotCallEntry.find({ teamId, phoneNumber }).lean<DoNotCallEntryDoc[]>();
 }
 
 /** Which of `numbers` are on the team's list (create checks a whole batch with one query). */

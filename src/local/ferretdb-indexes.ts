@@ -6,8 +6,9 @@
 // the whole table, so each cost grew with the number of calls stored. A GIN index on that very
 // expression serves it. Indexed here:
 // - `_id` of every collection's table, so that a lookup by id is an index lookup;
-// - the list slice key and each list filter of the phone-call tables, so that a list slice read
-//   (src/data/call-list-query.ts) costs an index lookup instead of a scan of every call.
+// - per collection, each other field that a lookup on a hot path names (INDEXED_FIELDS_BY_COLLECTION):
+//   without it the lookup reads every row, and a row's whole document (a recording's audio too)
+//   is decompressed to find the field.
 // An event trigger adds them to every table FerretDB creates (one set per database: the tests make
 // many), and existing tables get them at start. Custom plans are forced (plan_cache_mode, set on the
 // server by src/local/servers.ts) because FerretDB's prepared statements name the field as a
@@ -16,30 +17,57 @@
 // A deployment on FerretDB and its own PostgreSQL runs this once: `npx tsx src/local/ferretdb-indexes.ts <postgres URL>`.
 import { Client } from 'pg';
 import { LIST_FILTER_FIELDS } from '../data/call-list-positions';
+import { DoNotCallEntry } from '../data/models/do-not-call-entry';
+import { IdempotencyRecord } from '../data/models/idempotency-record';
+import { PhoneCall } from '../data/models/phone-call';
+import { Recording } from '../data/models/recording';
+import { Transcript } from '../data/models/transcript';
+import { WebhookDelivery } from '../data/models/webhook-delivery';
 
 /**
- * The slice key and each list filter. Not the team: every read names it, and with an index on it the
- * planner may intersect a whole team's calls instead of reading one slice.
+ * The fields indexed besides `_id`, by collection. Only fields that narrow a lookup to a few rows:
+ * not the team (every list read names it, and with an index on it the planner may intersect a whole
+ * team's calls instead of reading one slice). Each index costs every write of its table a little, so
+ * a lookup made only on rare paths (a dispatch batch's calls, read when recovering) goes without.
  */
-export const INDEXED_FIELDS = ['listKeys', ...LIST_FILTER_FIELDS];
+export const INDEXED_FIELDS_BY_COLLECTION: Readonly<Record<string, readonly string[]>> = {
+  // The list slice key and each list filter (src/data/call-list-query.ts).
+  [PhoneCall.collection.collectionName]: ['listKeys', ...LIST_FILTER_FIELDS],
+  // Capture's upsert of a call's recording, and the recording's public URL.
+  [Recording.collection.collectionName]: ['phoneCallId', 'token'],
+  // Capture replaces a call's transcript; GET /v1/transcripts?phoneCallId=.
+  [Transcript.collection.collectionName]: ['phoneCallId'],
+  // The record of every delivery attempt (by event); a call's deliveries (GET and redelivery).
+  [WebhookDelivery.collection.collectionName]: ['eventId', 'phoneCallId'],
+  // Every create with an Idempotency-Key.
+  [IdempotencyRecord.collection.collectionName]: ['key'],
+  // Every dial checks its number against the team's list (equality); a create of several numbers
+  // reads the team's entries ($in is not pushed down), a team's list being short beside all teams'.
+  [DoNotCallEntry.collection.collectionName]: ['phoneNumber', 'teamId'],
+};
 /** FerretDB names a collection's table `<collection>_<8 hex of a hash>`, with the document in `_jsonb`. */
 const COLLECTION_TABLE = '_[0-9a-f]{8}$';
-const PHONE_CALL_TABLE = '^phonecalls_[0-9a-f]{8}$';
 
 const quoteLiteral = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
 function installSql(): string {
-  const fields = `ARRAY[${INDEXED_FIELDS.map(quoteLiteral).join(', ')}]`;
+  // A collection's name is matched literally (it may hold underscores, never regex syntax).
+  const byCollection = Object.entries(INDEXED_FIELDS_BY_COLLECTION)
+    .map(
+      ([collection, fields]) =>
+        `    WHEN target_table ~ ${quoteLiteral(`^${collection}${COLLECTION_TABLE}`)} THEN ARRAY[${fields.map(quoteLiteral).join(', ')}]`,
+    )
+    .join('\n');
   return `
 CREATE OR REPLACE FUNCTION public.oco_ferretdb_indexes(target_schema text, target_table text) RETURNS void
 LANGUAGE plpgsql AS $fn$
 DECLARE
   field text;
-  indexed text[] := ARRAY['_id'];
+  indexed text[] := ARRAY['_id'] || CASE
+${byCollection}
+    ELSE ARRAY[]::text[]
+  END;
 BEGIN
-  IF target_table ~ ${quoteLiteral(PHONE_CALL_TABLE)} THEN
-    indexed := indexed || ${fields};
-  END IF;
   FOREACH field IN ARRAY indexed LOOP
     EXECUTE format(
       'CREATE INDEX IF NOT EXISTS %I ON %I.%I USING gin ((_jsonb -> %L) jsonb_path_ops)',
