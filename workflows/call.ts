@@ -255,7 +255,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   }
 
   try {
-    await emit('phoneCall.queued', null, workflowInfo().startTime.toISOString());
+    // Looked up unless the API found no endpoint for it at create: a local activity less per call.
+    if (!input.queuedEventUnsubscribed) await emit('phoneCall.queued', null, workflowInfo().startTime.toISOString());
 
     // 1. Wait until the scheduled time (a durable timer), or until a delete arrives.
     const waitMs = input.scheduledFor ? Date.parse(input.scheduledFor) - Date.now() : 0;

@@ -35,6 +35,12 @@ export interface CallWorkflowInput {
    * them wants needs no read of the call; absent (histories from before the field): read each time.
    */
   ownWebhookEvents?: string[];
+  /**
+   * True when no endpoint subscribed to `phoneCall.queued` as the call was created (the API read the
+   * team's webhooks then): the first queued event is not looked up. Absent (histories from before the
+   * field, calls started by the reconciler): looked up as usual.
+   */
+  queuedEventUnsubscribed?: boolean;
 }
 
 export type CallPhase =

@@ -5,6 +5,7 @@
 // answer, so nobody knows of those calls, and its retry writes them all again.
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { Types } from 'mongoose';
+import { subscribesTo } from '../contracts/events';
 import { callWorkflowId } from '../contracts/ids';
 import { describeRedialPolicy } from '../contracts/redial';
 import { SA_PROVIDER, SA_SCHEDULED_FOR, SA_STATUS, SA_TEAM_ID, SA_TO_NUMBER } from '../contracts/search-attributes';
@@ -22,12 +23,21 @@ import { mapBounded } from '../concurrency/run-bounded';
 export interface Dispatcher {
   /** Writes a pending dispatch batch, with the id given, for `size` calls about to be inserted. */
   openBatch(teamId: string, size: number, batchId: Types.ObjectId): Promise<Types.ObjectId>;
-  /** Starts the call's workflow; an already started one counts as started. */
-  start(call: PhoneCallDoc, plan: DialPlan): Promise<void>;
+  /**
+   * Starts the call's workflow; an already started one counts as started. `atCreate`: what the
+   * creating request read of the team's webhooks (absent: a start later on, by the reconciler).
+   */
+  start(call: PhoneCallDoc, plan: DialPlan, atCreate?: CreateContext): Promise<void>;
   /** Every call of the batch has its workflow. */
   closeBatch(batchId: Types.ObjectId): Promise<void>;
   /** Removes a batch whose calls were never written or were removed again. */
   dropBatch(batchId: Types.ObjectId): Promise<void>;
+}
+
+/** What a create request knows that spares each new call's workflow a lookup. */
+export interface CreateContext {
+  /** Every event the team's webhooks subscribe to, read by the request (teamWebhookEvents). */
+  teamWebhookEvents: readonly string[];
 }
 
 /** What the workflows of new calls are started with, from the configuration. */
@@ -48,7 +58,12 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
       });
       return batch._id;
     },
-    async start(call, plan) {
+    async start(call, plan, atCreate) {
+      const ownWebhookEvents = call.phoneCallWebhooks.map((hook) => hook.subscribedEvent);
+      const queuedEventUnsubscribed =
+        atCreate !== undefined &&
+        !subscribesTo(atCreate.teamWebhookEvents, 'phoneCall.queued') &&
+        !subscribesTo(ownWebhookEvents, 'phoneCall.queued');
       const input: CallWorkflowInput = {
         callId: call._id.toHexString(),
         teamId: call.teamId.toHexString(),
@@ -66,7 +81,8 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
           : {}),
         ...(plan.redialPolicy ? { redialPolicy: plan.redialPolicy } : {}),
         ...(plan.machineDetection ? { machineDetection: plan.machineDetection } : {}),
-        ownWebhookEvents: call.phoneCallWebhooks.map((hook) => hook.subscribedEvent),
+        ownWebhookEvents,
+        ...(queuedEventUnsubscribed ? { queuedEventUnsubscribed } : {}),
       };
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.

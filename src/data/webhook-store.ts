@@ -27,6 +27,12 @@ export interface WebhookStore {
   recordAttempt(record: DeliveryAttemptRecord): Promise<void>;
 }
 
+/** Every event some webhook of the team subscribes to (`*` included as given). */
+export async function teamWebhookEvents(teamId: string): Promise<string[]> {
+  const hooks = await Webhook.find({ teamId }, { subscribedEvents: 1 }).lean();
+  return [...new Set(hooks.flatMap((hook) => hook.subscribedEvents))];
+}
+
 export function createWebhookStore(): WebhookStore {
   return {
     forTeam: (teamId) => Webhook.find({ teamId }).lean<WebhookDoc[]>().exec(),

@@ -22,6 +22,7 @@ import { IdempotencyRecord } from '../data/models/idempotency-record';
 import { PhoneCall } from '../data/models/phone-call';
 import { Recording } from '../data/models/recording';
 import { Transcript } from '../data/models/transcript';
+import { Webhook } from '../data/models/webhook';
 import { WebhookDelivery } from '../data/models/webhook-delivery';
 
 /**
@@ -39,6 +40,8 @@ export const INDEXED_FIELDS_BY_COLLECTION: Readonly<Record<string, readonly stri
   [Transcript.collection.collectionName]: ['phoneCallId'],
   // The record of every delivery attempt (by event); a call's deliveries (GET and redelivery).
   [WebhookDelivery.collection.collectionName]: ['eventId', 'phoneCallId'],
+  // Every event's endpoints, and every create (the team's webhooks).
+  [Webhook.collection.collectionName]: ['teamId'],
   // Every create with an Idempotency-Key.
   [IdempotencyRecord.collection.collectionName]: ['key'],
   // Every dial checks its number against the team's list (equality); a create of several numbers

@@ -319,6 +319,45 @@ describe('delivery', () => {
     ).toBe(true);
   });
 
+  it("spares a new call's workflow the queued event's lookup only while nothing subscribes to it", async () => {
+    const team = await stack.seedTeam('Queued lookup team');
+    const client = apiClient(stack.baseUrl, team.key);
+    const startInput = async (callId: string) => {
+      const { events } = await stack.temporal.workflow.getHandle(callWorkflowId(callId)).fetchHistory();
+      const payload = events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+      return JSON.parse(Buffer.from(payload.data!).toString('utf8')) as { queuedEventUnsubscribed?: boolean };
+    };
+    // No team webhook, and the call's own subscribes to another event: single and batch creates alike.
+    const own = [{ url: `${receiver.url}/own`, subscribedEvent: 'phoneCall.completed', secret: 'a-long-secret' }];
+    const single = await placeCall(client, team.teamId, team.templateId, '+14155557311', { phoneCallWebhooks: own });
+    expect(await startInput(single)).toMatchObject({ queuedEventUnsubscribed: true });
+    const batch = await client.post('/v1/phoneCalls/batch', {
+      phoneCalls: [
+        {
+          teamId: team.teamId,
+          callTemplateId: team.templateId,
+          toPhoneNumber: '+14155557312',
+          promptVariableValues: [{ key: 'firstName', value: 'Lin' }],
+        },
+      ],
+    });
+    expect(batch.status).toBe(201);
+    expect(await startInput(batch.body.data[0]._id as string)).toMatchObject({ queuedEventUnsubscribed: true });
+    // The call's own webhook on queued, then a team webhook on it: looked up, and delivered.
+    const ownQueued = await placeCall(client, team.teamId, team.templateId, '+14155557313', {
+      phoneCallWebhooks: [{ ...own[0], subscribedEvent: 'phoneCall.queued' }],
+    });
+    expect(await startInput(ownQueued)).not.toHaveProperty('queuedEventUnsubscribed');
+    await createWebhook('/queued-watch', ['phoneCall.queued'], 'POST', client, team.teamId);
+    const watched = await placeCall(client, team.teamId, team.templateId, '+14155557314');
+    expect(await startInput(watched)).not.toHaveProperty('queuedEventUnsubscribed');
+    await eventually(
+      async () => receiver.at('/queued-watch').find((r) => r.body.includes(watched)),
+      30_000,
+      'the queued event at the team webhook',
+    );
+  });
+
   it('delivers the busy, noAnswer, failed and cancelled events, signed', async () => {
     const team = await stack.seedTeam('Outcome events team');
     const client = apiClient(stack.baseUrl, team.key);

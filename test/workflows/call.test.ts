@@ -89,6 +89,21 @@ describe('phoneCallWorkflow', () => {
     );
   });
 
+  it('looks up no endpoints for the queued event when none was subscribed to it at create', async () => {
+    const { activities, calls } = stubActivities();
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = input({ ringTimeoutSeconds: 120, ownWebhookEvents: [], queuedEventUnsubscribed: true });
+    const state = await worker.runUntil(
+      env.client.workflow.execute(phoneCallWorkflow, { workflowId: uniqueId('wf'), taskQueue, args: [args] }),
+    );
+    expect(state).toMatchObject({ status: 'noAnswer', phase: 'ended' });
+    // Later events are looked up as ever: a team webhook made after the create gets them.
+    expect(
+      calls.filter((c) => c.name === 'resolveWebhookTargets').map((c) => (c.input as { type: string }).type),
+    ).toEqual(['phoneCall.ringing', 'phoneCall.noAnswer']);
+  });
+
   it('hangs up an answered call that outlives the maximum duration and ends it failed (max-duration)', async () => {
     const { activities, calls } = stubActivities();
     const taskQueue = uniqueId('q');

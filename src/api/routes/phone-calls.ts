@@ -2,7 +2,13 @@
 import Router from '@koa/router';
 import { Types } from 'mongoose';
 import { isObjectIdHex } from '../../contracts/ids';
-import { discardBatch, startWrittenBatch, writtenBatchCalls, type Dispatcher } from '../../calls/dispatch';
+import {
+  discardBatch,
+  startWrittenBatch,
+  writtenBatchCalls,
+  type CreateContext,
+  type Dispatcher,
+} from '../../calls/dispatch';
 import { prepareCalls, type PreparedCall } from '../../calls/prepare-calls';
 import type { QueuedCallControl } from '../../calls/queued-call-control';
 import { mapBounded } from '../../concurrency/run-bounded';
@@ -11,6 +17,7 @@ import { findCallPage } from '../../data/call-list-query';
 import { LIST_FILTER_FIELDS, placeInTeamList } from '../../data/call-list-positions';
 import { PhoneCall, type PhoneCallDoc } from '../../data/models/phone-call';
 import { toCreateView, toReadView } from '../../data/phone-call-view';
+import { teamWebhookEvents } from '../../data/webhook-store';
 import type { Logger } from '../../logger';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, HttpError, notFound } from '../errors';
@@ -71,8 +78,8 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left) return { status: 201, body: { data: toCreateView(left[0]!) } };
         // Side by side: the batch record (what the reconciler finds if this process dies before the
-        // workflow starts) and the reads that check and build the call.
-        const [, { calls, problems }] = await Promise.all([
+        // workflow starts), the reads that check and build the call, and the team's webhooks.
+        const [, { calls, problems }, webhookEvents] = await Promise.all([
           deps.dispatcher.openBatch(auth.teamId, 1, batchId),
           prepareCalls([{ input, prefix: '' }], {
             teamId: auth.teamId,
@@ -81,6 +88,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
             secretBox: deps.secretBox,
             dispatchBatchId: batchId,
           }),
+          teamWebhookEvents(auth.teamId),
         ]);
         if (problems.length) {
           await deps.dispatcher.dropBatch(batchId);
@@ -89,7 +97,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         await placeInTeamList(new Types.ObjectId(auth.teamId), [calls[0]!.doc]);
         const doc = (await new PhoneCall(calls[0]!.doc).save({ timestamps: false })).toObject() as PhoneCallDoc;
         try {
-          await deps.dispatcher.start(doc, calls[0]!.plan);
+          await deps.dispatcher.start(doc, calls[0]!.plan, { teamWebhookEvents: webhookEvents });
         } catch (err) {
           // No workflow, no call: remove the record so that nothing half-made remains.
           await PhoneCall.deleteOne({ _id: doc._id });
@@ -142,15 +150,18 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           };
         }
         await deps.dispatcher.openBatch(auth.teamId, inputs.length, batchId);
-        const prepared = await prepareCalls(inputs, {
-          teamId: auth.teamId,
-          team: auth.team,
-          origin: envelope.fileId || envelope.fileName ? 'file' : 'batch',
-          fileId: envelope.fileId,
-          fileName: envelope.fileName,
-          secretBox: deps.secretBox,
-          dispatchBatchId: batchId,
-        });
+        const [prepared, webhookEvents] = await Promise.all([
+          prepareCalls(inputs, {
+            teamId: auth.teamId,
+            team: auth.team,
+            origin: envelope.fileId || envelope.fileName ? 'file' : 'batch',
+            fileId: envelope.fileId,
+            fileName: envelope.fileName,
+            secretBox: deps.secretBox,
+            dispatchBatchId: batchId,
+          }),
+          teamWebhookEvents(auth.teamId),
+        ]);
         if (prepared.problems.length) {
           await deps.dispatcher.dropBatch(batchId);
           throw badRequest(...prepared.problems);
@@ -172,7 +183,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         const t1 = performance.now();
         // A workflow that cannot be started now leaves the batch pending: the worker's reconciler
         // starts it later, so an accepted batch is never partly lost.
-        const allStarted = await startAll(created, prepared.calls, log);
+        const allStarted = await startAll(created, prepared.calls, { teamWebhookEvents: webhookEvents }, log);
         if (allStarted)
           await deps.dispatcher
             .closeBatch(batchId)
@@ -216,10 +227,15 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     return calls;
   }
 
-  async function startAll(docs: PhoneCallDoc[], prepared: PreparedCall[], log: Logger): Promise<boolean> {
+  async function startAll(
+    docs: PhoneCallDoc[],
+    prepared: PreparedCall[],
+    atCreate: CreateContext,
+    log: Logger,
+  ): Promise<boolean> {
     const outcomes = await mapBounded(docs, deps.batchStartConcurrency, async (doc, index) => {
       try {
-        await deps.dispatcher.start(doc, prepared[index]!.plan);
+        await deps.dispatcher.start(doc, prepared[index]!.plan, atCreate);
         return true;
       } catch (err) {
         log.warn({ err, callId: doc._id.toHexString() }, 'workflow start failed; the reconciler will retry it');
