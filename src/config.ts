@@ -25,6 +25,9 @@ const schema = z.object({
   PUBLIC_BASE_URL: url.optional(),
   MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI'),
   MONGODB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
+  // The worker's: an activity whose database round trip is never answered fails after this long and
+  // is retried, instead of running out its start-to-close timeout (up to 2 minutes). 0: no limit.
+  WORKER_MONGODB_SOCKET_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),

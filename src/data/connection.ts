@@ -1,15 +1,34 @@
 import mongoose from 'mongoose';
 
-/** One connection per process, opened by entry points only. */
-export async function connectMongo(uri: string, poolSize: number): Promise<typeof mongoose> {
-  mongoose.set('strictQuery', true);
-  return mongoose.connect(uri, {
+export interface MongoConnectOptions {
+  /**
+   * A round trip the server has not answered within this many milliseconds fails, and its
+   * connection is closed (0: wait for ever, the driver's default). The driver has no other limit
+   * on an operation once sent.
+   */
+  socketTimeoutMs?: number;
+}
+
+/** The driver's options for a process's pool of `poolSize` connections. */
+export function mongoConnectOptions(poolSize: number, options: MongoConnectOptions = {}): mongoose.ConnectOptions {
+  return {
     maxPoolSize: poolSize,
     minPoolSize: Math.min(2, poolSize),
     serverSelectionTimeoutMS: 10_000,
+    socketTimeoutMS: options.socketTimeoutMs ?? 0,
     // Index builds are run explicitly (syncIndexes) by the entry points, not on every model load.
     autoIndex: false,
-  });
+  };
+}
+
+/** One connection per process, opened by entry points only. */
+export async function connectMongo(
+  uri: string,
+  poolSize: number,
+  options: MongoConnectOptions = {},
+): Promise<typeof mongoose> {
+  mongoose.set('strictQuery', true);
+  return mongoose.connect(uri, mongoConnectOptions(poolSize, options));
 }
 
 /**

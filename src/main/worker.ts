@@ -17,7 +17,9 @@ import { createCallWorker } from '../worker/create-worker';
 async function main(): Promise<void> {
   const config = loadConfigWithLocalStack();
   const logger = createLogger(config.LOG_LEVEL, 'worker', { context: activityLogContext });
-  await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE);
+  await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE, {
+    socketTimeoutMs: config.WORKER_MONGODB_SOCKET_TIMEOUT_SECONDS * 1000,
+  });
   await ensureIndexes();
   const client = await connectTemporalClient({
     address: config.TEMPORAL_ADDRESS,

@@ -13,6 +13,7 @@ describe('loadConfig', () => {
       TEMPORAL_TASK_QUEUE: 'phone-calls',
       ALLOW_PRIVATE_WEBHOOK_URLS: false,
       PUBLIC_BASE_URL: 'http://localhost:3000',
+      WORKER_MONGODB_SOCKET_TIMEOUT_SECONDS: 60,
     });
     expect(config.WEBHOOK_RETRY_DELAYS).toEqual([
       5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,

@@ -1,0 +1,98 @@
+// The worker's database connection gives up on a round trip the server never answers
+// (WORKER_MONGODB_SOCKET_TIMEOUT_SECONDS): the operation fails, so its activity is retried at once
+// instead of waiting out its start-to-close timeout, and the pool carries on with a new connection.
+// Shown through a TCP relay in front of the real server that stops passing the server's answers on.
+import net from 'node:net';
+import mongoose from 'mongoose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { mongoConnectOptions } from '../../src/data/connection';
+
+/** Relays TCP to `target`; while `silent`, what the server sends is dropped, as if never answered. */
+async function startRelay(target: { host: string; port: number }) {
+  let silent = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    client.on('data', (chunk) => upstream.write(chunk));
+    upstream.on('data', (chunk) => {
+      if (!silent) client.write(chunk);
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    setSilent(value: boolean) {
+      silent = value;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+let relay: Awaited<ReturnType<typeof startRelay>>;
+let relayedUri: string;
+beforeAll(async () => {
+  const uri = new URL(inject('mongoUri'));
+  relay = await startRelay({ host: uri.hostname, port: Number(uri.port) });
+  uri.host = `127.0.0.1:${relay.port}`;
+  relayedUri = uri.toString();
+});
+afterAll(async () => {
+  await relay?.close();
+});
+
+describe('a database round trip that is never answered', () => {
+  it('fails after the socket timeout, and the next operation runs on a new connection', async () => {
+    const connection = await mongoose
+      .createConnection(relayedUri, mongoConnectOptions(2, { socketTimeoutMs: 1_000 }))
+      .asPromise();
+    try {
+      const probes = connection.db!.collection('socket_timeout_probes');
+      await probes.insertOne({ at: new Date() });
+
+      relay.setSilent(true);
+      const started = Date.now();
+      await expect(probes.findOne({})).rejects.toThrow(/timed out/i);
+      const waited = Date.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(900);
+      expect(waited).toBeLessThan(10_000);
+
+      relay.setSilent(false);
+      expect(await probes.findOne({})).toMatchObject({ at: expect.any(Date) });
+    } finally {
+      relay.setSilent(false);
+      await connection.close();
+    }
+  });
+
+  it('without a socket timeout (the driver default) is waited for, for ever', async () => {
+    const connection = await mongoose.createConnection(relayedUri, mongoConnectOptions(2)).asPromise();
+    try {
+      const probes = connection.db!.collection('socket_timeout_probes');
+      await probes.findOne({});
+      relay.setSilent(true);
+      const pending = probes.findOne({}).then(
+        () => 'answered',
+        () => 'failed',
+      );
+      const outcome = await Promise.race([
+        pending,
+        new Promise<string>((resolve) => setTimeout(() => resolve('still waiting'), 3_000)),
+      ]);
+      expect(outcome).toBe('still waiting');
+    } finally {
+      relay.setSilent(false);
+      await connection.close(true);
+    }
+  });
+});
