@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import mongoose from 'mongoose';
+import { withNodeProcessEnv } from '../../src/local/node-process-env';
 import { freePorts, startMongoStack, startTemporal, type RunningServer } from '../../src/local/servers';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { requestJson, sleep } from './http';
@@ -64,7 +65,8 @@ export class ServiceProcess {
     const args = script.endsWith('.js') ? [script] : ['--import', 'tsx', script];
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
-      env: this.env,
+      // As the image and `npm start` run it.
+      env: withNodeProcessEnv(this.env),
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group: a kill reaches whatever it started, and a Ctrl-C of ours does not reach it.
       detached: true,

@@ -27,9 +27,10 @@ import { WebhookDelivery } from '../data/models/webhook-delivery';
 
 /**
  * The fields indexed besides `_id`, by collection. Only fields that narrow a lookup to a few rows:
- * not the team (every list read names it, and with an index on it the planner may intersect a whole
- * team's calls instead of reading one slice). Each index costs every write of its table a little, so
- * a lookup made only on rare paths (a dispatch batch's calls, read when recovering) goes without.
+ * a team's webhooks or do-not-call entries, but not a team's calls (every list read names the team,
+ * and with an index on it the planner may intersect a whole team's calls instead of reading one
+ * slice). Each index costs every write of its table a little, so a lookup made only on rare paths (a
+ * dispatch batch's calls, read when recovering) goes without.
  */
 export const INDEXED_FIELDS_BY_COLLECTION: Readonly<Record<string, readonly string[]>> = {
   // The list slice key and each list filter (src/data/call-list-query.ts).

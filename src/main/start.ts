@@ -7,6 +7,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { withNodeProcessEnv } from '../local/node-process-env';
 import { assertPortFree, startMongoStack, startTemporal, stopChild, type RunningServer } from '../local/servers';
 import { dataDir, removeStackSettings, writeStackSettings } from '../local/stack-settings';
 
@@ -54,7 +55,7 @@ async function localSecrets(): Promise<LocalSecrets> {
 function startNode(name: string, script: string, env: NodeJS.ProcessEnv): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
     cwd: ROOT,
-    env,
+    env: withNodeProcessEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
