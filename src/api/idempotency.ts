@@ -4,12 +4,14 @@
 // The claim holds a lease the request extends while it works and names the dispatch batch it
 // writes its calls under: should its process die, a retry takes the key over once the lease has run
 // out and finishes or discards that batch (the route decides), so the client still gets one batch.
+// A batch is kept only while such a retry may ask for it: a request without a key has no retry to
+// serve, and one with a key stops needing it once its answer is stored (`forgetBatch`).
 import { createHash } from 'node:crypto';
-import type { Context } from 'koa';
 import { Types } from 'mongoose';
 import { IDEMPOTENCY_WINDOW_MS, IdempotencyRecord } from '../data/models/idempotency-record';
 import { badRequest, HttpError } from './errors';
 import { isDuplicateKeyOnly } from '../data/duplicate-key';
+import type { ApiContext } from './state';
 
 export interface StoredResponse {
   status: number;
@@ -46,6 +48,11 @@ export interface CreateWork {
   batchId: Types.ObjectId;
   /** The batch of the request whose abandoned key this one took over: to finish or discard first. */
   abandonedBatchId: Types.ObjectId | null;
+  /**
+   * Whether a retry under this request's Idempotency-Key may take its batch over should the process
+   * die before the answer is stored: then the batch is kept once its calls started, else removed.
+   */
+  retryMayTakeOver: boolean;
 }
 
 type Claim =
@@ -90,7 +97,11 @@ async function claimKey(identity: Identity, requestHash: string, now: Date, batc
           $unset: { responseStatus: 1, responseBody: 1 },
         },
       );
-      if (claimed) return { kind: 'claimed', abandonedBatchId: abandoned ? (existing.dispatchBatchId ?? null) : null };
+      // An expired key's request is a day old: the reconciler finished or discarded its batch long
+      // ago, and the sweep of started batches may have removed it since (dispatch.ts).
+      if (claimed) {
+        return { kind: 'claimed', abandonedBatchId: abandoned && !expired ? (existing.dispatchBatchId ?? null) : null };
+      }
       continue;
     }
     if (existing.requestHash !== requestHash)
@@ -107,8 +118,14 @@ async function claimKey(identity: Identity, requestHash: string, now: Date, batc
 }
 
 export async function withIdempotency(
-  ctx: Context,
-  options: { teamId: string; scope: string; body: unknown },
+  ctx: ApiContext,
+  options: {
+    teamId: string;
+    scope: string;
+    body: unknown;
+    /** Removes the request's dispatch batch, if started, once its answer is stored: no retry asks for it again. */
+    forgetBatch: (batchId: Types.ObjectId) => Promise<void>;
+  },
   handler: (work: CreateWork) => Promise<StoredResponse>,
 ): Promise<void> {
   const batchId = new Types.ObjectId();
@@ -119,7 +136,7 @@ export async function withIdempotency(
   };
   // A header sent empty is a mistake, not "no key": the retry it was meant to make safe would not be.
   const sent = ctx.headers['idempotency-key'] !== undefined;
-  if (!sent) return respond(await handler({ batchId, abandonedBatchId: null }));
+  if (!sent) return respond(await handler({ batchId, abandonedBatchId: null, retryMayTakeOver: false }));
   if (key.length < 1 || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters');
 
   const requestHash = requestHashOf(options.body);
@@ -139,7 +156,7 @@ export async function withIdempotency(
     ).catch(() => undefined); // a missed renewal only shortens the lease
   }, LEASE_RENEW_MS);
   try {
-    response = await handler({ batchId, abandonedBatchId: claim.abandonedBatchId });
+    response = await handler({ batchId, abandonedBatchId: claim.abandonedBatchId, retryMayTakeOver: true });
   } catch (err) {
     // Nothing was created: free the key so that the client may retry it.
     await IdempotencyRecord.deleteOne({ ...identity, createdAt: now });
@@ -151,5 +168,8 @@ export async function withIdempotency(
     { ...identity, createdAt: now },
     { $set: { state: 'done', responseStatus: response.status, responseBody: response.body } },
   );
+  void options
+    .forgetBatch(batchId)
+    .catch((err: unknown) => ctx.state.log.warn({ err }, 'could not remove the dispatch batch'));
   respond(response);
 }

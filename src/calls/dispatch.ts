@@ -2,7 +2,10 @@
 // before its calls, and marked `started` once every call's workflow exists. A batch left pending
 // (the API died in between, Temporal was unreachable) is finished by the reconciler below when all
 // its calls were written, and discarded when their writing was cut short: its request never got an
-// answer, so nobody knows of those calls, and its retry writes them all again.
+// answer, so nobody knows of those calls, and its retry writes them all again. A started batch is
+// kept only while a retry under its request's Idempotency-Key may take it over (idempotency.ts):
+// else every create would leave a record behind for good, and the reconciler's search for pending
+// ones, a scan on FerretDB, would grow with every call ever made.
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { Types } from 'mongoose';
 import { subscribesTo } from '../contracts/events';
@@ -12,6 +15,7 @@ import { SA_PROVIDER, SA_SCHEDULED_FOR, SA_STATUS, SA_TEAM_ID, SA_TO_NUMBER } fr
 import type { ProviderName } from '../contracts/providers';
 import { CallTemplate } from '../data/models/call-template';
 import { DispatchBatch } from '../data/models/dispatch-batch';
+import { IDEMPOTENCY_WINDOW_MS } from '../data/models/idempotency-record';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
@@ -28,10 +32,15 @@ export interface Dispatcher {
    * creating request read of the team's webhooks (absent: a start later on, by the reconciler).
    */
   start(call: PhoneCallDoc, plan: DialPlan, atCreate?: CreateContext): Promise<void>;
-  /** Every call of the batch has its workflow. */
-  closeBatch(batchId: Types.ObjectId): Promise<void>;
+  /**
+   * Every call of the batch has its workflow: the batch is marked started when `keep` (a retry may
+   * still take it over), else removed.
+   */
+  closeBatch(batchId: Types.ObjectId, options: { keep: boolean }): Promise<void>;
   /** Removes a batch whose calls were never written or were removed again. */
   dropBatch(batchId: Types.ObjectId): Promise<void>;
+  /** Removes a started batch that no retry will ask for again; a pending one is the reconciler's. */
+  forgetBatch(batchId: Types.ObjectId): Promise<void>;
 }
 
 /** What a create request knows that spares each new call's workflow a lookup. */
@@ -109,11 +118,15 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       }
     },
-    async closeBatch(batchId) {
-      await DispatchBatch.updateOne({ _id: batchId }, { $set: { state: 'started' } });
+    async closeBatch(batchId, { keep }) {
+      if (keep) await DispatchBatch.updateOne({ _id: batchId }, { $set: { state: 'started' } });
+      else await DispatchBatch.deleteOne({ _id: batchId });
     },
     async dropBatch(batchId) {
       await DispatchBatch.deleteOne({ _id: batchId });
+    },
+    async forgetBatch(batchId) {
+      await DispatchBatch.deleteOne({ _id: batchId, state: 'started' });
     },
   };
 }
@@ -142,7 +155,10 @@ export async function discardBatch(batchId: Types.ObjectId): Promise<number> {
   return deletedCount;
 }
 
-/** Starts the workflow of each call of a written batch (already running ones count), then closes it. */
+/**
+ * Starts the workflow of each call of a written batch (already running ones count), then closes it,
+ * kept: whether a retry may still take it over is not known here (the sweep below removes it).
+ */
 export async function startWrittenBatch(
   dispatcher: Dispatcher,
   batchId: Types.ObjectId,
@@ -151,7 +167,25 @@ export async function startWrittenBatch(
   const plans = new Map<string, DialPlan>();
   for (const id of new Set(calls.map((c) => c.callTemplateId.toHexString()))) plans.set(id, await dialPlanFor(id));
   await mapBounded(calls, 16, (call) => dispatcher.start(call, plans.get(call.callTemplateId.toHexString())!));
-  await dispatcher.closeBatch(batchId);
+  await dispatcher.closeBatch(batchId, { keep: true });
+}
+
+/**
+ * How long a started batch is kept at most: past the Idempotency-Key window no retry takes its
+ * request's batch over (idempotency.ts), with an hour's margin for clocks and slow requests.
+ */
+export const STARTED_BATCH_KEPT_MS = IDEMPOTENCY_WINDOW_MS + 60 * 60 * 1000;
+
+/**
+ * Removes started batches older than STARTED_BATCH_KEPT_MS: those whose request died between the
+ * close and storing its answer, or that the reconciler or a takeover closed. Returns how many.
+ */
+export async function sweepStartedBatches(now = new Date()): Promise<number> {
+  const { deletedCount } = await DispatchBatch.deleteMany({
+    state: 'started',
+    updatedAt: { $lt: new Date(now.getTime() - STARTED_BATCH_KEPT_MS) },
+  });
+  return deletedCount;
 }
 
 /**

@@ -4,7 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestHashOf } from '../../src/api/idempotency';
-import { createDispatcher, reconcilePendingCalls } from '../../src/calls/dispatch';
+import {
+  createDispatcher,
+  reconcilePendingCalls,
+  STARTED_BATCH_KEPT_MS,
+  sweepStartedBatches,
+} from '../../src/calls/dispatch';
 import { IdempotencyRecord } from '../../src/data/models/idempotency-record';
 import { DispatchBatch } from '../../src/data/models/dispatch-batch';
 import { PhoneCall } from '../../src/data/models/phone-call';
@@ -166,12 +171,19 @@ describe('a retry with the Idempotency-Key of a request whose API process died',
     })),
   });
 
-  /** What the dead request left: its claim on the key (lease run out), its batch and `written` of its calls. */
-  async function deadRequest(key: string, written: number) {
+  /**
+   * What the dead request left: its claim on the key (lease run out), its batch and `written` of its
+   * calls; `claimedAgoMs` back, its batch in `state`.
+   */
+  async function deadRequest(
+    key: string,
+    written: number,
+    { claimedAgoMs = 30_000, state = 'pending' }: { claimedAgoMs?: number; state?: 'pending' | 'started' } = {},
+  ) {
     const batch = await DispatchBatch.create({
       teamId: new Types.ObjectId(stack.team.teamId),
       size: numbers.length,
-      state: 'pending',
+      state,
     });
     const ids = numbers.slice(0, written).map(() => new Types.ObjectId());
     if (ids.length) {
@@ -183,8 +195,8 @@ describe('a retry with the Idempotency-Key of a request whose API process died',
       key,
       requestHash: requestHashOf(body()),
       state: 'pending',
-      createdAt: new Date(Date.now() - 30_000),
-      leaseUntil: new Date(Date.now() - 1_000),
+      createdAt: new Date(Date.now() - claimedAgoMs),
+      leaseUntil: new Date(Date.now() - claimedAgoMs + 15_000),
       dispatchBatchId: batch._id,
     });
     return { batchId: batch._id.toHexString(), ids: ids.map((id) => id.toHexString()) };
@@ -232,6 +244,88 @@ describe('a retry with the Idempotency-Key of a request whose API process died',
     errorMessages(await api.get(`/v1/phoneCalls/${left.ids[0]}`), 404);
     expect(await DispatchBatch.exists({ _id: left.batchId })).toBeNull();
     expect(await PhoneCall.countDocuments({ dispatchBatchId: new Types.ObjectId(res.body.batchId as string) })).toBe(3);
+  });
+
+  it("past the key's 24 hours writes a new batch and leaves the old request's calls alone", async () => {
+    const api = apiClient(stack.baseUrl, stack.team.key);
+    const key = `died-a-day-ago-${Date.now()}`;
+    // Its batch started (the request died before storing its answer), and may have been swept since.
+    const left = await deadRequest(key, numbers.length, { claimedAgoMs: 25 * 3_600_000, state: 'started' });
+    const res = await api.post('/v1/phoneCalls/batch', body(), { headers: { 'Idempotency-Key': key } });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('idempotent-replayed')).toBeNull();
+    const ids = res.body.data.map((c: { _id: string }) => c._id) as string[];
+    expect(ids).toHaveLength(3);
+    for (const id of left.ids) expect(ids).not.toContain(id);
+    expect(await PhoneCall.countDocuments({ dispatchBatchId: new Types.ObjectId(left.batchId) })).toBe(3);
+    await ended(api, ids);
+    await PhoneCall.deleteMany({ dispatchBatchId: new Types.ObjectId(left.batchId) });
+    await DispatchBatch.deleteOne({ _id: left.batchId });
+  });
+});
+
+describe('dispatch batches are kept only while a retry may ask for them', () => {
+  const batchOf = async (callId: string) =>
+    (await PhoneCall.findById(callId, { dispatchBatchId: 1 }).lean())!.dispatchBatchId;
+  const gone = (batchId: Types.ObjectId) =>
+    eventually(
+      async () => ((await DispatchBatch.exists({ _id: batchId })) ? undefined : true),
+      10_000,
+      'batch removed',
+    );
+  const call = (to: string) => ({
+    teamId: stack.team.teamId,
+    callTemplateId: stack.team.templateId,
+    toPhoneNumber: to,
+    promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
+  });
+
+  it('a create without an Idempotency-Key leaves none', async () => {
+    const api = apiClient(stack.baseUrl, stack.team.key);
+    const single = await api.post('/v1/phoneCalls', call('+14155556041'));
+    expect(single.status).toBe(201);
+    await gone(await batchOf(single.body.data._id));
+    const batch = await api.post('/v1/phoneCalls/batch', { phoneCalls: [call('+14155556042')] });
+    expect(batch.status).toBe(201);
+    expect(await DispatchBatch.exists({ _id: batch.body.batchId })).toBeNull();
+  });
+
+  it('one with a key leaves none once its answer is stored, and its retry still gets that answer', async () => {
+    const api = apiClient(stack.baseUrl, stack.team.key);
+    const headers = { 'Idempotency-Key': `kept-until-answered-${Date.now()}` };
+    const first = await api.post('/v1/phoneCalls', call('+14155556043'), { headers });
+    expect(first.status).toBe(201);
+    await gone(await batchOf(first.body.data._id));
+    const replay = await api.post('/v1/phoneCalls', call('+14155556043'), { headers });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.data._id).toBe(first.body.data._id);
+    const batchHeaders = { 'Idempotency-Key': `batch-kept-until-answered-${Date.now()}` };
+    const batch = await api.post(
+      '/v1/phoneCalls/batch',
+      { phoneCalls: [call('+14155556044')] },
+      { headers: batchHeaders },
+    );
+    expect(batch.status).toBe(201);
+    await gone(new Types.ObjectId(batch.body.batchId as string));
+  });
+
+  it('the sweep removes started batches past the retry window, and never a pending one', async () => {
+    const teamId = new Types.ObjectId(stack.team.teamId);
+    const [old, recent, pending] = await DispatchBatch.create([
+      { teamId, size: 1, state: 'started' },
+      { teamId, size: 1, state: 'started' },
+      { teamId, size: 1, state: 'pending' },
+    ]);
+    const at = (agoMs: number) => ({ $set: { updatedAt: new Date(Date.now() - agoMs) } });
+    await DispatchBatch.collection.updateOne({ _id: old!._id }, at(STARTED_BATCH_KEPT_MS + 60_000));
+    await DispatchBatch.collection.updateOne({ _id: recent!._id }, at(STARTED_BATCH_KEPT_MS - 60_000));
+    // Pending, however long unchanged: the reconciler's (created just now, so not yet in its reach).
+    await DispatchBatch.collection.updateOne({ _id: pending!._id }, at(STARTED_BATCH_KEPT_MS + 60_000));
+    expect(await sweepStartedBatches()).toBeGreaterThanOrEqual(1);
+    expect(await DispatchBatch.exists({ _id: old!._id })).toBeNull();
+    expect(await DispatchBatch.exists({ _id: recent!._id })).not.toBeNull();
+    expect(await DispatchBatch.exists({ _id: pending!._id })).not.toBeNull();
+    await DispatchBatch.deleteMany({ _id: { $in: [recent!._id, pending!._id] } });
   });
 });
 

@@ -65,6 +65,8 @@ const pathId = (value: string) => value.toLowerCase();
 export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
   const router = new Router<RequestState>({ prefix: '/v1/phoneCalls' });
 
+  const forgetBatch = (batchId: Types.ObjectId) => deps.dispatcher.forgetBatch(batchId);
+
   router.post('/', requireScope('calls:write'), async (ctx) => {
     const auth = authOf(ctx);
     const input = parseOrThrow(phoneCallCreateSchema, ctx.request.body);
@@ -73,8 +75,8 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     if (urlProblems.length) throw badRequest(...urlProblems);
     await withIdempotency(
       ctx,
-      { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body },
-      async ({ batchId, abandonedBatchId }) => {
+      { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body, forgetBatch },
+      async ({ batchId, abandonedBatchId, retryMayTakeOver }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left) return { status: 201, body: { data: toCreateView(left[0]!) } };
         // Side by side: the batch record (what the reconciler finds if this process dies before the
@@ -106,10 +108,12 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           throw new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']);
         }
         // The call and its workflow exist: a batch left open only costs the reconciler a no-op start,
-        // so the answer does not wait for it.
-        void deps.dispatcher
-          .closeBatch(batchId)
+        // so the answer does not wait for it, unless a retry may take the batch over: then it must be
+        // marked started before the answer is stored, which removes it again (forgetBatch).
+        const closing = deps.dispatcher
+          .closeBatch(batchId, { keep: retryMayTakeOver })
           .catch((err: unknown) => ctx.state.log.warn({ err }, 'could not close the dispatch batch'));
+        if (retryMayTakeOver) await closing;
         return { status: 201, body: { data: toCreateView(doc) } };
       },
     );
@@ -140,8 +144,8 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     if (problems.length) throw badRequest(...problems);
     await withIdempotency(
       ctx,
-      { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body },
-      async ({ batchId, abandonedBatchId }) => {
+      { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body, forgetBatch },
+      async ({ batchId, abandonedBatchId, retryMayTakeOver }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left) {
           return {
@@ -186,7 +190,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         const allStarted = await startAll(created, prepared.calls, { teamWebhookEvents: webhookEvents }, log);
         if (allStarted)
           await deps.dispatcher
-            .closeBatch(batchId)
+            .closeBatch(batchId, { keep: retryMayTakeOver })
             .catch((err: unknown) => log.warn({ err }, 'could not close the dispatch batch'));
         log.info(
           {
