@@ -119,9 +119,9 @@ export const listsScenario: BenchScenario = {
   defaultOn: true,
   params: {
     small: { full: 10_000, quick: 300, description: 'calls in the team, first measurement' },
-    large: { full: 100_000, quick: 1_000, description: 'calls in the team, second measurement' },
+    large: { full: 100_000, quick: 600, description: 'calls in the team, second measurement' },
     neighbours: { full: 10_000, quick: 200, description: 'calls of another team in the same collection' },
-    requests: { full: 200, quick: 10, description: 'requests per filter and size' },
+    requests: { full: 200, quick: 5, description: 'requests per filter and size' },
     concurrency: { full: 1, quick: 1, description: 'requests in flight (latency: one at a time)' },
     rawRuns: { full: 1, quick: 1, description: 'runs of each raw query (seconds each at the larger size)' },
     limit: { full: 100, quick: 100, description: 'page size' },

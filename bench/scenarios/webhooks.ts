@@ -69,7 +69,7 @@ export const webhooksScenario: BenchScenario = {
   defaultOn: true,
   params: {
     rate: { full: 100, quick: 100, description: 'events per second offered (calls created per second)' },
-    seconds: { full: 20, quick: 3, description: 'how long the rate is held' },
+    seconds: { full: 20, quick: 2, description: 'how long the rate is held' },
     batchSize: { full: 10, quick: 10, description: 'calls per create request' },
     drainSeconds: { full: 180, quick: 30, description: 'the longest wait for the last events after the load' },
   },

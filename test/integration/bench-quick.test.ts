@@ -93,4 +93,4 @@ it('runs every default scenario of the quick bench and writes a well-formed JSON
   const judged = report.scenarios.flatMap((s: { figures: Figure[] }) => s.figures.filter((f) => f.budget));
   expect(judged.length).toBeGreaterThanOrEqual(8);
   expect(judged.filter((f: Figure) => typeof f.baseline === 'number').length).toBeGreaterThanOrEqual(5);
-}, 180_000);
+}, 360_000);
