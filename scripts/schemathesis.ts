@@ -28,11 +28,15 @@ export interface Tenant {
   promptVariableValues: Array<{ key: string; value: string }>;
 }
 
-/** Runs a command; its output goes to ours, or into `captured` when one is given. */
+/**
+ * Runs a command; its output goes to ours, or into `captured` when one is given. Past `timeoutMs` the
+ * command is killed and a line saying so ends the captured output, so that a run that stalls still
+ * shows how far it got.
+ */
 function run(
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; captured?: string[]; cwd?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; captured?: string[]; cwd?: string; timeoutMs?: number } = {},
 ): Promise<number> {
   return new Promise((resolve, reject) => {
     const { captured } = options;
@@ -41,10 +45,25 @@ function run(
       cwd: options.cwd,
       stdio: captured ? 'pipe' : 'inherit',
     });
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            const line = `\n${command} still running after ${options.timeoutMs} ms: killed\n`;
+            if (captured) captured.push(line);
+            else process.stderr.write(line);
+            child.kill('SIGKILL');
+          }, options.timeoutMs);
     child.stdout?.on('data', (chunk: Buffer) => captured?.push(chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => captured?.push(chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve(code ?? 1));
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve(code ?? 1);
+    });
   });
 }
 
@@ -161,7 +180,7 @@ async function writeConfig(tenant: Tenant, dir: string): Promise<string> {
 /** Runs schemathesis against the tenant; answers its exit code (and its report, when `capture`). */
 export async function runSchemathesis(
   tenant: Tenant,
-  options: { maxExamples: number; extraArgs?: string[]; capture?: boolean },
+  options: { maxExamples: number; extraArgs?: string[]; capture?: boolean; timeoutMs?: number },
 ): Promise<{ code: number; report: string }> {
   const captured = options.capture ? [] : undefined;
   const st = await ensureSchemathesis();
@@ -188,10 +207,17 @@ export async function runSchemathesis(
       ],
       // The hooks module is imported by name from the scripts folder. Run in the temporary folder, where
       // schemathesis leaves its `.schemathesis/` cache, not in the repository.
+      // Unbuffered, so that the report of a run killed at its deadline has every line it printed.
       {
-        env: { ...process.env, SCHEMATHESIS_HOOKS: 'schemathesis_hooks', PYTHONPATH: __dirname },
+        env: {
+          ...process.env,
+          SCHEMATHESIS_HOOKS: 'schemathesis_hooks',
+          PYTHONPATH: __dirname,
+          PYTHONUNBUFFERED: '1',
+        },
         captured,
         cwd: dir,
+        timeoutMs: options.timeoutMs,
       },
     );
     return { code, report: captured?.join('') ?? '' };

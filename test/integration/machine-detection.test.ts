@@ -13,10 +13,10 @@ import { seededCallBody, startTestStack, type SeededTeam, type TestStack } from 
 let stack: TestStack;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 beforeAll(async () => {
-  // At 25x rather than the suite's 50x: a machine left without instructions hangs up 30 s after its
-  // greeting, 1.2 s of wall time here, within which the service must have hung up on it; at 50x a
-  // loaded 2-core machine sometimes took longer, and the machine hung up first.
-  stack = await startTestStack({ speedFactor: 0.04 });
+  // At 10x rather than the suite's 50x: a machine left without instructions hangs up 30 s after its
+  // greeting, 3 s of wall time here, within which the service must have hung up on it. At 50x and
+  // 25x (0.6 and 1.2 s) a loaded 2-core machine sometimes took longer, and the machine hung up first.
+  stack = await startTestStack({ speedFactor: 0.1 });
   receiver = await startReceiver();
 });
 afterAll(async () => {
