@@ -36,11 +36,24 @@ async function adoptProviderCallId(event: ProviderEvent): Promise<void> {
   );
 }
 
-/** Signals each verified event to its call's workflow; an ended workflow just ignores late events. */
+/**
+ * Whether the call's workflow acts on an event of this kind. It does not on `ringing`: the call is
+ * ringing from the moment the provider accepted the dial, which the dial activity reports. Every
+ * signal is a history event and a workflow task, and nearly every call rings.
+ */
+export function signalsWorkflow(kind: ProviderEvent['kind']): boolean {
+  return kind !== 'ringing';
+}
+
+/**
+ * Signals each verified event the workflow acts on to its call's workflow (an ended workflow just
+ * ignores late events); every event with a provider call id may first lend it to the record.
+ */
 export function createProviderEventSink(deps: { temporal: Client; logger: Logger }) {
   return async (events: ProviderEvent[]): Promise<void> => {
     for (const event of events) {
       if (event.providerCallId) await adoptProviderCallId(event);
+      if (!signalsWorkflow(event.kind)) continue;
       try {
         await deps.temporal.workflow.getHandle(callWorkflowId(event.callId)).signal(providerEventSignal, event);
       } catch (err) {

@@ -5,6 +5,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDialActivities } from '../../activities/dial';
 import { parseWavHeader } from '../../src/audio';
+import { callWorkflowId } from '../../src/contracts/ids';
 import { createSecretBox } from '../../src/crypto/secret-box';
 import { PhoneCall } from '../../src/data/models/phone-call';
 import { createMongoStores } from '../../src/data/stores';
@@ -13,6 +14,7 @@ import { createLogger } from '../../src/logger';
 import { createWorkerMetrics } from '../../src/observability/metrics';
 import { twilioSignature } from '../../src/telephony/twilio';
 import { createTeamProviderResolver } from '../../src/telephony/team-providers';
+import { providerEventSignal } from '../../workflows/messages';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
@@ -101,6 +103,18 @@ describe.each(['twilio', 'vonage', 'telnyx'] as const)('a completed, recorded ca
       'meetingTime',
       'summary',
     ]);
+    // The workflow was signalled the provider's events it acts on, not its ringing callback: the call
+    // rang from the accepted dial on, and each signal would cost it a workflow task.
+    const { events } = await stack.temporal.workflow.getHandle(callWorkflowId(id)).fetchHistory();
+    const signalled = events!.flatMap((e) => {
+      const signal = e.workflowExecutionSignaledEventAttributes;
+      if (signal?.signalName !== providerEventSignal.name) return [];
+      return [(JSON.parse(Buffer.from(signal.input!.payloads![0]!.data!).toString('utf8')) as { kind: string }).kind];
+    });
+    expect(signalled).toContain('answered');
+    expect(signalled).toContain('completed');
+    expect(signalled).not.toContain('ringing');
+
     expect(call.fixedMeetingTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(new Date(call.fixedMeetingTime).getUTCDay()).toBe(2);
     expect(call.resultValues.find((r: { columnName: string }) => r.columnName === 'meetingTime').value).toBe(
