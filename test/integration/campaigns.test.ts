@@ -174,9 +174,10 @@ describe('dial rates measured at the provider', () => {
       .sort((a, b) => a - b);
     expect(arrivals).toHaveLength(14);
     // At 2 per second, any two dials two apart are a second apart. The pacer spaces its grants exactly;
-    // what the provider sees also carries the dial activity's dispatch jitter, allowed here: 100 ms.
+    // what the provider sees also carries the dial activity's dispatch jitter, allowed here: 150 ms (a
+    // loaded run once measured 899 ms). Three per second would put them 667 ms apart.
     for (let i = 2; i < arrivals.length; i += 1) {
-      expect(arrivals[i]! - arrivals[i - 2]!, `dials ${i - 2} and ${i}`).toBeGreaterThanOrEqual(900);
+      expect(arrivals[i]! - arrivals[i - 2]!, `dials ${i - 2} and ${i}`).toBeGreaterThanOrEqual(850);
     }
     expect((arrivals.length - 1) / ((arrivals.at(-1)! - arrivals[0]!) / 1000)).toBeLessThanOrEqual(2.05);
   }, 90_000);
