@@ -76,9 +76,12 @@ export function createDialActivities({
         ...(machineDetection ? { machineDetection } : {}),
       };
       if (activityInfo().attempt > 1) {
-        const found = await provider.findPlacedCall(request);
         // A call of an earlier dial attempt (a redial) is not this attempt's call.
         const earlierAttempts = new Set((call.attempts ?? []).map((a) => a.providerCallId));
+        // Its callbacks may have named the call already (a provider's search may no longer list one
+        // that has ended); else the provider is asked.
+        const sighted = (await calls.sightedProviderCallIds(callId)).find((id) => !earlierAttempts.has(id));
+        const found = sighted ? { providerCallId: sighted } : await provider.findPlacedCall(request);
         const earlier = found && !earlierAttempts.has(found.providerCallId) ? found : null;
         if (earlier) {
           logger.info(

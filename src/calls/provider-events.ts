@@ -2,7 +2,9 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { callWorkflowId, isObjectIdHex } from '../contracts/ids';
 import type { ProviderEvent, ProviderName } from '../contracts/providers';
+import { isDuplicateKeyOnly } from '../data/duplicate-key';
 import { PhoneCall } from '../data/models/phone-call';
+import { ProviderCallSighting } from '../data/models/provider-call-sighting';
 import type { Logger } from '../logger';
 import type { TeamProviderResolver } from '../telephony/team-providers';
 import type { TelephonyProvider } from '../telephony/provider';
@@ -18,22 +20,34 @@ export function createCallbackProviderResolver(providers: TeamProviderResolver) 
   };
 }
 
+/** Sightings this process recorded lately: a call's later callbacks need not be written again. */
+const RECENT_SIGHTINGS_MAX = 10_000;
+
 /**
- * The provider's id for a call being dialled, from its first verified event: should the dial's own
- * answer be lost (a timeout, a dropped connection), the retried dial finds the id on the record and
- * does not dial again. Not for a call already holding one, nor an id of one of its ended attempts (a
- * late event of an earlier attempt arriving during a redial).
+ * Records the provider's id for a call from a verified event, for the dial's retry
+ * (src/data/models/provider-call-sighting.ts): should the dial's own answer be lost, the retried dial
+ * finds the call placed and does not dial again. A separate insert-only record, never the call's
+ * own: only its workflow writes that (on FerretDB a second writer would undo its status changes).
  */
-async function adoptProviderCallId(event: ProviderEvent): Promise<void> {
-  await PhoneCall.updateOne(
-    {
-      _id: event.callId,
-      providerCallId: null,
-      status: { $in: ['queued', 'ringing', 'inProgress'] },
-      'attempts.providerCallId': { $ne: event.providerCallId },
-    },
-    { $set: { providerCallId: event.providerCallId } },
-  );
+function createSightingRecorder() {
+  const recent = new Set<string>();
+  return async (event: ProviderEvent): Promise<void> => {
+    const id = `${event.callId}:${event.providerCallId}`;
+    if (recent.has(id)) return;
+    try {
+      await ProviderCallSighting.create({
+        _id: id,
+        callId: event.callId,
+        providerCallId: event.providerCallId,
+        seenAt: new Date(),
+      });
+    } catch (err) {
+      if (!isDuplicateKeyOnly(err)) throw err;
+    }
+    recent.add(id);
+    // A Set iterates in insertion order: the oldest goes first.
+    if (recent.size > RECENT_SIGHTINGS_MAX) recent.delete(recent.values().next().value!);
+  };
 }
 
 /**
@@ -47,12 +61,13 @@ export function signalsWorkflow(kind: ProviderEvent['kind']): boolean {
 
 /**
  * Signals each verified event the workflow acts on to its call's workflow (an ended workflow just
- * ignores late events); every event with a provider call id may first lend it to the record.
+ * ignores late events); the provider call id of each is first recorded as seen.
  */
 export function createProviderEventSink(deps: { temporal: Client; logger: Logger }) {
+  const recordSighting = createSightingRecorder();
   return async (events: ProviderEvent[]): Promise<void> => {
     for (const event of events) {
-      if (event.providerCallId) await adoptProviderCallId(event);
+      if (event.providerCallId) await recordSighting(event);
       if (!signalsWorkflow(event.kind)) continue;
       try {
         await deps.temporal.workflow.getHandle(callWorkflowId(event.callId)).signal(providerEventSignal, event);

@@ -1,5 +1,6 @@
 // Runs reconcilePendingCalls periodically in the worker process, and once an hour (and at the first
-// pass) the sweep of started batches no retry will ask for.
+// pass) the sweeps of started batches no retry will ask for and of old provider call sightings.
+import { sweepProviderCallSightings } from '../data/models/provider-call-sighting';
 import type { Logger } from '../logger';
 import { reconcilePendingCalls, sweepStartedBatches, type Dispatcher } from './dispatch';
 
@@ -12,8 +13,11 @@ export function startReconciler(deps: { dispatcher: Dispatcher; logger: Logger; 
   const sweep = async () => {
     if (Date.now() - sweptAt < SWEEP_EVERY_MS) return;
     const removed = await sweepStartedBatches();
+    const sightings = await sweepProviderCallSightings();
     sweptAt = Date.now();
     if (removed) deps.logger.info({ removed }, 'reconciler removed started dispatch batches past the retry window');
+    if (sightings)
+      deps.logger.info({ removed: sightings }, "reconciler removed provider call sightings past a dial's retries");
   };
   const timer = setInterval(() => {
     if (running) return; // a slow pass is never overlapped by the next one

@@ -1,10 +1,13 @@
 // The PhoneCall reads and writes activities need. Writes must hold without transactions (FerretDB 1.x
-// has none): every status change is one conditional single-document update.
+// has none): every status change is one conditional single-document update. A call's record has one
+// writer at a time, its workflow: FerretDB 1.x applies an update by reading the document and writing
+// it back whole, so a second writer's change in between would be lost.
 import type { Types } from 'mongoose';
 import { predecessorsOf, type CallStatus } from '../contracts/call-status';
 import type { AnsweredBy } from '../contracts/machine-detection';
 import { DispatchBatch } from './models/dispatch-batch';
 import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
+import { ProviderCallSighting } from './models/provider-call-sighting';
 import { toReadView, type PhoneCallReadView } from './phone-call-view';
 
 export interface StatusChange {
@@ -108,6 +111,8 @@ export interface CallStore {
   /** Removes the call only while it is queued. */
   deleteIfQueued(callId: string): Promise<DeleteIfQueuedResult>;
   setProviderCallId(callId: string, providerCallId: string): Promise<void>;
+  /** Provider call ids seen in the call's callbacks (src/calls/provider-events.ts), newest first. */
+  sightedProviderCallIds(callId: string): Promise<string[]>;
   /** Says why a queued call waits (its status code); a call no longer queued is left alone. */
   setQueuedStatusCode(callId: string, statusCode: string, at: Date): Promise<void>;
   saveResults(callId: string | Types.ObjectId, results: CallResults): Promise<void>;
@@ -129,6 +134,10 @@ export function createCallStore(): CallStore {
     },
     async setProviderCallId(callId, providerCallId) {
       await PhoneCall.updateOne({ _id: callId }, { $set: { providerCallId } });
+    },
+    async sightedProviderCallIds(callId) {
+      const sightings = await ProviderCallSighting.find({ callId }, { providerCallId: 1, seenAt: 1 }).lean();
+      return sightings.sort((a, b) => b.seenAt.getTime() - a.seenAt.getTime()).map((s) => s.providerCallId);
     },
     async setQueuedStatusCode(callId, statusCode, at) {
       await PhoneCall.updateOne(

@@ -20,6 +20,7 @@ import { LIST_FILTER_FIELDS } from '../data/call-list-positions';
 import { DoNotCallEntry } from '../data/models/do-not-call-entry';
 import { IdempotencyRecord } from '../data/models/idempotency-record';
 import { PhoneCall } from '../data/models/phone-call';
+import { ProviderCallSighting } from '../data/models/provider-call-sighting';
 import { Recording } from '../data/models/recording';
 import { Transcript } from '../data/models/transcript';
 import { Webhook } from '../data/models/webhook';
@@ -43,6 +44,9 @@ export const INDEXED_FIELDS_BY_COLLECTION: Readonly<Record<string, readonly stri
   [WebhookDelivery.collection.collectionName]: ['eventId', 'phoneCallId'],
   // Every event's endpoints, and every create (the team's webhooks).
   [Webhook.collection.collectionName]: ['teamId'],
+  // A retried dial reads its call's sightings: rare, but a day of calls' worth of rows, and retries
+  // come in numbers when a provider falters.
+  [ProviderCallSighting.collection.collectionName]: ['callId'],
   // Every create with an Idempotency-Key.
   [IdempotencyRecord.collection.collectionName]: ['key'],
   // Every dial checks its number against the team's list (equality); a create of several numbers

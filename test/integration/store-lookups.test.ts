@@ -1,13 +1,15 @@
 // Every lookup a call's life makes by a field other than its list position (src/data/call-list-query.ts
 // has its own test) reads through an index on this store: a recorded call with its own webhook, created
-// with an Idempotency-Key, captured (recording, transcript), its recording fetched, its transcript and
-// deliveries listed, and a create refused by the do-not-call list. The filters are the ones the API and
-// the worker (both in this process) issued, caught as Mongoose sends them, each then explained. On
-// FerretDB 1.x such a lookup was a scan of the whole table, which for recordings decompressed every
-// stored recording's audio.
+// with an Idempotency-Key, captured (recording, transcript), its recording fetched, the provider call
+// ids its callbacks named read as a retried dial reads them, its transcript and deliveries listed, and
+// a create refused by the do-not-call list. The filters are the ones the API and the worker (both in
+// this process) issued, caught as Mongoose sends them, each then explained. On FerretDB 1.x such a
+// lookup was a scan of the whole table, which for recordings decompressed every stored recording's
+// audio.
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PhoneCall } from '../../src/data/models/phone-call';
+import { createMongoStores } from '../../src/data/stores';
 import { INDEXED_FIELDS_BY_COLLECTION } from '../../src/local/ferretdb-indexes';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
@@ -72,6 +74,9 @@ describe('lookups by a field other than _id', () => {
     );
     await eventually(async () => receiver.at('/hook').length > 0 || undefined, 30_000, 'the completed event');
     expect((await fetch(call.recordingUrl as string)).status).toBe(200);
+    // What a retried dial reads: the provider call ids the API saw in the call's callbacks.
+    const providerCallId = (await PhoneCall.findById(id, { providerCallId: 1 }).lean())!.providerCallId;
+    expect(await createMongoStores().calls.sightedProviderCallIds(id)).toEqual([providerCallId]);
     expect((await api.get(`/v1/transcripts?phoneCallId=${id}`)).body.data.length).toBeGreaterThan(0);
     expect((await api.get(`/v1/phoneCalls/${id}/webhookDeliveries`)).body.data).toHaveLength(1);
     const listed = await api.post('/v1/doNotCall', {

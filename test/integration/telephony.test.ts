@@ -2,12 +2,19 @@
 // outcome, recording, transcript and results; callback signatures, duplicates and reordering; a
 // retried dial that rings once; voices and transcripts endpoints.
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDialActivities } from '../../activities/dial';
 import { parseWavHeader } from '../../src/audio';
+import { createProviderEventSink } from '../../src/calls/provider-events';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { createSecretBox } from '../../src/crypto/secret-box';
 import { PhoneCall } from '../../src/data/models/phone-call';
+import {
+  ProviderCallSighting,
+  SIGHTING_KEPT_MS,
+  sweepProviderCallSightings,
+} from '../../src/data/models/provider-call-sighting';
 import { createMongoStores } from '../../src/data/stores';
 import { numberForScenario } from '../../src/emulator';
 import { createLogger } from '../../src/logger';
@@ -195,6 +202,51 @@ describe('provider callbacks', () => {
     expect(after.statusExtraInfo).toEqual(done.statusExtraInfo);
     expect(after.updatedAt).toBe(done.updatedAt);
     expect(stack.emulator.callsTo(to)).toBe(1);
+  });
+
+  it("records the provider's call id apart and never writes the call's record, so no status change is lost to a callback", async () => {
+    // Scheduled an hour ahead: its workflow sleeps, and this test is the record's only other writer.
+    const id = await place('+14155559104', { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
+    const sink = createProviderEventSink({ temporal: stack.temporal, logger: createLogger('silent', 'test') });
+    const calls = createMongoStores().calls;
+    const ringing = (providerCallId: string) => ({
+      callId: id,
+      provider: 'twilio' as const,
+      providerCallId,
+      kind: 'ringing' as const,
+      occurredAt: new Date().toISOString(),
+      providerStatus: 'ringing',
+    });
+    const before = await PhoneCall.findById(id).lean();
+    await sink([ringing('CA-sighted-1'), ringing('CA-sighted-1'), ringing('CA-sighted-2')]);
+    expect(await calls.sightedProviderCallIds(id)).toEqual(['CA-sighted-2', 'CA-sighted-1']);
+    const after = await PhoneCall.findById(id).lean();
+    expect(after!.updatedAt).toEqual(before!.updatedAt);
+    expect(after!.providerCallId ?? null).toBeNull();
+
+    // A workflow's write racing a callback: FerretDB 1.x applies an update by reading the document
+    // and writing it back whole, so a callback that wrote the record would undo the other write.
+    // Each round is a dial attempt's first callback, meeting a record without a provider call id.
+    for (let i = 0; i < 20; i++) {
+      const statusCode = `race-${i}`;
+      await PhoneCall.updateOne({ _id: id }, { $unset: { providerCallId: 1 } });
+      await Promise.all([calls.setQueuedStatusCode(id, statusCode, new Date()), sink([ringing(`CA-race-${i}`)])]);
+      expect((await PhoneCall.findById(id).lean())!.statusExtraInfo?.statusCode).toBe(statusCode);
+    }
+    await api.delete(`/v1/phoneCalls/${id}`);
+  });
+
+  it("sweeps sightings once a dial's retries are long over", async () => {
+    const callId = new Types.ObjectId();
+    const sighting = (providerCallId: string, agoMs: number) => ({
+      _id: `${callId.toHexString()}:${providerCallId}`,
+      callId,
+      providerCallId,
+      seenAt: new Date(Date.now() - agoMs),
+    });
+    await ProviderCallSighting.create([sighting('CA-old', SIGHTING_KEPT_MS + 60_000), sighting('CA-recent', 60_000)]);
+    expect(await sweepProviderCallSightings()).toBeGreaterThanOrEqual(1);
+    expect(await createMongoStores().calls.sightedProviderCallIds(callId.toHexString())).toEqual(['CA-recent']);
   });
 });
 

@@ -74,15 +74,19 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
   return err as ApplicationFailure;
 }
 
+/** A Twilio call to a fresh number, stored; the harness's router knows it, so the emulator's callbacks land. */
+function addRoutedCall(memory: ReturnType<typeof setUp>['memory']) {
+  const template = templateDoc();
+  const request = harness.request('twilio');
+  const call = callDoc(template, { _id: new Types.ObjectId(request.callId), toPhoneNumber: uniqueNumber() });
+  memory.add(template, call);
+  return { call, callId: call._id.toHexString() };
+}
+
 describe('dialCall', () => {
   it('places the call once, and a retry whose first answer was lost finds it instead of ringing again', async () => {
     const { memory, activities } = setUp();
-    const template = templateDoc();
-    // The harness's router must know the call for the emulator's callbacks to land.
-    const request = harness.request('twilio');
-    const call = callDoc(template, { _id: new Types.ObjectId(request.callId), toPhoneNumber: uniqueNumber() });
-    memory.add(template, call);
-    const callId = call._id.toHexString();
+    const { call, callId } = addRoutedCall(memory);
 
     const first = await run(activities.dialCall, [{ callId }]);
     expect(memory.calls.get(callId)?.providerCallId).toBe(first.providerCallId);
@@ -90,6 +94,39 @@ describe('dialCall', () => {
     const retried = await run(activities.dialCall, [{ callId }], 2);
     expect(retried).toEqual(first);
     expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(1);
+  });
+
+  it("takes a retry's call from the callbacks' sightings without asking the provider, but never an earlier attempt's", async () => {
+    // The provider's search must not be needed: it may no longer list a call that has ended.
+    const asked: string[] = [];
+    const { memory, activities } = setUp({
+      providers: async (_team, name) => {
+        const provider = harness.provider(name);
+        return Object.assign(Object.create(provider) as typeof provider, {
+          findPlacedCall: async (request: Parameters<typeof provider.findPlacedCall>[0]) => {
+            asked.push(request.callId);
+            return provider.findPlacedCall(request);
+          },
+        });
+      },
+    });
+    const { call, callId } = addRoutedCall(memory);
+
+    const first = await run(activities.dialCall, [{ callId }]);
+    memory.calls.get(callId)!.providerCallId = undefined;
+    memory.sightings.set(callId, [first.providerCallId]);
+    expect(await run(activities.dialCall, [{ callId }], 2)).toEqual({ providerCallId: first.providerCallId });
+    expect(memory.calls.get(callId)?.providerCallId).toBe(first.providerCallId);
+    expect(asked).toEqual([]);
+
+    // Redialled: the first attempt's call is in the attempts, and its sighting is not this attempt's.
+    const stored = memory.calls.get(callId)!;
+    stored.providerCallId = undefined;
+    stored.attempts = [{ providerCallId: first.providerCallId }] as unknown as PhoneCallDoc['attempts'];
+    const redial = await run(activities.dialCall, [{ callId }], 2);
+    expect(redial.providerCallId).not.toBe(first.providerCallId);
+    expect(asked).toEqual([callId]);
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(2);
   });
 
   it('fails for good when the record is gone, the provider refuses the number, or the team has no credentials', async () => {

@@ -55,6 +55,8 @@ export function callDoc(template: CallTemplateDoc, overrides: Partial<PhoneCallD
 
 export function memoryStores() {
   const calls = new Map<string, PhoneCallDoc>();
+  /** Provider call ids the API saw in callbacks, by call, newest first. */
+  const sightings = new Map<string, string[]>();
   const templates = new Map<string, CallTemplateDoc>();
   const recordings = new Map<string, { token: string; audio: Buffer }>();
   const transcripts = new Map<string, UtteranceRecord[]>();
@@ -84,6 +86,9 @@ export function memoryStores() {
     async setProviderCallId(callId, providerCallId) {
       const call = calls.get(callId);
       if (call) call.providerCallId = providerCallId;
+    },
+    async sightedProviderCallIds(callId) {
+      return sightings.get(callId) ?? [];
     },
     async setQueuedStatusCode(callId, statusCode, at) {
       const call = calls.get(callId);
@@ -160,6 +165,7 @@ export function memoryStores() {
     stores: { calls: callStore, templates: templateStore, conversations, webhooks, doNotCall },
     doNotCallEntries,
     calls,
+    sightings,
     templates,
     recordings,
     transcripts,
