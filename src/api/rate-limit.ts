@@ -1,10 +1,13 @@
 // A per-key request limit, counted across every API process: a burst per second and a sustained
 // rate per minute, each a fixed window shared through MongoDB. No request waits for the database:
-// each process counts locally and every `syncIntervalMs` adds its new requests to the shared window
-// documents ($inc upserts, single-document and atomic on MongoDB and FerretDB alike) and learns what
-// the other processes counted (a window with nothing new from this process is read once a second).
-// So the limit holds across processes to within what the others let through since this one last
-// read their counts, and a request costs no I/O.
+// each process counts locally and every `syncIntervalMs` stores its count for each window in a
+// document of its own and reads the window's documents of every process (a window with nothing new
+// from this process is read once a second). One writer per document: FerretDB 1.x applies an update
+// by reading the document and writing it back whole, so processes adding to one shared counter
+// ($inc) lost each other's counts there, and racing upserts of it failed as duplicates. So the limit
+// holds across processes to within what the others let through since this one last read their
+// counts, and a request costs no I/O.
+import { randomBytes } from 'node:crypto';
 import { RateLimitWindow } from '../data/models/rate-limit-window';
 import type { ApiContext } from './state';
 import { authOf } from './auth';
@@ -17,21 +20,27 @@ export interface RateLimitSettings {
   burst: number;
 }
 
-/** The shared windows: add to one and learn its total; remove ended ones. */
+/** The shared windows, one document per window and process: store this process's count, sum them all. */
 export interface WindowStore {
-  add(windowId: string, count: number, expiresAt: Date): Promise<number>;
+  /**
+   * Stores `count` (when given) as this process's count in the window, and answers the window's total
+   * over every process, this one's stored count included.
+   */
+  report(windowId: string, processId: string, count: number | null, expiresAt: Date): Promise<number>;
   removeEnded(before: Date): Promise<void>;
 }
 
 export const mongoWindowStore: WindowStore = {
-  async add(windowId, count, expiresAt) {
-    const doc = await RateLimitWindow.findOneAndUpdate(
-      { _id: windowId },
-      { $inc: { count }, $setOnInsert: { expiresAt } },
-      // No projection: FerretDB 1.x has none for findAndModify (the document is three fields anyway).
-      { upsert: true, returnDocument: 'after' },
-    ).lean();
-    return doc?.count ?? count;
+  async report(windowId, processId, count, expiresAt) {
+    if (count !== null) {
+      await RateLimitWindow.updateOne(
+        { _id: `${windowId}:${processId}` },
+        { $set: { window: windowId, count, expiresAt } },
+        { upsert: true },
+      );
+    }
+    const counts = await RateLimitWindow.find({ window: windowId }, { count: 1 }).lean();
+    return counts.reduce((total, doc) => total + doc.count, 0);
   },
   async removeEnded(before) {
     await RateLimitWindow.deleteMany({ expiresAt: { $lt: before } });
@@ -44,8 +53,8 @@ const IDLE_READ_EVERY_MS = 1_000;
 interface Window {
   /** Requests this process let through in the window. */
   mine: number;
-  /** Of those, how many the shared document does not have yet. */
-  unsent: number;
+  /** Of those, how many this process's document holds. */
+  stored: number;
   /** What the other processes had counted at the last sync. */
   others: number;
   limit: number;
@@ -60,7 +69,7 @@ export interface RateLimiter {
   take(keyId: string): RateVerdict;
   /** For an authenticated request: a 429 with Retry-After, in the error shape, once its key has used its share. */
   check(ctx: ApiContext): void;
-  /** Sends the new counts and learns the others'; run by the timer, and by tests. */
+  /** Stores this process's new counts and learns the others'; run by the timer, and by tests. */
   sync(): Promise<void>;
   stop(): void;
 }
@@ -69,6 +78,8 @@ export function createRateLimiter(
   settings: RateLimitSettings,
   options: {
     store?: WindowStore;
+    /** Names this process's documents (random by default: one per process start). */
+    processId?: string;
     syncIntervalMs?: number;
     now?: () => number;
     onSyncError?: (err: unknown) => void;
@@ -92,7 +103,7 @@ export function createRateLimiter(
     const id = `${keyId}:${span.name}:${start}`;
     let window = windows.get(id);
     if (!window) {
-      window = { mine: 0, unsent: 0, others: 0, limit: span.limit, endsAt: start + span.ms, readAt: 0 };
+      window = { mine: 0, stored: 0, others: 0, limit: span.limit, endsAt: start + span.ms, readAt: 0 };
       windows.set(id, window);
     }
     return [id, window];
@@ -108,6 +119,29 @@ export function createRateLimiter(
   }, options.syncIntervalMs ?? 200);
   timer.unref();
 
+  const processId = options.processId ?? randomBytes(6).toString('hex');
+  let syncing: Promise<void> | null = null;
+  async function syncWindows(): Promise<void> {
+    const at = now();
+    await Promise.all(
+      [...windows].map(async ([id, window]) => {
+        if (window.endsAt <= at) {
+          windows.delete(id);
+          return;
+        }
+        // Nothing new from here: the others' counts are read again once a second, not at every sync.
+        const unchanged = window.mine === window.stored;
+        if (unchanged && at - window.readAt < IDLE_READ_EVERY_MS) return;
+        const storing = window.mine;
+        // Kept a minute past its end: the TTL monitor removes it.
+        const total = await store.report(id, processId, unchanged ? null : storing, new Date(window.endsAt + 60_000));
+        window.stored = storing;
+        window.others = Math.max(0, total - storing);
+        window.readAt = at;
+      }),
+    );
+  }
+
   const limiter: RateLimiter = {
     take(keyId) {
       if (settings.perSecond <= 0) return { allowed: true };
@@ -122,10 +156,7 @@ export function createRateLimiter(
           };
         }
       }
-      for (const { window } of current) {
-        window.mine += 1;
-        window.unsent += 1;
-      }
+      for (const { window } of current) window.mine += 1;
       return { allowed: true };
     },
 
@@ -138,29 +169,12 @@ export function createRateLimiter(
       ]);
     },
 
-    async sync() {
-      const at = now();
-      await Promise.all(
-        [...windows].map(async ([id, window]) => {
-          if (window.endsAt <= at) {
-            windows.delete(id);
-            return;
-          }
-          // Nothing new from here: the others' counts are read again once a second, not at every sync.
-          if (window.unsent === 0 && at - window.readAt < IDLE_READ_EVERY_MS) return;
-          const sending = window.unsent;
-          window.unsent -= sending;
-          try {
-            // Kept a minute past its end: the TTL monitor removes it.
-            const total = await store.add(id, sending, new Date(window.endsAt + 60_000));
-            window.others = Math.max(0, total - window.mine + window.unsent);
-            window.readAt = at;
-          } catch (err) {
-            window.unsent += sending;
-            throw err;
-          }
-        }),
-      );
+    sync() {
+      // One pass at a time: a slow one is not overlapped by the timer's next.
+      syncing ??= syncWindows().finally(() => {
+        syncing = null;
+      });
+      return syncing;
     },
 
     stop() {

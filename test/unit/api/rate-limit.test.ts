@@ -3,20 +3,22 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRateLimiter, type RateLimiter, type WindowStore } from '../../../src/api/rate-limit';
 
-function memoryStore(): WindowStore & { windows: Map<string, { count: number; expiresAt: Date }> } {
-  const windows = new Map<string, { count: number; expiresAt: Date }>();
-  return {
-    windows,
-    async add(id, count, expiresAt) {
-      const window = windows.get(id) ?? { count: 0, expiresAt };
-      window.count += count;
+function memoryStore() {
+  /** By window: each process's count, and when the window's documents expire. */
+  const windows = new Map<string, { counts: Map<string, number>; expiresAt: Date }>();
+  const total = (id: string) => [...(windows.get(id)?.counts.values() ?? [])].reduce((sum, n) => sum + n, 0);
+  const store: WindowStore = {
+    async report(id, processId, count, expiresAt) {
+      const window = windows.get(id) ?? { counts: new Map<string, number>(), expiresAt };
       windows.set(id, window);
-      return window.count;
+      if (count !== null) window.counts.set(processId, count);
+      return total(id);
     },
     async removeEnded(before) {
       for (const [id, window] of windows) if (window.expiresAt < before) windows.delete(id);
     },
   };
+  return { ...store, windows, total };
 }
 
 let clock = 0;
@@ -78,7 +80,7 @@ describe('the per-key rate limit', () => {
     await first.sync();
     expect(first.take('k').allowed).toBe(false);
     await first.sync();
-    expect(store.windows.get(`k:m:${120_000 * 1000}`)?.count).toBe(13);
+    expect(store.total(`k:m:${120_000 * 1000}`)).toBe(13);
   });
 
   it('keeps counts that could not be sent, and sends them at the next sync', async () => {
@@ -86,7 +88,8 @@ describe('the per-key rate limit', () => {
     const store = memoryStore();
     let down = true;
     const flaky: WindowStore = {
-      add: (id, count, at) => (down ? Promise.reject(new Error('database down')) : store.add(id, count, at)),
+      report: (id, processId, count, at) =>
+        down ? Promise.reject(new Error('database down')) : store.report(id, processId, count, at),
       removeEnded: (before) => store.removeEnded(before),
     };
     const limiter = make({ perSecond: 10, burst: 100 }, flaky);
@@ -94,8 +97,8 @@ describe('the per-key rate limit', () => {
     await expect(limiter.sync()).rejects.toThrow('database down');
     down = false;
     await limiter.sync();
-    expect(store.windows.get(`k:s:${180_000 * 1000}`)?.count).toBe(3);
-    expect(store.windows.get(`k:m:${180_000 * 1000}`)?.count).toBe(3);
+    expect(store.total(`k:s:${180_000 * 1000}`)).toBe(3);
+    expect(store.total(`k:m:${180_000 * 1000}`)).toBe(3);
   });
 
   it('forgets ended windows', async () => {
