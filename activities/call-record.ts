@@ -4,32 +4,46 @@ import { FAILURES } from '../src/contracts/failures';
 import type { StatusChange } from '../src/data/call-store';
 import type { ActivityDeps } from './deps';
 
-export function createCallRecordActivities({
-  calls,
-  logger,
-  metrics,
-}: Pick<ActivityDeps, 'calls' | 'logger' | 'metrics'>) {
+/** What a status write answers: `applied` is false when the machine does not allow it (nothing changes). */
+export interface StatusWritten {
+  applied: boolean;
+  call: Record<string, unknown> | null;
+}
+
+/**
+ * Writes a status change for an activity (recordStatus, and the dial's own `ringing`). A retry of a
+ * landed write, told by the change's time, answers `applied` again.
+ */
+export async function writeStatusChange(
+  { calls, logger, metrics }: Pick<ActivityDeps, 'calls' | 'logger' | 'metrics'>,
+  change: StatusChange,
+): Promise<StatusWritten> {
+  const result = await calls.applyStatusChange(change);
+  if (result.outcome === 'missing') {
+    throw ApplicationFailure.create({
+      type: FAILURES.callRecordMissing,
+      message: `phone call ${change.callId} no longer exists`,
+      nonRetryable: true,
+    });
+  }
+  if (result.outcome === 'skipped') {
+    logger.warn(
+      { callId: change.callId, from: result.currentStatus, to: change.status },
+      'status change refused by the status machine',
+    );
+    return { applied: false, call: null };
+  }
+  // Counted when the write lands: a retry of a landed write answers `applied` again (rarely).
+  metrics.statusChanged(change.status, change.statusCode, result.call.telephonyProvider);
+  return { applied: true, call: result.call };
+}
+
+export function createCallRecordActivities(deps: Pick<ActivityDeps, 'calls' | 'logger' | 'metrics'>) {
+  const { calls } = deps;
   return {
     /** Writes a status change; `applied` is false when the machine does not allow it (nothing changes). */
-    async recordStatus(change: StatusChange): Promise<{ applied: boolean; call: Record<string, unknown> | null }> {
-      const result = await calls.applyStatusChange(change);
-      if (result.outcome === 'missing') {
-        throw ApplicationFailure.create({
-          type: FAILURES.callRecordMissing,
-          message: `phone call ${change.callId} no longer exists`,
-          nonRetryable: true,
-        });
-      }
-      if (result.outcome === 'skipped') {
-        logger.warn(
-          { callId: change.callId, from: result.currentStatus, to: change.status },
-          'status change refused by the status machine',
-        );
-        return { applied: false, call: null };
-      }
-      // Counted when the write lands: a retry of a landed write answers `applied` again (rarely).
-      metrics.statusChanged(change.status, change.statusCode, result.call.telephonyProvider);
-      return { applied: true, call: result.call };
+    async recordStatus(change: StatusChange): Promise<StatusWritten> {
+      return writeStatusChange(deps, change);
     },
 
     /** Records why a queued call is waiting (status code only: the status stays queued, no event). */

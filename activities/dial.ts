@@ -4,13 +4,32 @@
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { fillPrompt } from '../src/data/models/call-template';
+import { STATUS_CODES } from '../src/contracts/call-status';
 import { FAILURES } from '../src/contracts/failures';
 import type { ActiveMachineDetection } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
 import { callbackUrlFor } from '../src/telephony/callback-url';
 import { ProviderRateLimitedError, ProviderRejectedError, type PlaceCallRequest } from '../src/telephony/provider';
 import { ProviderNotConfiguredError } from '../src/telephony/team-providers';
+import { writeStatusChange, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
+
+/**
+ * The call's move to `ringing`, written by the dial itself once the provider has the call (workflows
+ * started since 2026-11-26 ask for it): an activity task and a workflow task fewer per dial than a
+ * recordStatus of its own. The times are fixed by the workflow, so a retried dial's write is known as
+ * its own and answers `applied` again.
+ */
+export interface RingingWrite {
+  at: string;
+  callTriggeredAt: string;
+}
+
+export interface Dialled {
+  providerCallId: string;
+  /** The ringing write's answer, when the dial was asked to make it. */
+  ringing?: StatusWritten;
+}
 
 export function createDialActivities({
   config,
@@ -37,15 +56,41 @@ export function createDialActivities({
     }
   }
 
+  /** The provider has the call: its id goes on the record, with the move to `ringing` when asked. */
+  async function dialled(
+    callId: string,
+    providerCallId: string,
+    ringing: RingingWrite | undefined,
+    onRecord: boolean,
+  ): Promise<Dialled> {
+    if (!ringing) {
+      if (!onRecord) await calls.setProviderCallId(callId, providerCallId);
+      return { providerCallId };
+    }
+    const written = await writeStatusChange(
+      { calls, logger, metrics },
+      {
+        callId,
+        status: 'ringing',
+        statusCode: STATUS_CODES.dialling,
+        at: ringing.at,
+        fields: { callTriggeredAt: ringing.callTriggeredAt, providerCallId },
+      },
+    );
+    return { providerCallId, ringing: written };
+  }
+
   return {
     async dialCall({
       callId,
       machineDetection,
+      ringing,
     }: {
       callId: string;
       /** From the workflow's input (the template as it was at create), not the template now. */
       machineDetection?: ActiveMachineDetection;
-    }): Promise<{ providerCallId: string }> {
+      ringing?: RingingWrite;
+    }): Promise<Dialled> {
       const call = await calls.findById(callId);
       if (!call) {
         throw ApplicationFailure.create({
@@ -54,7 +99,8 @@ export function createDialActivities({
           nonRetryable: true,
         });
       }
-      if (call.providerCallId) return { providerCallId: call.providerCallId };
+      // An earlier attempt of this dial placed the call and recorded it: never dialled again.
+      if (call.providerCallId) return dialled(callId, call.providerCallId, ringing, true);
       // Independent reads, side by side: when a campaign's calls fall due together each one counts.
       // The do-not-call answer is read now and acted on right before the dial below.
       const [template, provider, listed] = await Promise.all([
@@ -88,9 +134,8 @@ export function createDialActivities({
             { callId, providerCallId: earlier.providerCallId },
             'dial retried: the provider already has the call',
           );
-          await calls.setProviderCallId(callId, earlier.providerCallId);
           metrics.dialled(provider.name, 'found-placed');
-          return earlier;
+          return dialled(callId, earlier.providerCallId, ringing, false);
         }
       }
       // Checked right before every dial (create checked too): a number listed since is never rung.
@@ -105,8 +150,7 @@ export function createDialActivities({
       try {
         const placed = await provider.placeCall(request);
         metrics.dialled(provider.name, 'placed');
-        await calls.setProviderCallId(callId, placed.providerCallId);
-        return placed;
+        return await dialled(callId, placed.providerCallId, ringing, false);
       } catch (err) {
         if (err instanceof ProviderRateLimitedError) {
           metrics.dialled(provider.name, 'rate-limited');

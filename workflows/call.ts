@@ -24,6 +24,8 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { StatusWritten } from '../activities/call-record';
+import type { Dialled } from '../activities/dial';
 import { STATUS_CODES, isTerminal, type CallStatus, type StatusCode } from '../src/contracts/call-status';
 import { statusEventName, type CallEventName } from '../src/contracts/events';
 import { FAILURES } from '../src/contracts/failures';
@@ -247,6 +249,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       fields,
       endedAttempt,
     });
+    await movedTo(status, statusCode, result, at);
+  }
+
+  /** A status change has been written (by recordStatus, or by the dial for `ringing`): show and tell it. */
+  async function movedTo(status: CallStatus, statusCode: StatusCode, result: StatusWritten, at: string) {
     state.status = status;
     state.statusCode = statusCode;
     upsertSearchAttributes([{ key: SA_STATUS, value: status }]);
@@ -322,9 +329,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     state.phase = 'dialling';
     const triggeredAt = new Date().toISOString();
     state.triggeredAt = triggeredAt;
-    let dialled: { providerCallId: string };
+    let dialled: Dialled & { ringingAt: string };
     try {
-      dialled = await dialThroughRateLimits();
+      dialled = await dialThroughRateLimits(triggeredAt);
     } catch (err) {
       if (isCancellation(err)) throw err;
       const code = rejectionCode(err);
@@ -333,10 +340,12 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     }
     state.providerCallId = dialled.providerCallId;
     state.phase = 'ringing';
-    await moveTo('ringing', STATUS_CODES.dialling, {
-      callTriggeredAt: triggeredAt,
-      providerCallId: dialled.providerCallId,
-    });
+    if (dialled.ringing) await movedTo('ringing', STATUS_CODES.dialling, dialled.ringing, dialled.ringingAt);
+    else
+      await moveTo('ringing', STATUS_CODES.dialling, {
+        callTriggeredAt: triggeredAt,
+        providerCallId: dialled.providerCallId,
+      });
 
     // 3. Follow the provider's events until the call ends (or our timers end it).
     const outcome = await followCall();
@@ -532,13 +541,18 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    * A 429 says the call was not placed, so the next dial needs no lookup first (a retried attempt
    * before it already made one).
    */
-  async function dialThroughRateLimits(): Promise<{ providerCallId: string }> {
+  async function dialThroughRateLimits(triggeredAt: string): Promise<Dialled & { ringingAt: string }> {
     for (let refusals = 0; ; refusals++) {
+      // Fixed here, before the activity: its retries write the same change, and know it as theirs.
+      const ringingAt = new Date().toISOString();
       try {
-        return await step(DIAL_OPTIONS, `dial ${input.toPhoneNumber} via ${input.provider}`).dialCall({
+        const dialled = await step(DIAL_OPTIONS, `dial ${input.toPhoneNumber} via ${input.provider}`).dialCall({
           callId: input.callId,
           machineDetection: input.machineDetection,
+          // Histories from before the field wrote `ringing` with an activity of its own, and replay so.
+          ...(input.ringingWithDial ? { ringing: { at: ringingAt, callTriggeredAt: triggeredAt } } : {}),
         });
+        return { ...dialled, ringingAt };
       } catch (err) {
         const retryAfterMs = rateLimitDelay(err);
         if (retryAfterMs === undefined) throw err;

@@ -41,6 +41,11 @@ export interface CallWorkflowInput {
    * field, calls started by the reconciler): looked up as usual.
    */
   queuedEventUnsubscribed?: boolean;
+  /**
+   * True for calls created since 2026-11-26: the dial activity writes the move to `ringing` itself
+   * (activities/dial.ts). Absent (histories from before): a recordStatus activity of its own, as then.
+   */
+  ringingWithDial?: boolean;
 }
 
 export type CallPhase =

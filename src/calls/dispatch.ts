@@ -92,6 +92,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         ...(plan.machineDetection ? { machineDetection: plan.machineDetection } : {}),
         ownWebhookEvents,
         ...(queuedEventUnsubscribed ? { queuedEventUnsubscribed } : {}),
+        ringingWithDial: true,
       };
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.

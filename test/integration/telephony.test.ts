@@ -4,7 +4,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDialActivities } from '../../activities/dial';
+import { createDialActivities, type Dialled } from '../../activities/dial';
 import { parseWavHeader } from '../../src/audio';
 import { createProviderEventSink } from '../../src/calls/provider-events';
 import { callWorkflowId } from '../../src/contracts/ids';
@@ -250,17 +250,15 @@ describe('provider callbacks', () => {
   });
 });
 
-it('a dial retried after the provider accepted the call rings once', async () => {
-  const to = '+14155559102';
-  const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
-  const secretBox = createSecretBox(stack.config.ENCRYPTION_KEY);
-  const activities = createDialActivities({
+/** The worker's dial activities on the stack's database and emulator, to run one by hand as a retry runs. */
+function dialActivities() {
+  return createDialActivities({
     config: stack.config,
     logger: createLogger('silent', 'test'),
     metrics: createWorkerMetrics(),
     ...createMongoStores(),
     providers: createTeamProviderResolver({
-      secretBox,
+      secretBox: createSecretBox(stack.config.ENCRYPTION_KEY),
       baseUrls: {
         twilio: stack.config.TWILIO_API_BASE_URL,
         vonage: stack.config.VONAGE_API_BASE_URL,
@@ -268,6 +266,12 @@ it('a dial retried after the provider accepted the call rings once', async () =>
       },
     }),
   });
+}
+
+it('a dial retried after the provider accepted the call rings once', async () => {
+  const to = '+14155559102';
+  const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
+  const activities = dialActivities();
   const first = (await new MockActivityEnvironment({ attempt: 1 }).run(activities.dialCall, { callId: id })) as {
     providerCallId: string;
   };
@@ -280,6 +284,31 @@ it('a dial retried after the provider accepted the call rings once', async () =>
   expect(retried.providerCallId).toBe(first.providerCallId);
   expect(stack.emulator.callsTo(to)).toBe(1);
   await api.delete(`/v1/phoneCalls/${id}`);
+});
+
+it('a dial asked to write the move to ringing writes it with the provider call id, once across a retry', async () => {
+  const to = '+14155559104';
+  const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
+  // The sleeping workflow stays out of it: the activity is run here, as a retry would run it.
+  await stack.temporal.workflow.getHandle(callWorkflowId(id)).terminate('the test dials by hand');
+  const activities = dialActivities();
+  const ringing = { at: '2026-11-26T10:00:01.000Z', callTriggeredAt: '2026-11-26T10:00:00.000Z' };
+  const first = (await new MockActivityEnvironment({ attempt: 1 }).run(activities.dialCall, {
+    callId: id,
+    ringing,
+  })) as Dialled;
+  expect(first.ringing).toMatchObject({ applied: true, call: { status: 'ringing' } });
+  const record = await PhoneCall.findById(id).lean();
+  expect(record).toMatchObject({
+    status: 'ringing',
+    providerCallId: first.providerCallId,
+    statusExtraInfo: { statusCode: 'dialling', dateTime: new Date(ringing.at) },
+    callTriggeredAt: new Date(ringing.callTriggeredAt),
+  });
+  // Its answer was lost after the write: the retry finds the call, rings nobody, and knows the write.
+  const retried = await new MockActivityEnvironment({ attempt: 2 }).run(activities.dialCall, { callId: id, ringing });
+  expect(retried).toMatchObject({ providerCallId: first.providerCallId, ringing: { applied: true } });
+  expect(stack.emulator.callsTo(to)).toBe(1);
 });
 
 it('an operator cancelling a queued call ends it as cancelled', async () => {

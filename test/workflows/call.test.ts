@@ -221,6 +221,39 @@ describe('phoneCallWorkflow', () => {
     expect(Date.now() - wallStart).toBeLessThan(30_000);
   });
 
+  it('has the dial write the move to ringing, fixed before each dial, and tells it as before', async () => {
+    const dialledAt: number[] = [];
+    const { activities, calls } = stubActivities({
+      dialCall: async ({ callId, ringing }) => {
+        dialledAt.push(await env.currentTimeMs());
+        if (dialledAt.length === 1) {
+          throw ApplicationFailure.create({
+            type: FAILURES.providerRateLimited,
+            message: 'rate limited',
+            details: [60_000],
+            nonRetryable: true,
+          });
+        }
+        return { providerCallId: `pc-${callId}`, ringing: { applied: true, call: { _id: callId, ringing } } };
+      },
+    });
+    const args = input({ ringTimeoutSeconds: 30, ringingWithDial: true, ownWebhookEvents: [] });
+    const state = await runCall(activities, args);
+    expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'no-answer' });
+    // No recordStatus of its own for ringing: an activity task and a workflow task fewer.
+    expect(statuses(calls)).toEqual(['noAnswer/no-answer']);
+    const dials = calls
+      .filter((c) => c.name === 'dialCall')
+      .map((c) => c.input as { ringing: { at: string; callTriggeredAt: string } });
+    const [refused, placed] = dials.map((d) => d.ringing);
+    // The call was triggered once; the move to ringing is the time of the dial that placed it.
+    expect(refused!.callTriggeredAt).toBe(placed!.callTriggeredAt);
+    expect(Date.parse(placed!.at)).toBeGreaterThanOrEqual(Date.parse(refused!.at) + 60_000);
+    expect(
+      calls.filter((c) => c.name === 'resolveWebhookTargets').map((c) => (c.input as { type: string }).type),
+    ).toEqual(['phoneCall.queued', 'phoneCall.ringing', 'phoneCall.noAnswer']);
+  });
+
   it("waits out a provider's 429 for as long as it asks, dials again and does not fail the call", async () => {
     const dialledAt: number[] = [];
     const { activities, calls } = stubActivities({

@@ -84,7 +84,11 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
       call: { _id: change.callId, status: change.status },
     })),
     deleteCallRecord: record('deleteCallRecord', async ({ callId }) => ({ _id: callId, status: 'queued' })),
-    dialCall: record('dialCall', async ({ callId }) => ({ providerCallId: `pc-${callId}` })),
+    // As the real dial: the move to ringing written with it when the workflow asks.
+    dialCall: record('dialCall', async ({ callId, ringing }) => ({
+      providerCallId: `pc-${callId}`,
+      ...(ringing ? { ringing: { applied: true, call: { _id: callId, status: 'ringing' } } } : {}),
+    })),
     hangUpCall: record('hangUpCall', async () => undefined),
     // The provider has nothing new to say: the call still rings.
     pollCallEvents: record('pollCallEvents', async () => []),
