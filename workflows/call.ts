@@ -546,7 +546,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       // Fixed here, before the activity: its retries write the same change, and know it as theirs.
       const ringingAt = new Date().toISOString();
       try {
-        const dialled = await step(DIAL_OPTIONS, `dial ${input.toPhoneNumber} via ${input.provider}`).dialCall({
+        const what = `dial ${input.toPhoneNumber} via ${input.provider}`;
+        // Named for the timeline with all it does: the dial stands where `record ringing` stood.
+        const dialled = await step(DIAL_OPTIONS, input.ringingWithDial ? `${what}, record ringing` : what).dialCall({
           callId: input.callId,
           machineDetection: input.machineDetection,
           // Histories from before the field wrote `ringing` with an activity of its own, and replay so.

@@ -75,8 +75,7 @@ it('finds a completed call by its search attributes and reads its named steps an
 
     // The timeline names each step: activities by their summary, timers by what they wait for.
     for (const step of [
-      `dial ${to} via twilio`,
-      'record ringing (dialling)',
+      `dial ${to} via twilio, record ringing`,
       'record inProgress (answered)',
       'record completed (completed)',
       'capture transcript and results',
