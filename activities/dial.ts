@@ -1,6 +1,6 @@
-// Dialling and hanging up through the call's provider. A retried dial asks the provider first
-// whether the call was already placed, so a person is never rung twice for one call; a number on
-// the team's do-not-call list is never rung at all.
+// Dialling and hanging up through the call's provider. A retried dial first looks for the call it may
+// have placed (the provider call ids its callbacks named, then the provider's own search), so a person
+// is never rung twice for one call; a number on the team's do-not-call list is never rung at all.
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { fillPrompt } from '../src/data/models/call-template';
