@@ -125,6 +125,8 @@ export async function withIdempotency(
     body: unknown;
     /** Removes the request's dispatch batch, if started, once its answer is stored: no retry asks for it again. */
     forgetBatch: (batchId: Types.ObjectId) => Promise<void>;
+    /** How often the lease is extended (LEASE_RENEW_MS; tests race renewals against the answer). */
+    leaseRenewMs?: number;
   },
   handler: (work: CreateWork) => Promise<StoredResponse>,
 ): Promise<void> {
@@ -149,21 +151,33 @@ export async function withIdempotency(
   }
 
   let response: StoredResponse;
+  // One renewal at a time (a tick that finds one under way is skipped), and the answer is written
+  // after it: on FerretDB 1.x a renewal still under way (a read, then a write of the whole record)
+  // would put the record back to `pending` without its answer, and a retry would later take the
+  // finished request's batch over.
+  let renewing: Promise<void> | null = null;
   const renewal = setInterval(() => {
-    IdempotencyRecord.updateOne(
+    renewing ??= IdempotencyRecord.updateOne(
       { ...identity, createdAt: now, state: 'pending' },
       { $set: { leaseUntil: new Date(Date.now() + LEASE_MS) } },
-    ).catch(() => undefined); // a missed renewal only shortens the lease
-  }, LEASE_RENEW_MS);
+    )
+      .then(() => undefined)
+      .catch(() => undefined) // a missed renewal only shortens the lease
+      .finally(() => {
+        renewing = null;
+      });
+  }, options.leaseRenewMs ?? LEASE_RENEW_MS);
   try {
     response = await handler({ batchId, abandonedBatchId: claim.abandonedBatchId, retryMayTakeOver: true });
   } catch (err) {
+    clearInterval(renewal);
+    await renewing;
     // Nothing was created: free the key so that the client may retry it.
     await IdempotencyRecord.deleteOne({ ...identity, createdAt: now });
     throw err;
-  } finally {
-    clearInterval(renewal);
   }
+  clearInterval(renewal);
+  await renewing;
   await IdempotencyRecord.updateOne(
     { ...identity, createdAt: now },
     { $set: { state: 'done', responseStatus: response.status, responseBody: response.body } },

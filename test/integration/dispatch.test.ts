@@ -3,7 +3,8 @@
 import type { AddressInfo } from 'node:net';
 import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestHashOf } from '../../src/api/idempotency';
+import { requestHashOf, withIdempotency } from '../../src/api/idempotency';
+import type { ApiContext } from '../../src/api/state';
 import {
   createDispatcher,
   reconcilePendingCalls,
@@ -262,6 +263,43 @@ describe('a retry with the Idempotency-Key of a request whose API process died',
     await PhoneCall.deleteMany({ dispatchBatchId: new Types.ObjectId(left.batchId) });
     await DispatchBatch.deleteOne({ _id: left.batchId });
   });
+});
+
+it('stores the answer after the lease renewal under way: a finished key never goes back to pending', async () => {
+  // Renewals every millisecond, so that one is nearly always under way when the answer is written.
+  // On FerretDB 1.x an update is a read and then a write of the whole record: a renewal that read
+  // the record before the answer was written and wrote it after would put it back to pending.
+  for (let round = 0; round < 20; round += 1) {
+    const identity = { teamId: stack.team.teamId, scope: 'lease renewal race', key: `race-${Date.now()}-${round}` };
+    const headers: Record<string, string> = { 'idempotency-key': identity.key };
+    const ctx = {
+      headers,
+      get: (name: string) => headers[name.toLowerCase()] ?? '',
+      set: () => undefined,
+      state: { log: createLogger('silent', 'test') },
+    } as unknown as ApiContext;
+    await withIdempotency(
+      ctx,
+      {
+        teamId: identity.teamId,
+        scope: identity.scope,
+        body: { round },
+        forgetBatch: async () => undefined,
+        leaseRenewMs: 1,
+      },
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return { status: 201, body: { round } };
+      },
+    );
+    // Long enough for a renewal that was still under way to land.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const record = await IdempotencyRecord.findOne(identity).lean();
+    expect({ state: record?.state, responseBody: record?.responseBody }).toEqual({
+      state: 'done',
+      responseBody: { round },
+    });
+  }
 });
 
 describe('dispatch batches are kept only while a retry may ask for them', () => {
