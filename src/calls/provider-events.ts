@@ -55,7 +55,7 @@ function createSightingRecorder() {
  * ringing from the moment the provider accepted the dial, which the dial activity reports. Every
  * signal is a history event and a workflow task, and nearly every call rings.
  */
-export function signalsWorkflow(kind: ProviderEvent['kind']): boolean {
+function signalsWorkflow(kind: ProviderEvent['kind']): boolean {
   return kind !== 'ringing';
 }
 
