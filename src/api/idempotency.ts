@@ -3,12 +3,13 @@
 // key claims it, so two concurrent requests with one key cannot both create (no transactions).
 // The claim holds a lease the request extends while it works and names the dispatch batch it
 // writes its calls under: should its process die, a retry takes the key over once the lease has run
-// out and finishes or discards that batch (the route decides), so the client still gets one batch.
+// out (of retries arriving together, the one that inserts the takeover claim) and finishes or
+// discards that batch (the route decides), so the client still gets one batch.
 // A batch is kept only while such a retry may ask for it: a request without a key has no retry to
 // serve, and one with a key stops needing it once its answer is stored (`forgetBatch`).
 import { createHash } from 'node:crypto';
 import { Types } from 'mongoose';
-import { IDEMPOTENCY_WINDOW_MS, IdempotencyRecord } from '../data/models/idempotency-record';
+import { IDEMPOTENCY_WINDOW_MS, IdempotencyRecord, IdempotencyTakeover } from '../data/models/idempotency-record';
 import { badRequest, HttpError } from './errors';
 import { isDuplicateKeyOnly } from '../data/duplicate-key';
 import type { ApiContext } from './state';
@@ -89,14 +90,24 @@ async function claimKey(identity: Identity, requestHash: string, now: Date, batc
     if (abandoned && existing.requestHash !== requestHash)
       throw badRequest('Idempotency-Key was already used with a different request body');
     if (expired || abandoned) {
-      // Take over an expired or abandoned key with a conditional update, so only one request wins it.
+      // Take over an expired or abandoned key: the one retry that inserts the takeover claim rewrites
+      // the record (conditionally, should the request it replaces have finished meanwhile); the
+      // others see the new claim at their next look.
+      const takeoverId = `${identity.teamId}:${identity.scope}:${identity.key}:${existing.createdAt.getTime()}`;
+      try {
+        await IdempotencyTakeover.create({ _id: takeoverId, createdAt: new Date() });
+      } catch (err) {
+        if (!isDuplicateKeyOnly(err)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        continue;
+      }
       const claimed = await IdempotencyRecord.findOneAndUpdate(
         { ...identity, createdAt: existing.createdAt, state: existing.state },
         {
           $set: { requestHash, state: 'pending', createdAt: now, leaseUntil: leaseUntil(), dispatchBatchId: batchId },
           $unset: { responseStatus: 1, responseBody: 1 },
         },
-      );
+      ).finally(() => IdempotencyTakeover.deleteOne({ _id: takeoverId }).catch(() => undefined));
       // An expired key's request is a day old: the reconciler finished or discarded its batch long
       // ago, and the sweep of started batches may have removed it since (dispatch.ts).
       if (claimed) {

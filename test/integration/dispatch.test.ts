@@ -247,6 +247,27 @@ describe('a retry with the Idempotency-Key of a request whose API process died',
     expect(await PhoneCall.countDocuments({ dispatchBatchId: new Types.ObjectId(res.body.batchId as string) })).toBe(3);
   });
 
+  it('retries arriving together: one takes the key over, the others get its answer', async () => {
+    // Each round a dead request's key and four retries of it at once. On FerretDB 1.x two
+    // conditional updates racing on one record can both apply: the takeover must not rest on one.
+    const api = apiClient(stack.baseUrl, stack.team.key);
+    for (let round = 0; round < 5; round += 1) {
+      const key = `retried-together-${Date.now()}-${round}`;
+      await deadRequest(key, 1);
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          api.post('/v1/phoneCalls/batch', body(), { headers: { 'Idempotency-Key': key } }),
+        ),
+      );
+      expect(answers.map((res) => res.status)).toEqual([201, 201, 201, 201]);
+      const batchIds = new Set(answers.map((res) => res.body.batchId as string));
+      expect(batchIds.size).toBe(1);
+      const [batchId] = [...batchIds];
+      expect(await PhoneCall.countDocuments({ dispatchBatchId: new Types.ObjectId(batchId) })).toBe(3);
+      expect(answers.filter((res) => res.headers.get('idempotent-replayed') === 'true')).toHaveLength(3);
+    }
+  });
+
   it("past the key's 24 hours writes a new batch and leaves the old request's calls alone", async () => {
     const api = apiClient(stack.baseUrl, stack.team.key);
     const key = `died-a-day-ago-${Date.now()}`;

@@ -30,3 +30,16 @@ idempotencyRecordSchema.index({ createdAt: 1 }, { expireAfterSeconds: IDEMPOTENC
 
 export type IdempotencyRecordDoc = InferSchemaType<typeof idempotencyRecordSchema> & { _id: Types.ObjectId };
 export const IdempotencyRecord = model('IdempotencyRecord', idempotencyRecordSchema);
+
+// A retry's claim to take one claim of a key over (a dead request's, or an expired one), held while
+// it rewrites the key's record: `_id` `<team>:<scope>:<key>:<claimed-at ms>`, so of retries arriving
+// together exactly one inserts it (a unique `_id` holds on FerretDB as on MongoDB, where two
+// conditional updates of one record can both apply on FerretDB 1.x). Removed once the record is
+// rewritten; one left by a process that died in between is kept an hour on MongoDB, and never
+// matters: the claim it names is no longer the record's.
+const idempotencyTakeoverSchema = new Schema({
+  _id: { type: String, required: true },
+  createdAt: { type: Date, required: true },
+});
+idempotencyTakeoverSchema.index({ createdAt: 1 }, { expireAfterSeconds: 60 * 60 });
+export const IdempotencyTakeover = model('IdempotencyTakeover', idempotencyTakeoverSchema);
