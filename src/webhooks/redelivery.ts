@@ -1,8 +1,9 @@
 // An operator's redelivery of one event to one endpoint (POST /v1/webhookDeliveries/{id}/redeliver):
 // the same event (same webhook-id, type, timestamp and data) sent again through the delivery
 // workflow, with the whole retry schedule, to the endpoint as it is configured now (its current URL
-// and secret). One at a time per record: the record is claimed by a conditional update first.
-import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+// and secret). One at a time per record: the record is claimed by a conditional update first, and
+// the workflow's id (the record and its redelivery number) lets only one start.
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { CallEventName } from '../contracts/events';
 import { isObjectIdHex, redeliveryWorkflowId } from '../contracts/ids';
 import { PhoneCall } from '../data/models/phone-call';
@@ -96,6 +97,10 @@ export function createRedelivery(deps: {
           staticSummary: `Redelivery of ${found.eventType} to ${new URL(target.url).host}`,
         });
       } catch (err) {
+        // Another request claimed the same redelivery at the same instant (on FerretDB 1.x both
+        // conditional updates can apply) and started it: the workflow id settles which one runs.
+        if (err instanceof WorkflowExecutionAlreadyStartedError)
+          throw new RedeliveryRefused('refused', 'this delivery is being redelivered already');
         // Not started: the record goes back to how it was, so it can be redelivered again.
         await WebhookDelivery.updateOne(
           { _id: found._id, state: 'pending', redeliveries: n },

@@ -69,10 +69,21 @@ describe('webhook deliveries and redelivery', () => {
     expect(receiver.at('/flaky')).toHaveLength(4);
   });
 
-  it('redelivers the same event on request, one redelivery at a time, its attempts numbered on', async () => {
-    const first = await api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: failed._id } } });
-    expect(first.response.status).toBe(202);
+  it('redelivers the same event on request, one redelivery at a time (of four asked at once, one), its attempts numbered on', async () => {
+    // Four requests at once: one redelivery starts, the others are refused.
+    const asked = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: failed._id } } }),
+      ),
+    );
+    expect(asked.map((res) => res.response.status).sort()).toEqual([202, 400, 400, 400]);
+    const first = asked.find((res) => res.response.status === 202)!;
     expect(first.data!.data).toMatchObject({ _id: failed._id, state: 'pending', redeliveries: 1 });
+    for (const refused of asked.filter((res) => res.response.status === 400))
+      expect([
+        ['this event is still being delivered; redeliver it once it has ended'],
+        ['this delivery is being redelivered already'],
+      ]).toContainEqual(refused.error!.error.message);
 
     // Its retries take over a second: a second request now meets it running.
     const again = await api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: failed._id } } });
