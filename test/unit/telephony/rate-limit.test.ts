@@ -45,9 +45,11 @@ describe('per-account dial rates', () => {
       })
       .sort((a, b) => a - b);
     expect(placed).toHaveLength(8);
-    // 250 ms apart (timer granularity aside), so 8 calls span at least 1.75 s.
-    for (let i = 1; i < placed.length; i += 1) expect(placed[i]! - placed[i - 1]!).toBeGreaterThanOrEqual(240);
-    expect(placed[7]! - placed[0]!).toBeGreaterThanOrEqual(1_740);
+    // Slots 250 ms apart, so 8 calls span 1.75 s. A slot's timer fires late, never early, and a late
+    // one shortens the gap after it by its lateness (235 ms seen on a loaded machine): 200 ms at least,
+    // where a dial let through out of turn would show a gap near 0.
+    for (let i = 1; i < placed.length; i += 1) expect(placed[i]! - placed[i - 1]!).toBeGreaterThanOrEqual(200);
+    expect(placed[7]! - placed[0]!).toBeGreaterThanOrEqual(1_700);
   });
 
   it.each(['vonage', 'telnyx'] as const)(
