@@ -5,7 +5,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FAILURES } from '../src/contracts/failures';
 import { isMachine, type AnsweredBy } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
+import type { StatusChange } from '../src/data/call-store';
 import { computeCallResults } from '../src/results';
+import { writeStatusChange, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
 
 export interface CaptureInput {
@@ -16,18 +18,29 @@ export interface CaptureInput {
   endedAt: string;
   /** Machine detection's verdict (absent in histories from before it, and when detection is off). */
   answeredBy?: AnsweredBy | null;
+  /**
+   * The call's final status change, written with the results in one write (calls created since the
+   * afternoon of 2026-11-26): a recordStatus activity, its workflow task and a database write fewer
+   * per answered call. Absent: the results are written alone, and the workflow records the status.
+   */
+  final?: Omit<StatusChange, 'results'>;
 }
 
-export function createCaptureActivities({
-  config,
-  providers,
-  calls,
-  templates,
-  conversations,
-  doNotCall,
-}: Pick<ActivityDeps, 'config' | 'providers' | 'calls' | 'templates' | 'conversations' | 'doNotCall'>) {
+export interface Captured {
+  transcriptEvent: Record<string, unknown> | null;
+  /** The final write's answer, when `final` was given. */
+  final?: StatusWritten;
+}
+
+export function createCaptureActivities(
+  deps: Pick<
+    ActivityDeps,
+    'config' | 'providers' | 'calls' | 'templates' | 'conversations' | 'doNotCall' | 'logger' | 'metrics'
+  >,
+) {
+  const { config, providers, calls, templates, conversations, doNotCall } = deps;
   return {
-    async captureCallOutputs(input: CaptureInput): Promise<{ transcriptEvent: Record<string, unknown> | null }> {
+    async captureCallOutputs(input: CaptureInput): Promise<Captured> {
       const call = await calls.findById(input.callId);
       if (!call) {
         throw ApplicationFailure.create({
@@ -81,20 +94,25 @@ export function createCaptureActivities({
           { source: 'callee', callId: input.callId },
         );
       }
-      await calls.saveResults(call._id, {
+      const outputs = {
         resultValues: results.resultValues,
         customTagsHitOnCall: results.customTagsHitOnCall,
         fixedMeetingTime: results.fixedMeetingTime ? new Date(results.fixedMeetingTime) : null,
         recordingUrl,
-      });
-      if (stored.length === 0) return { transcriptEvent: null };
-      return {
-        transcriptEvent: {
-          phoneCallId: input.callId,
-          teamId: call.teamId.toHexString(),
-          transcripts: stored,
-        },
       };
+      let final: StatusWritten | undefined;
+      if (input.final) {
+        final = await writeStatusChange(deps, { ...input.final, results: outputs });
+        // Refused (the call ended otherwise meanwhile): the results are still the conversation's.
+        if (!final.applied) await calls.saveResults(call._id, outputs);
+      } else {
+        await calls.saveResults(call._id, outputs);
+      }
+      const transcriptEvent =
+        stored.length === 0
+          ? null
+          : { phoneCallId: input.callId, teamId: call.teamId.toHexString(), transcripts: stored };
+      return { transcriptEvent, ...(final ? { final } : {}) };
     },
   };
 }

@@ -25,6 +25,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { StatusWritten } from '../activities/call-record';
+import type { CaptureInput } from '../activities/capture';
 import type { Dialled } from '../activities/dial';
 import { STATUS_CODES, isTerminal, type CallStatus, type StatusCode } from '../src/contracts/call-status';
 import { statusEventName, type CallEventName } from '../src/contracts/events';
@@ -106,6 +107,9 @@ function step(options: ActivityOptions, summary: string) {
 function localStep(summary: string) {
   return proxyLocalActivities<Activities>({ ...LOCAL_OPTIONS, summary });
 }
+
+/** A final status change, as the capture writes it (or recordStatus, should the capture fail). */
+type FinalChange = Omit<NonNullable<CaptureInput['final']>, 'callId'>;
 
 /** How long a dialled call may ring when the input does not say (histories from before the field). */
 const DEFAULT_RING_TIMEOUT_SECONDS = 120;
@@ -239,8 +243,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     statusCode: StatusCode,
     fields: Parameters<Activities['recordStatus']>[0]['fields'] = {},
     endedAttempt?: Parameters<Activities['recordStatus']>[0]['endedAttempt'],
+    at = new Date().toISOString(),
   ) {
-    const at = new Date().toISOString();
     const result = await step(RECORD_OPTIONS, `record ${status} (${statusCode})`).recordStatus({
       callId: input.callId,
       status,
@@ -352,13 +356,18 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     // The call is no longer live: its slot goes to the next call while this one's outputs are captured.
     if (slotRequested) await releaseSlot();
 
-    // 4. Capture what an answered call left behind, then record the final status.
+    // 4. Capture what an answered call left behind, then record the final status: with the results,
+    // in the capture's own write, for calls created since `finalWithCapture` (not when it redials).
+    let final: FinalChange | null = null;
     if (state.answeredAt) {
       state.phase = 'capturing';
+      final = input.finalWithCapture && !redials(outcome) ? finalChange(outcome) : null;
+      const what = input.record ? 'capture recording, transcript and results' : 'capture transcript and results';
       try {
+        // Named for the timeline with all it does, as the dial that records ringing.
         const captured = await step(
           CAPTURE_OPTIONS,
-          input.record ? 'capture recording, transcript and results' : 'capture transcript and results',
+          final ? `${what}, record ${final.status} (${final.statusCode})` : what,
         ).captureCallOutputs({
           callId: input.callId,
           providerCallId: dialled.providerCallId,
@@ -366,24 +375,33 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           answeredAt: state.answeredAt,
           endedAt: state.endedAt!,
           answeredBy: state.answeredBy,
+          ...(final ? { final: { callId: input.callId, ...final } } : {}),
         });
         if (captured.transcriptEvent) await emit('transcript.created', captured.transcriptEvent, state.endedAt!);
+        if (final && captured.final) {
+          state.phase = 'ended';
+          await movedTo(final.status, final.statusCode as StatusCode, captured.final, final.at);
+          return true;
+        }
       } catch (err) {
-        // The call has ended whatever became of its recording or transcript: record how it ended.
+        // The call has ended whatever became of its recording or transcript: record how it ended
+        // (the same change the capture was to write, so that one that landed is known as such).
         if (isCancellation(err)) throw err;
         log.error('capturing the call outputs failed; the call ends without them', { error: String(err) });
       }
     }
-    return await endAttempt(outcome);
+    return await endAttempt(outcome, final);
   }
 
-  /**
-   * Records how the attempt ended: as the call's final status, or, when the redial policy dials an
-   * unanswered attempt again, by queueing the call again and waiting out the spacing. True: ended.
-   */
-  async function endAttempt(outcome: { status: CallStatus; code: StatusCode }): Promise<boolean> {
-    const endedAt = state.endedAt ?? new Date().toISOString();
-    const record = {
+  /** Whether the redial policy dials this attempt again (answered only by a machine counts as unanswered). */
+  function redials(outcome: { status: CallStatus; code: StatusCode }): boolean {
+    const unanswered = !state.answeredAt || outcome.code === STATUS_CODES.answeringMachine;
+    return unanswered && shouldRedial(input.redialPolicy, state.attempt, outcome);
+  }
+
+  /** The attempt as it goes into the call's `attempts`. */
+  function attemptRecord(outcome: { status: CallStatus; code: StatusCode }, endedAt: string) {
+    return {
       attempt: state.attempt,
       providerCallId: state.providerCallId,
       callTriggeredAt: state.triggeredAt ?? endedAt,
@@ -393,10 +411,40 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       statusCode: outcome.code,
       answeredBy: state.answeredBy,
     };
+  }
+
+  /** The call's final status change for an attempt that ends it, its time fixed now. */
+  function finalChange(outcome: { status: CallStatus; code: StatusCode }): FinalChange {
+    const endedAt = state.endedAt ?? new Date().toISOString();
+    const record = attemptRecord(outcome, endedAt);
+    const dialFailed = state.providerCallId === null;
+    return {
+      status: outcome.status,
+      statusCode: outcome.code,
+      at: new Date().toISOString(),
+      fields: dialFailed
+        ? { callTriggeredAt: record.callTriggeredAt, callEndedAt: endedAt }
+        : {
+            callEndedAt: endedAt,
+            callDuration: state.answeredAt ? (Date.parse(endedAt) - Date.parse(state.answeredAt)) / 1000 : undefined,
+            answeredBy: state.answeredBy ?? undefined,
+          },
+      endedAttempt: record,
+    };
+  }
+
+  /**
+   * Records how the attempt ended: as the call's final status (`planned`, when the capture was to
+   * write it), or, when the redial policy dials an unanswered attempt again, by queueing the call
+   * again and waiting out the spacing. True: ended.
+   */
+  async function endAttempt(
+    outcome: { status: CallStatus; code: StatusCode },
+    planned: FinalChange | null = null,
+  ): Promise<boolean> {
     const policy = input.redialPolicy;
-    // Answered only by a machine counts as unanswered: such an attempt may be dialled again.
-    const unanswered = !state.answeredAt || outcome.code === STATUS_CODES.answeringMachine;
-    if (unanswered && shouldRedial(policy, state.attempt, outcome)) {
+    if (!planned && redials(outcome)) {
+      const record = attemptRecord(outcome, state.endedAt ?? new Date().toISOString());
       if (slotRequested) await releaseSlot();
       state.phase = 'waiting';
       // The next attempt begins here: its phoneCall.queued event is its own.
@@ -416,19 +464,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       return false;
     }
     state.phase = 'ended';
-    const dialFailed = state.providerCallId === null;
-    await moveTo(
-      outcome.status,
-      outcome.code,
-      dialFailed
-        ? { callTriggeredAt: record.callTriggeredAt, callEndedAt: endedAt }
-        : {
-            callEndedAt: endedAt,
-            callDuration: state.answeredAt ? (Date.parse(endedAt) - Date.parse(state.answeredAt)) / 1000 : undefined,
-            answeredBy: state.answeredBy ?? undefined,
-          },
-      record,
-    );
+    const change = planned ?? finalChange(outcome);
+    await moveTo(change.status, change.statusCode as StatusCode, change.fields, change.endedAttempt, change.at);
     return true;
   }
 
@@ -461,7 +498,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     slotGranted = false;
     // A local activity signals from the client: a signal command would be a server-side task that
     // also writes to the pacer's history, which takes writes one at a time (see the pacer's grants).
-    if (patched('release-slot-by-activity')) {
+    if (input.slotsByLocalActivity || patched('release-slot-by-activity')) {
       await localStep('give the dial slot back').releaseDialSlot({ teamId: input.teamId, callId: input.callId });
       return;
     }
@@ -515,10 +552,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         await waitingBecause(STATUS_CODES.waitingForSlot, { recorded: true });
         // A local activity: no round trip through the task queue between the timer and the request,
         // which counts when thousands of calls fall due at once. Histories from before ran it as an
-        // activity, and replay it so.
-        const ask = patched('local-slot-request')
-          ? localStep('ask the team pacer for a dial slot')
-          : step(RECORD_OPTIONS, 'ask the team pacer for a dial slot');
+        // activity, and replay it so (behind the patch when the input predates `slotsByLocalActivity`).
+        const ask =
+          input.slotsByLocalActivity || patched('local-slot-request')
+            ? localStep('ask the team pacer for a dial slot')
+            : step(RECORD_OPTIONS, 'ask the team pacer for a dial slot');
         await ask.requestDialSlot({
           teamId: input.teamId,
           request: { callId: input.callId, provider: input.provider, ticket: slotTicket },

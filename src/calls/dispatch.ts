@@ -93,6 +93,8 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         ownWebhookEvents,
         ...(queuedEventUnsubscribed ? { queuedEventUnsubscribed } : {}),
         ringingWithDial: true,
+        slotsByLocalActivity: true,
+        finalWithCapture: true,
       };
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.

@@ -26,6 +26,8 @@ export interface StatusChange {
   };
   /** The dial attempt this change ends, appended to the call's `attempts` in the same write. */
   endedAttempt?: AttemptRecord;
+  /** What the conversation left (the capture's final write), stored in the same write. */
+  results?: CallResults;
 }
 
 export interface AttemptRecord {
@@ -62,6 +64,7 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
     if (value === undefined) continue;
     set[key] = TIME_FIELDS.has(key) ? new Date(value as string) : value;
   }
+  if (change.results) Object.assign(set, resultFields(change.results));
   const update: Record<string, unknown> = { $set: set };
   const ended = change.endedAttempt;
   if (ended) {
@@ -105,6 +108,11 @@ export interface CallResults {
   recordingUrl?: string;
 }
 
+/** The record's fields for `results` (a recording URL only when there is one). */
+function resultFields({ recordingUrl, ...results }: CallResults): Record<string, unknown> {
+  return { ...results, ...(recordingUrl ? { recordingUrl } : {}) };
+}
+
 export interface CallStore {
   findById(callId: string | Types.ObjectId): Promise<PhoneCallDoc | null>;
   applyStatusChange(change: StatusChange): Promise<StatusChangeResult>;
@@ -145,8 +153,8 @@ export function createCallStore(): CallStore {
         { $set: { statusExtraInfo: { statusCode, dateTime: at } } },
       );
     },
-    async saveResults(callId, { recordingUrl, ...results }) {
-      await PhoneCall.updateOne({ _id: callId }, { $set: { ...results, ...(recordingUrl ? { recordingUrl } : {}) } });
+    async saveResults(callId, results) {
+      await PhoneCall.updateOne({ _id: callId }, { $set: resultFields(results) });
     },
   };
 }

@@ -3,6 +3,9 @@
 // team-pacer.json were recorded before the pacer granted in bursts from an activity and calls asked for and gave
 // back slots from local activities: they replay the old way behind `patched()`. team-pacer-grouped-signals.json has
 // the requests and releases that workers send to a pacer several calls to a signal (requestDialSlots, releaseDialSlots).
+// paced-completed-call-slot-patches.json is a call placed by `npm start` before `slotsByLocalActivity`: its slot
+// request and release took the patches (a marker each), which calls started since skip;
+// paced-completed-call-final-with-capture.json is one started since, whose capture also wrote its final status.
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';

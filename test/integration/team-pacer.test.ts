@@ -158,6 +158,46 @@ describe('team pacer', () => {
     expect(signals.length).toBeLessThan(inputs.length);
   });
 
+  it('asks for and gives back slots by local activity, without patch markers once the input says so', async () => {
+    const limits: PacingLimits = { maxConcurrentCalls: 5, dialsPerSecond: { twilio: 100, vonage: 3, telnyx: 1 } };
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    const stubs = await pacedWorker(teamId, limits);
+    const current = callInput({ teamId, slotsByLocalActivity: true });
+    const earlier = callInput({ teamId }); // as calls created before the field started
+    await stubs.worker.runUntil(async () => {
+      await Promise.all([current, earlier].map(async (args) => (await stubs.start(args)).result()));
+      const pacer = client.workflow.getHandle(pacerWorkflowId(teamId));
+      expect((await pacer.query(pacingStateQuery)).liveCalls).toBe(0); // both slots given back
+    });
+    const { EventType } = temporal.api.enums.v1;
+    const history = async (args: CallWorkflowInput) => {
+      const { events } = await client.workflow.getHandle(callWorkflowId(args.callId)).fetchHistory();
+      const markers = events!
+        .filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED)
+        .map((e) => e.markerRecordedEventAttributes!.markerName);
+      const upserts = events!.filter((e) => e.eventType === EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
+      const changeVersions = upserts.filter(
+        (e) =>
+          'TemporalChangeVersion' in
+          (e.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes!.indexedFields ?? {}),
+      );
+      return { markers, changeVersions: changeVersions.length };
+    };
+    const now = await history(current);
+    const before = await history(earlier);
+    // The same local activities both ways (ask and give back), so the same dial path...
+    for (const args of [current, earlier]) {
+      const mine = stubs.calls.filter((c) => JSON.stringify(c.input).includes(args.callId)).map((c) => c.name);
+      expect(mine).toEqual(expect.arrayContaining(['requestDialSlot', 'releaseDialSlot', 'dialCall']));
+    }
+    expect(stubs.dials.map((d) => d.callId).sort()).toEqual([current.callId, earlier.callId].sort());
+    // ...but only the call from before pays a marker and a search-attribute upsert for each patch.
+    expect(now.markers).not.toContain('core_patch');
+    expect(now.changeVersions).toBe(0);
+    expect(before.markers.filter((m) => m === 'core_patch')).toHaveLength(2);
+    expect(before.changeVersions).toBe(2);
+  });
+
   it('queues past its in-memory limit through spill pages, in order, and ends idle', async () => {
     // 20 dials/s: the highest rate still granted one at a time (above it, calls granted in one burst
     // may dial in any order among themselves; see src/contracts/dial-spacing.ts).

@@ -4,6 +4,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCaptureActivities, type Captured } from '../../activities/capture';
 import { createDialActivities, type Dialled } from '../../activities/dial';
 import { parseWavHeader } from '../../src/audio';
 import { createProviderEventSink } from '../../src/calls/provider-events';
@@ -250,9 +251,9 @@ describe('provider callbacks', () => {
   });
 });
 
-/** The worker's dial activities on the stack's database and emulator, to run one by hand as a retry runs. */
-function dialActivities() {
-  return createDialActivities({
+/** The worker's dial and capture activities on the stack's database and emulator, to run one by hand as a retry runs. */
+function workerActivities() {
+  const deps = {
     config: stack.config,
     logger: createLogger('silent', 'test'),
     metrics: createWorkerMetrics(),
@@ -265,13 +266,14 @@ function dialActivities() {
         telnyx: stack.config.TELNYX_API_BASE_URL,
       },
     }),
-  });
+  };
+  return { ...createDialActivities(deps), ...createCaptureActivities(deps) };
 }
 
 it('a dial retried after the provider accepted the call rings once', async () => {
   const to = '+14155559102';
   const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
-  const activities = dialActivities();
+  const activities = workerActivities();
   const first = (await new MockActivityEnvironment({ attempt: 1 }).run(activities.dialCall, { callId: id })) as {
     providerCallId: string;
   };
@@ -291,7 +293,7 @@ it('a dial asked to write the move to ringing writes it with the provider call i
   const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
   // The sleeping workflow stays out of it: the activity is run here, as a retry would run it.
   await stack.temporal.workflow.getHandle(callWorkflowId(id)).terminate('the test dials by hand');
-  const activities = dialActivities();
+  const activities = workerActivities();
   const ringing = { at: '2026-11-26T10:00:01.000Z', callTriggeredAt: '2026-11-26T10:00:00.000Z' };
   const first = (await new MockActivityEnvironment({ attempt: 1 }).run(activities.dialCall, {
     callId: id,
@@ -309,6 +311,86 @@ it('a dial asked to write the move to ringing writes it with the provider call i
   const retried = await new MockActivityEnvironment({ attempt: 2 }).run(activities.dialCall, { callId: id, ringing });
   expect(retried).toMatchObject({ providerCallId: first.providerCallId, ringing: { applied: true } });
   expect(stack.emulator.callsTo(to)).toBe(1);
+});
+
+it('a capture asked to write the final status writes it with the results, once across a retry', async () => {
+  const to = numberForScenario('meeting-tuesday', '+1415555');
+  const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString(), record: true });
+  await stack.temporal.workflow.getHandle(callWorkflowId(id)).terminate('the test runs the activities by hand');
+  const activities = workerActivities();
+  const { providerCallId } = (await new MockActivityEnvironment().run(activities.dialCall, {
+    callId: id,
+    ringing: { at: '2026-11-26T10:00:01.000Z', callTriggeredAt: '2026-11-26T10:00:00.000Z' },
+  })) as Dialled;
+  await eventually(
+    async () => stack.emulator.calls().find((c) => c.providerCallId === providerCallId && c.state === 'ended'),
+    30_000,
+    'the emulated conversation to end',
+  );
+  const stores = createMongoStores();
+  const answered = await stores.calls.applyStatusChange({
+    callId: id,
+    status: 'inProgress',
+    statusCode: 'answered',
+    at: '2026-11-26T10:00:05.000Z',
+    fields: { callStartedAt: '2026-11-26T10:00:05.000Z' },
+  });
+  expect(answered.outcome).toBe('applied');
+  const endedAt = '2026-11-26T10:01:05.000Z';
+  const endedAttempt = {
+    attempt: 1,
+    providerCallId,
+    callTriggeredAt: '2026-11-26T10:00:00.000Z',
+    callStartedAt: '2026-11-26T10:00:05.000Z',
+    callEndedAt: endedAt,
+    status: 'completed' as const,
+    statusCode: 'completed',
+  };
+  const input = {
+    callId: id,
+    providerCallId,
+    record: true,
+    answeredAt: '2026-11-26T10:00:05.000Z',
+    endedAt,
+    final: {
+      callId: id,
+      status: 'completed' as const,
+      statusCode: 'completed',
+      at: '2026-11-26T10:01:06.000Z',
+      fields: { callEndedAt: endedAt, callDuration: 60 },
+      endedAttempt,
+    },
+  };
+  const first = (await new MockActivityEnvironment({ attempt: 1 }).run(
+    activities.captureCallOutputs,
+    input,
+  )) as Captured;
+  expect(first.final).toMatchObject({ applied: true, call: { status: 'completed', callDuration: 60 } });
+  // One write: the status with everything the conversation left, so the event's payload has it all.
+  expect(first.final!.call).toMatchObject({
+    recordingUrl: expect.stringContaining('/recordings/'),
+    resultValues: expect.arrayContaining([expect.objectContaining({ columnName: expect.any(String) })]),
+  });
+  const record = await PhoneCall.findById(id).lean();
+  expect(record).toMatchObject({ status: 'completed', statusExtraInfo: { statusCode: 'completed' } });
+  expect(record!.attempts).toHaveLength(1);
+  // Its answer was lost after the write: the retry writes the same and knows the write as its own.
+  const retried = (await new MockActivityEnvironment({ attempt: 2 }).run(
+    activities.captureCallOutputs,
+    input,
+  )) as Captured;
+  expect(retried.final).toMatchObject({ applied: true, call: { status: 'completed' } });
+  expect((await PhoneCall.findById(id).lean())!.attempts).toHaveLength(1);
+  // A final change the status machine refuses (another time: not this capture's) still leaves the results.
+  await PhoneCall.updateOne({ _id: id }, { $set: { resultValues: [] } });
+  const refused = (await new MockActivityEnvironment({ attempt: 1 }).run(activities.captureCallOutputs, {
+    ...input,
+    final: { ...input.final, at: '2026-11-26T10:02:00.000Z' },
+  })) as Captured;
+  expect(refused.final).toEqual({ applied: false, call: null });
+  const after = await PhoneCall.findById(id).lean();
+  expect(after!.resultValues).toEqual(record!.resultValues);
+  expect(after!.statusExtraInfo!.dateTime).toEqual(new Date('2026-11-26T10:01:06.000Z'));
 });
 
 it('an operator cancelling a queued call ends it as cancelled', async () => {

@@ -310,7 +310,13 @@ describe('delivery', () => {
     const startPayload = started![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
     expect(JSON.parse(Buffer.from(startPayload.data!).toString('utf8'))).toMatchObject({
       ownWebhookEvents: ['phoneCall.completed'],
+      paced: true,
+      slotsByLocalActivity: true,
     });
+    // A call of today asks its pacer without the patch checks that calls from before replay behind.
+    const markers = started!.map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
+    expect(markers).toContain('core_local_activity');
+    expect(markers).not.toContain('core_patch');
 
     const history = await WebhookDelivery.find({ phoneCallId: callId }).lean();
     expect(history.length).toBe(STATUS_ORDER.length + 2);

@@ -5,7 +5,13 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { Activities } from '../../activities';
-import type { CallWorkflowInput } from '../../workflows/types';
+import { phoneCallWorkflow } from '../../workflows/call';
+import { providerEventSignal } from '../../workflows/messages';
+import type { CallWorkflowInput, CallWorkflowState } from '../../workflows/types';
+import { callWorkflowId } from '../../src/contracts/ids';
+import type { AnsweredBy } from '../../src/contracts/machine-detection';
+import type { ProviderEvent, ProviderEventKind } from '../../src/contracts/providers';
+import type { StatusChange } from '../../src/data/call-store';
 import { createCallingHoursActivities } from '../../activities/calling-hours';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/contracts/search-attributes';
 import { temporal } from '@temporalio/proto';
@@ -93,7 +99,11 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
     // The provider has nothing new to say: the call still rings.
     pollCallEvents: record('pollCallEvents', async () => []),
     leaveVoicemail: record('leaveVoicemail', async () => undefined),
-    captureCallOutputs: record('captureCallOutputs', async () => ({ transcriptEvent: null })),
+    // As the real capture: the final status written with the results when the workflow asks.
+    captureCallOutputs: record('captureCallOutputs', async ({ final }) => ({
+      transcriptEvent: null,
+      ...(final ? { final: { applied: true, call: { _id: final.callId, status: final.status } } } : {}),
+    })),
     attemptWebhookDelivery: record('attemptWebhookDelivery', async () => ({ ok: true, gone: false })),
     recordQueuedStatusCode: record('recordQueuedStatusCode', async () => undefined),
     // The real check: it is pure, and the time-skipping clock is what the workflow passes it.
@@ -132,4 +142,49 @@ export async function workerFor(
     workflowBundle: { codePath: inject('workflowBundlePath') },
     activities,
   });
+}
+
+/** Runs a call workflow (id `phoneCall-<callId>`) to its end on a task queue of its own, with `activities`. */
+export async function runCallWorkflow(
+  env: TestWorkflowEnvironment,
+  activities: Activities,
+  args: CallWorkflowInput,
+): Promise<CallWorkflowState> {
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  return worker.runUntil(
+    env.client.workflow.execute(phoneCallWorkflow, {
+      workflowId: callWorkflowId(args.callId),
+      taskQueue,
+      args: [args],
+    }),
+  );
+}
+
+/** The status changes the workflow asked recordStatus to write, in order. */
+export const statusChanges = (calls: Calls): StatusChange[] =>
+  calls.filter((c) => c.name === 'recordStatus').map((c) => c.input as StatusChange);
+
+export type ProviderScript = Array<{ kind: ProviderEventKind; answeredBy?: AnsweredBy }>;
+
+/** Signals a provider call's events to its call workflow, the way the callback routes signal them. */
+export async function signalProviderEvents(
+  env: TestWorkflowEnvironment,
+  callId: string,
+  providerCallId: string,
+  script: ProviderScript,
+): Promise<void> {
+  const handle = env.client.workflow.getHandle(callWorkflowId(callId));
+  for (const step of script) {
+    const event: ProviderEvent = {
+      callId,
+      provider: 'twilio',
+      providerCallId,
+      kind: step.kind,
+      occurredAt: new Date().toISOString(),
+      providerStatus: step.kind,
+      ...(step.answeredBy ? { answeredBy: step.answeredBy } : {}),
+    };
+    await handle.signal(providerEventSignal, event);
+  }
 }

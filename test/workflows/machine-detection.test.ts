@@ -3,20 +3,16 @@
 // provider's events are signalled the way the callback routes signal them.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { callWorkflowId } from '../../src/contracts/ids';
-import type { AnsweredBy } from '../../src/contracts/machine-detection';
-import type { ProviderEvent, ProviderEventKind } from '../../src/contracts/providers';
-import type { StatusChange } from '../../src/data/call-store';
-import { phoneCallWorkflow } from '../../workflows/call';
-import { providerEventSignal } from '../../workflows/messages';
 import type { CallWorkflowInput } from '../../workflows/types';
 import {
   callWorkflowInput,
+  runCallWorkflow,
+  signalProviderEvents,
+  statusChanges,
   stubActivities,
   timeSkippingEnvironment,
-  uniqueId,
-  workerFor,
   type Calls,
+  type ProviderScript,
 } from './environment';
 
 let env: TestWorkflowEnvironment;
@@ -29,24 +25,11 @@ afterAll(async () => {
 
 const HOUR = 3_600_000;
 
-type Script = Array<{ kind: ProviderEventKind; answeredBy?: AnsweredBy }>;
+type Script = ProviderScript;
 
 /** Sends the provider's events for one provider call, as its callbacks would arrive. */
-async function send(callId: string, providerCallId: string, script: Script): Promise<void> {
-  const handle = env.client.workflow.getHandle(callWorkflowId(callId));
-  for (const step of script) {
-    const event: ProviderEvent = {
-      callId,
-      provider: 'twilio',
-      providerCallId,
-      kind: step.kind,
-      occurredAt: new Date().toISOString(),
-      providerStatus: step.kind,
-      ...(step.answeredBy ? { answeredBy: step.answeredBy } : {}),
-    };
-    await handle.signal(providerEventSignal, event);
-  }
-}
+const send = (callId: string, providerCallId: string, script: Script) =>
+  signalProviderEvents(env, callId, providerCallId, script);
 
 /**
  * Runs one call: each dial attempt gets the next script (none left: it rings out), and
@@ -72,16 +55,8 @@ async function run(args: CallWorkflowInput, attempts: Script[], afterMessage: Sc
       await send(callId, providerCallId, afterMessage);
     },
   });
-  const taskQueue = uniqueId('q');
-  const worker = await workerFor(env, activities, taskQueue);
-  const state = await worker.runUntil(
-    env.client.workflow.execute(phoneCallWorkflow, {
-      workflowId: callWorkflowId(args.callId),
-      taskQueue,
-      args: [args],
-    }),
-  );
-  const changes = calls.filter((c) => c.name === 'recordStatus').map((c) => c.input as StatusChange);
+  const state = await runCallWorkflow(env, activities, args);
+  const changes = statusChanges(calls);
   return { state, calls, changes, times };
 }
 

@@ -4,11 +4,15 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { parseCallingHoursRule } from '../../src/calling-hours/calling-window';
-import { callWorkflowId } from '../../src/contracts/ids';
-import type { AttemptRecord, StatusChange } from '../../src/data/call-store';
-import { phoneCallWorkflow } from '../../workflows/call';
+import type { AttemptRecord } from '../../src/data/call-store';
 import type { CallWorkflowInput } from '../../workflows/types';
-import { callWorkflowInput, stubActivities, timeSkippingEnvironment, uniqueId, workerFor } from './environment';
+import {
+  callWorkflowInput,
+  runCallWorkflow,
+  statusChanges,
+  stubActivities,
+  timeSkippingEnvironment,
+} from './environment';
 
 let env: TestWorkflowEnvironment;
 beforeEach(async () => {
@@ -28,17 +32,8 @@ async function run(args: CallWorkflowInput) {
       return { providerCallId: `pc-${callId}-${dials.length}` };
     },
   });
-  const taskQueue = uniqueId('q');
-  const worker = await workerFor(env, activities, taskQueue);
-  const state = await worker.runUntil(
-    env.client.workflow.execute(phoneCallWorkflow, {
-      workflowId: callWorkflowId(args.callId),
-      taskQueue,
-      args: [args],
-    }),
-  );
-  const changes = calls.filter((c) => c.name === 'recordStatus').map((c) => c.input as StatusChange);
-  return { state, dials, changes };
+  const state = await runCallWorkflow(env, activities, args);
+  return { state, dials, changes: statusChanges(calls) };
 }
 
 it('redials an unanswered call as often as the policy says, its spacing apart, and records every attempt', async () => {

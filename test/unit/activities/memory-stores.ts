@@ -74,6 +74,7 @@ export function memoryStores() {
       if (!call) return { outcome: 'missing' };
       if (nextStatusOutcome === 'skipped') return { outcome: 'skipped', currentStatus: call.status };
       call.status = change.status;
+      if (change.results) await callStore.saveResults(call._id, change.results);
       return { outcome: 'applied', call: toReadView(call) };
     },
     async deleteIfQueued(callId) {
