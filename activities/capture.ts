@@ -9,6 +9,7 @@ import type { StatusChange } from '../src/data/call-store';
 import { computeCallResults } from '../src/results';
 import { writeStatusChange, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
+import { withHeartbeats } from './heartbeats';
 
 export interface CaptureInput {
   callId: string;
@@ -40,79 +41,82 @@ export function createCaptureActivities(
 ) {
   const { config, providers, calls, templates, conversations, doNotCall } = deps;
   return {
-    async captureCallOutputs(input: CaptureInput): Promise<Captured> {
-      const call = await calls.findById(input.callId);
-      if (!call) {
-        throw ApplicationFailure.create({
-          type: FAILURES.callRecordMissing,
-          message: `phone call ${input.callId} no longer exists`,
-          nonRetryable: true,
-        });
-      }
-      const template = await templates.findById(call.callTemplateId);
-      const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
-
-      let recordingUrl: string | undefined;
-      if (input.record) {
-        const audio = await provider.fetchRecording(input.providerCallId);
-        if (audio) {
-          const token = await conversations.saveRecording(call, audio, 'audio/wav');
-          recordingUrl = `${config.PUBLIC_BASE_URL}/recordings/${token}.wav`;
-        }
-      }
-
-      const spoken = await provider.fetchTranscript(input.providerCallId);
-      // A machine's greeting is no one's words: only a message the agent left on it is kept.
-      const answeredByMachine = isMachine(input.answeredBy);
-      const utterances = answeredByMachine ? spoken.filter((u) => u.speaker === 'agent') : spoken;
-      const answeredMs = Date.parse(input.answeredAt);
-      const stored = await conversations.replaceTranscript(
-        call,
-        // Strictly increasing times keep spoken order even when two utterances share an offset.
-        utterances.map((u, index) => ({
-          text: u.text,
-          speaker: u.speaker,
-          at: new Date(answeredMs + Math.round(u.offsetSeconds * 1000) + index),
-        })),
-      );
-
-      const results = computeCallResults(
-        { customTags: template?.customTags ?? [], resultColumns: template?.resultColumns ?? [] },
-        // Nobody spoke with the agent: no tag, meeting time or opt-out can come from its own message.
-        answeredByMachine ? [] : utterances,
-        {
-          callTime: new Date(input.answeredAt),
-          timeZone: template?.timeZone ?? 'UTC',
-          nameOfHuman: call.nameOfHuman ?? undefined,
-          callDurationSeconds: (Date.parse(input.endedAt) - answeredMs) / 1000,
-        },
-      );
-      if (results.optedOut) {
-        await doNotCall.add(
-          call.teamId.toHexString(),
-          [{ phoneNumber: call.toPhoneNumber, reason: 'the callee asked not to be called again' }],
-          { source: 'callee', callId: input.callId },
-        );
-      }
-      const outputs = {
-        resultValues: results.resultValues,
-        customTagsHitOnCall: results.customTagsHitOnCall,
-        fixedMeetingTime: results.fixedMeetingTime ? new Date(results.fixedMeetingTime) : null,
-        recordingUrl,
-      };
-      let final: StatusWritten | undefined;
-      if (input.final) {
-        final = await writeStatusChange(deps, { ...input.final, results: outputs });
-        // Refused (the call ended otherwise meanwhile): the results are still the conversation's.
-        if (!final.applied) await calls.saveResults(call._id, outputs);
-      } else {
-        await calls.saveResults(call._id, outputs);
-      }
-      const transcriptEvent =
-        stored.length === 0
-          ? null
-          : { phoneCallId: input.callId, teamId: call.teamId.toHexString(), transcripts: stored };
-      return { transcriptEvent, ...(final ? { final } : {}) };
-    },
+    // Heartbeats while it runs (the provider's media and transcript may take a while): see CAPTURE_OPTIONS.
+    captureCallOutputs: (input: CaptureInput): Promise<Captured> => withHeartbeats(() => capture(input)),
   };
+
+  async function capture(input: CaptureInput): Promise<Captured> {
+    const call = await calls.findById(input.callId);
+    if (!call) {
+      throw ApplicationFailure.create({
+        type: FAILURES.callRecordMissing,
+        message: `phone call ${input.callId} no longer exists`,
+        nonRetryable: true,
+      });
+    }
+    const template = await templates.findById(call.callTemplateId);
+    const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
+
+    let recordingUrl: string | undefined;
+    if (input.record) {
+      const audio = await provider.fetchRecording(input.providerCallId);
+      if (audio) {
+        const token = await conversations.saveRecording(call, audio, 'audio/wav');
+        recordingUrl = `${config.PUBLIC_BASE_URL}/recordings/${token}.wav`;
+      }
+    }
+
+    const spoken = await provider.fetchTranscript(input.providerCallId);
+    // A machine's greeting is no one's words: only a message the agent left on it is kept.
+    const answeredByMachine = isMachine(input.answeredBy);
+    const utterances = answeredByMachine ? spoken.filter((u) => u.speaker === 'agent') : spoken;
+    const answeredMs = Date.parse(input.answeredAt);
+    const stored = await conversations.replaceTranscript(
+      call,
+      // Strictly increasing times keep spoken order even when two utterances share an offset.
+      utterances.map((u, index) => ({
+        text: u.text,
+        speaker: u.speaker,
+        at: new Date(answeredMs + Math.round(u.offsetSeconds * 1000) + index),
+      })),
+    );
+
+    const results = computeCallResults(
+      { customTags: template?.customTags ?? [], resultColumns: template?.resultColumns ?? [] },
+      // Nobody spoke with the agent: no tag, meeting time or opt-out can come from its own message.
+      answeredByMachine ? [] : utterances,
+      {
+        callTime: new Date(input.answeredAt),
+        timeZone: template?.timeZone ?? 'UTC',
+        nameOfHuman: call.nameOfHuman ?? undefined,
+        callDurationSeconds: (Date.parse(input.endedAt) - answeredMs) / 1000,
+      },
+    );
+    if (results.optedOut) {
+      await doNotCall.add(
+        call.teamId.toHexString(),
+        [{ phoneNumber: call.toPhoneNumber, reason: 'the callee asked not to be called again' }],
+        { source: 'callee', callId: input.callId },
+      );
+    }
+    const outputs = {
+      resultValues: results.resultValues,
+      customTagsHitOnCall: results.customTagsHitOnCall,
+      fixedMeetingTime: results.fixedMeetingTime ? new Date(results.fixedMeetingTime) : null,
+      recordingUrl,
+    };
+    let final: StatusWritten | undefined;
+    if (input.final) {
+      final = await writeStatusChange(deps, { ...input.final, results: outputs });
+      // Refused (the call ended otherwise meanwhile): the results are still the conversation's.
+      if (!final.applied) await calls.saveResults(call._id, outputs);
+    } else {
+      await calls.saveResults(call._id, outputs);
+    }
+    const transcriptEvent =
+      stored.length === 0
+        ? null
+        : { phoneCallId: input.callId, teamId: call.teamId.toHexString(), transcripts: stored };
+    return { transcriptEvent, ...(final ? { final } : {}) };
+  }
 }

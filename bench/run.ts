@@ -19,6 +19,7 @@
 //   --tsx (run the API, worker and emulator from their TypeScript sources through tsx instead of
 //   compiling them first with `npm run build`, as the deployment image runs them; quicker to start,
 //   more memory: npm test's quick run uses it)
+// BENCH_LOG_LEVEL (default warn) sets the API's, workers' and emulator's LOG_LEVEL, for a look with --keep.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { appendFile, chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -419,7 +420,7 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
       TELNYX_API_BASE_URL: emulatorUrl,
       ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
       WORKER_METRICS_PORT: '0',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     };
     const emulatorEnv: NodeJS.ProcessEnv = {
       ...serviceEnv,

@@ -95,8 +95,11 @@ const VOICEMAIL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '4 seconds', maximumAttempts: 3 },
 };
+// The capture heartbeats every 5 s while it runs (activities/heartbeats.ts): an attempt that hangs, or
+// whose task never reached a worker, is retried after 20 s, not after the 2-minute start-to-close.
 const CAPTURE_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
 };
 
