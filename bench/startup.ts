@@ -17,7 +17,7 @@ import { chmod, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { freePort, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
+import { freePort, freePorts, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
 import { runBuild } from './build';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -232,16 +232,17 @@ async function startServers(
     for (const server of running.reverse()) await server.stop().catch(() => undefined);
   };
   try {
+    const [postgresPort, mongoPort, temporalPort] = (await freePorts(3)) as [number, number, number];
     const [mongo, temporal] = await Promise.all([
       startMongoStack({
         dataDir: path.join(dir, 'mongo'),
-        postgresPort: await freePort(),
-        mongoPort: await freePort(),
+        postgresPort,
+        mongoPort,
         log: () => undefined,
       }),
       startTemporal({
         dataDir: path.join(dir, 'temporal'),
-        port: await freePort(),
+        port: temporalPort,
         uiPort: 0,
         headless: true,
         log: () => undefined,

@@ -40,30 +40,32 @@ export async function assertPortFree(port: number, what: string, host = '127.0.0
   });
 }
 
+/**
+ * Free ports are drawn below the kernel's ephemeral range (32768 and up), from which outgoing
+ * connections take their local ports: a port the kernel handed out as free there could be taken by
+ * some connection before its server listened (EADDRINUSE, seen in a test run). The Temporal server
+ * on PostgreSQL also needs its membership ports below 32768 (a smallint column).
+ */
+const FREE_PORTS_FROM = 20_000;
+const FREE_PORTS_TO = 32_767;
+
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
+  return (await freePorts(1))[0]!;
 }
 
 /** `count` distinct free ports, all held open until every one is chosen (servers started side by side). */
 export async function freePorts(count: number): Promise<number[]> {
   const held: net.Server[] = [];
   try {
-    for (let i = 0; i < count; i++) {
+    for (let tries = 0; held.length < count; tries += 1) {
+      if (tries > 500) throw new Error(`found no ${count} free ports between ${FREE_PORTS_FROM} and ${FREE_PORTS_TO}`);
+      const port = FREE_PORTS_FROM + Math.floor(Math.random() * (FREE_PORTS_TO - FREE_PORTS_FROM + 1));
       const server = net.createServer();
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve());
+      const bound = await new Promise<boolean>((resolve) => {
+        server.once('error', () => resolve(false));
+        server.listen(port, '127.0.0.1', () => resolve(true));
       });
-      held.push(server);
+      if (bound) held.push(server);
     }
     return held.map((server) => (server.address() as net.AddressInfo).port);
   } finally {

@@ -6,7 +6,6 @@
 // whatever failed.
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
@@ -139,10 +138,16 @@ export async function startTemporalOnPostgres(options: TemporalOnPostgresOptions
  * config file. Written as JSON, which is YAML too: no quoting to get wrong.
  */
 async function writeServerConfig(root: string, options: TemporalOnPostgresOptions, password: string): Promise<void> {
-  const [historyPort, matchingPort, workerPort] = (await freePorts(3)) as [number, number, number];
-  const [frontendMembership, historyMembership, matchingMembership, workerMembership] = (await freeMembershipPorts(
-    4,
-  )) as [number, number, number, number];
+  // One draw for all seven, so that no two are the same.
+  const [
+    historyPort,
+    matchingPort,
+    workerPort,
+    frontendMembership,
+    historyMembership,
+    matchingMembership,
+    workerMembership,
+  ] = (await freePorts(7)) as [number, number, number, number, number, number, number];
   const store = (databaseName: string, maxConns: number) => ({
     sql: {
       pluginName: SQL_PLUGIN,
@@ -260,30 +265,6 @@ async function prepareNamespace(address: string, log: Log): Promise<string> {
     return system.serverVersion ?? TEMPORAL_SERVER_VERSION.replace(/^v/, '');
   } finally {
     await connection.close();
-  }
-}
-
-/**
- * Free ports below 32768, held open until all are chosen. The server records each service's
- * membership port in cluster_membership.rpc_port, a PostgreSQL smallint: a port from the kernel's
- * ephemeral range (32768 and up, where freePorts() draws) fails there and the server exits.
- */
-async function freeMembershipPorts(count: number): Promise<number[]> {
-  const held: net.Server[] = [];
-  try {
-    for (let tries = 0; held.length < count; tries += 1) {
-      if (tries > 500) throw new Error(`found no ${count} free ports between 20000 and 32767`);
-      const port = 20_000 + Math.floor(Math.random() * 12_768);
-      const server = net.createServer();
-      const bound = await new Promise<boolean>((resolve) => {
-        server.once('error', () => resolve(false));
-        server.listen(port, '127.0.0.1', () => resolve(true));
-      });
-      if (bound) held.push(server);
-    }
-    return held.map((server) => (server.address() as net.AddressInfo).port);
-  } finally {
-    await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))));
   }
 }
 

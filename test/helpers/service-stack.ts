@@ -18,7 +18,7 @@ import { connectTemporalClient } from '../../src/temporal/connection';
 import { activityLogContext } from '../../src/worker/activity-log-context';
 import { createCallWorker } from '../../src/worker/create-worker';
 import { seedEmulatedTeam, type EmulatedTeam } from '../../src/local/emulated-team';
-import { freePort } from '../../src/local/servers';
+import { freePorts } from '../../src/local/servers';
 import type { Client } from '@temporalio/client';
 import type { DestinationStream } from 'pino';
 
@@ -55,8 +55,7 @@ export async function startServiceStack(
   } = {},
 ): Promise<TestStack> {
   const database = `test_${randomBytes(6).toString('hex')}`;
-  const port = await freePort();
-  const emulatorPort = await freePort();
+  const [port, emulatorPort] = (await freePorts(2)) as [number, number];
   const vonageSignatureSecret = randomBytes(24).toString('base64url');
   const telnyxKeys = generateKeyPairSync('ed25519');
   const logLevel = options.env?.LOG_LEVEL ?? process.env.TEST_LOG_LEVEL ?? 'silent';

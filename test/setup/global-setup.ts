@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
-import { freePort, startMongoStack, startTemporal, type RunningServer } from '../../src/local/servers';
+import { freePorts, startMongoStack, startTemporal, type RunningServer } from '../../src/local/servers';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -61,12 +61,19 @@ async function startServers(): Promise<Servers> {
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   };
   try {
+    // One draw for the four, so that no two are the same.
+    const [postgresPort, mongoPort, temporalPort, temporalUiPort] = (await freePorts(4)) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     let mongoUri = process.env.MONGODB_URI;
     if (!mongoUri) {
       const stack = await startMongoStack({
         dataDir: path.join(dir, 'mongo'),
-        postgresPort: await freePort(),
-        mongoPort: await freePort(),
+        postgresPort,
+        mongoPort,
         log,
       });
       servers.push(...stack.servers.reverse());
@@ -78,8 +85,8 @@ async function startServers(): Promise<Servers> {
       // With its Web UI: a test reads a call's timeline in it through a real browser.
       const temporal = await startTemporal({
         dataDir: path.join(dir, 'temporal'),
-        port: await freePort(),
-        uiPort: await freePort(),
+        port: temporalPort,
+        uiPort: temporalUiPort,
         log,
       });
       servers.push(temporal.server);
