@@ -77,6 +77,14 @@ export interface PrepareOptions {
   dispatchBatchId: Types.ObjectId;
 }
 
+/**
+ * One id (every single create, most batches): an equality, which FerretDB 1.x pushes down to its
+ * PostgreSQL index on `_id`; it does not push `$in` down, which would read every template of the team.
+ */
+function idsFilter(ids: string[]): { _id: string | { $in: string[] } } {
+  return ids.length === 1 ? { _id: ids[0]! } : { _id: { $in: ids } };
+}
+
 /** Returns the documents, or the list of problems (each naming its field). */
 export async function prepareCalls(
   inputs: ReadonlyArray<{ input: PhoneCallCreateInput; prefix: string }>,
@@ -87,8 +95,8 @@ export async function prepareCalls(
   const templateIds = [...new Set(inputs.map(({ input }) => input.callTemplateId))];
   const numberIds = [...new Set(inputs.flatMap(({ input }) => (input.phoneNumberId ? [input.phoneNumberId] : [])))];
   const [templates, numbers, doNotCall] = await Promise.all([
-    CallTemplate.find({ _id: { $in: templateIds }, teamId: team._id }).lean(),
-    numberIds.length ? PhoneNumber.find({ _id: { $in: numberIds }, teamId: team._id }).lean() : Promise.resolve([]),
+    CallTemplate.find({ ...idsFilter(templateIds), teamId: team._id }).lean(),
+    numberIds.length ? PhoneNumber.find({ ...idsFilter(numberIds), teamId: team._id }).lean() : Promise.resolve([]),
     listedAmong(
       options.teamId,
       inputs.map(({ input }) => input.toPhoneNumber),

@@ -1,6 +1,6 @@
 // Every lookup a call's life makes by a field other than its list position (src/data/call-list-query.ts
 // has its own test) reads through an index on this store: a recorded call with its own webhook, created
-// with an Idempotency-Key, captured (recording, transcript), its recording fetched, the provider call
+// with an Idempotency-Key (its template read by id and team), captured (recording, transcript), its recording fetched, the provider call
 // ids its callbacks named read as a retried dial reads them, its transcript and deliveries listed, and
 // a create refused by the do-not-call list. The filters are the ones the API and the worker (both in
 // this process) issued, caught as Mongoose sends them, each then explained. On FerretDB 1.x such a
@@ -8,6 +8,7 @@
 // audio.
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CallTemplate } from '../../src/data/models/call-template';
 import { PhoneCall } from '../../src/data/models/phone-call';
 import { createMongoStores } from '../../src/data/stores';
 import { INDEXED_FIELDS_BY_COLLECTION } from '../../src/local/ferretdb-indexes';
@@ -15,10 +16,14 @@ import { apiClient, errorMessages, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
 
-/** The collections whose lookups this test follows: all with indexed fields but the calls. */
-const FOLLOWED = Object.keys(INDEXED_FIELDS_BY_COLLECTION).filter(
-  (name) => name !== PhoneCall.collection.collectionName,
-);
+/**
+ * The collections whose lookups this test follows: all with indexed fields but the calls, and the
+ * call templates (a create reads its template by `_id` and team).
+ */
+const FOLLOWED = [
+  ...Object.keys(INDEXED_FIELDS_BY_COLLECTION).filter((name) => name !== PhoneCall.collection.collectionName),
+  CallTemplate.collection.collectionName,
+];
 const LOOKUPS = new Set([
   'find',
   'findOne',
