@@ -21,7 +21,7 @@ export interface CaptureInput {
   answeredBy?: AnsweredBy | null;
   /**
    * The call's final status change, written with the results in one write (calls created since the
-   * afternoon of 2026-11-26): a recordStatus activity, its workflow task and a database write fewer
+   * late morning of 2026-11-26): a recordStatus activity, its workflow task and a database write fewer
    * per answered call. Absent: the results are written alone, and the workflow records the status.
    */
   final?: Omit<StatusChange, 'results'>;

@@ -47,14 +47,14 @@ export interface CallWorkflowInput {
    */
   ringingWithDial?: boolean;
   /**
-   * True for calls created since the afternoon of 2026-11-26: the dial slot is asked for and given back
+   * True for calls created since the late morning of 2026-11-26: the dial slot is asked for and given back
    * by local activities, with no `patched()` check (each check wrote a marker and a
    * `TemporalChangeVersion` search-attribute upsert, four history events per call). Absent (histories
    * from before): the patches decide, as they did.
    */
   slotsByLocalActivity?: boolean;
   /**
-   * True for calls created since the afternoon of 2026-11-26: an answered call's capture writes its
+   * True for calls created since the late morning of 2026-11-26: an answered call's capture writes its
    * final status with the results (activities/capture.ts). Absent (histories from before): a
    * recordStatus activity of its own after the capture, as then.
    */
