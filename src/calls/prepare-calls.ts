@@ -14,6 +14,7 @@ import { listedAmong } from '../data/do-not-call-store';
 import type { CallOrigin } from '../data/models/phone-call';
 import { PhoneNumber, type PhoneNumberDoc } from '../data/models/phone-number';
 import { Team, type TeamDoc } from '../data/models/team';
+import { mapBounded } from '../concurrency/run-bounded';
 
 export interface PreparedCall {
   doc: Record<string, unknown> & { _id: Types.ObjectId };
@@ -77,12 +78,23 @@ export interface PrepareOptions {
   dispatchBatchId: Types.ObjectId;
 }
 
+/** Up to this many distinct ids, a batch reads them one by one (a few at a time); beyond, at once. */
+const READ_ONE_BY_ONE_UP_TO = 64;
+
 /**
- * One id (every single create, most batches): an equality, which FerretDB 1.x pushes down to its
- * PostgreSQL index on `_id`; it does not push `$in` down, which would read every template of the team.
+ * The team's documents of `model` named by `ids`, read by `_id` equality, one id per read: FerretDB 1.x
+ * pushes an `_id` equality down to its PostgreSQL index, but not `$in`, with which each read went
+ * through every document of the team. A batch naming more ids than that is rare; it reads them with
+ * one `$in`.
  */
-function idsFilter(ids: string[]): { _id: string | { $in: string[] } } {
-  return ids.length === 1 ? { _id: ids[0]! } : { _id: { $in: ids } };
+async function findOwnByIds<T>(
+  model: { find(filter: Record<string, unknown>): { lean(): PromiseLike<unknown[]> } },
+  ids: readonly string[],
+  teamId: Types.ObjectId,
+): Promise<T[]> {
+  if (ids.length > READ_ONE_BY_ONE_UP_TO) return (await model.find({ _id: { $in: ids }, teamId }).lean()) as T[];
+  const found = await mapBounded(ids, 8, async (id) => (await model.find({ _id: id, teamId }).lean()) as T[]);
+  return found.flat();
 }
 
 /** Returns the documents, or the list of problems (each naming its field). */
@@ -95,8 +107,8 @@ export async function prepareCalls(
   const templateIds = [...new Set(inputs.map(({ input }) => input.callTemplateId))];
   const numberIds = [...new Set(inputs.flatMap(({ input }) => (input.phoneNumberId ? [input.phoneNumberId] : [])))];
   const [templates, numbers, doNotCall] = await Promise.all([
-    CallTemplate.find({ ...idsFilter(templateIds), teamId: team._id }).lean(),
-    numberIds.length ? PhoneNumber.find({ ...idsFilter(numberIds), teamId: team._id }).lean() : Promise.resolve([]),
+    findOwnByIds<CallTemplateDoc>(CallTemplate, templateIds, team._id),
+    findOwnByIds<PhoneNumberDoc>(PhoneNumber, numberIds, team._id),
     listedAmong(
       options.teamId,
       inputs.map(({ input }) => input.toPhoneNumber),

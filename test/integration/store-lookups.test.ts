@@ -1,6 +1,6 @@
 // Every lookup a call's life makes by a field other than its list position (src/data/call-list-query.ts
 // has its own test) reads through an index on this store: a recorded call with its own webhook, created
-// with an Idempotency-Key (its template read by id and team), captured (recording, transcript), its recording fetched, the provider call
+// with an Idempotency-Key (its template read by id and team; a batch's two templates and numbers too), captured (recording, transcript), its recording fetched, the provider call
 // ids its callbacks named read as a retried dial reads them, its transcript and deliveries listed, and
 // a create refused by the do-not-call list. The filters are the ones the API and the worker (both in
 // this process) issued, caught as Mongoose sends them, each then explained. On FerretDB 1.x such a
@@ -10,6 +10,7 @@ import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallTemplate } from '../../src/data/models/call-template';
 import { PhoneCall } from '../../src/data/models/phone-call';
+import { createTemplate } from '../../src/admin/commands';
 import { createMongoStores } from '../../src/data/stores';
 import { INDEXED_FIELDS_BY_COLLECTION } from '../../src/local/ferretdb-indexes';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
@@ -91,6 +92,24 @@ describe('lookups by a field other than _id', () => {
     expect(listed.status).toBe(200);
     expect(errorMessages(await api.post('/v1/phoneCalls', seededCallBody(stack.team, '+14155557302')), 400)).toEqual([
       "toPhoneNumber +14155557302 is on the team's do-not-call list",
+    ]);
+
+    // A batch naming two templates and two numbers reads each by id, as a single create does.
+    const second = await createTemplate({ team: stack.team.teamId, name: 'Second', prompt: 'Hello {{firstName}}' });
+    const batch = await api.post('/v1/phoneCalls/batch', {
+      phoneCalls: [
+        { phoneNumberId: stack.team.phoneNumberIds.twilio, telephonyProvider: 'twilio' },
+        { phoneNumberId: stack.team.phoneNumberIds.vonage, telephonyProvider: 'vonage', ...second },
+      ].map((fields, i) => ({
+        ...seededCallBody(stack.team, `+1415555731${i}`),
+        callDelayedUntil: new Date(Date.now() + 86_400_000).toISOString(),
+        ...fields,
+      })),
+    });
+    expect(batch.status, JSON.stringify(batch.body)).toBe(201);
+    expect(batch.body.data.map((c: { callTemplateId: string }) => c.callTemplateId)).toEqual([
+      stack.team.templateId,
+      second.callTemplateId,
     ]);
 
     // Every followed collection was looked up, and every lookup had an index to read (the explains

@@ -25,17 +25,15 @@ afterAll(async () => {
 
 const HOUR = 3_600_000;
 
-type Script = ProviderScript;
-
 /** Sends the provider's events for one provider call, as its callbacks would arrive. */
-const send = (callId: string, providerCallId: string, script: Script) =>
+const send = (callId: string, providerCallId: string, script: ProviderScript) =>
   signalProviderEvents(env, callId, providerCallId, script);
 
 /**
  * Runs one call: each dial attempt gets the next script (none left: it rings out), and
  * `afterMessage` is what the provider does once a voicemail message is asked for.
  */
-async function run(args: CallWorkflowInput, attempts: Script[], afterMessage: Script = []) {
+async function run(args: CallWorkflowInput, attempts: ProviderScript[], afterMessage: ProviderScript = []) {
   const times: Record<string, number[]> = { dial: [], voicemail: [], detected: [] };
   // Events are signalled before the stub returns: while an activity runs the server skips no time,
   // so they are in before the workflow's next timer could fire.
