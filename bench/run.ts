@@ -277,12 +277,12 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
   const databaseServers: RunningServer[] = [];
   const processes: ServiceProcess[] = [];
   let temporal: Client | null = null;
-  let stopped = false;
   const cleanups: (() => Promise<void>)[] = [];
 
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
+  // One stop, however many ask for it: a Ctrl-C during the stop waits for it rather than cutting it short.
+  let stopping: Promise<void> | null = null;
+  const stop = () => (stopping ??= stopAll());
+  async function stopAll() {
     for (const service of [...processes].reverse()) await service.kill('SIGKILL');
     for (const cleanup of cleanups) await cleanup().catch((err: unknown) => log(`cleanup: ${String(err)}`));
     await temporal?.connection.close().catch(() => undefined);
@@ -292,7 +292,18 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
     await serverTail.close();
     if (options.keep) log(`Kept ${dir} (every process's log under logs/)`);
     else await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-  };
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+  }
+
+  // Ctrl-C: the servers and processes run in process groups of their own (so that the terminal's
+  // signal does not cut their ordered stop short), so this run stops them before it leaves.
+  function interrupted(signal: NodeJS.Signals) {
+    log(`${signal}: stopping every process and server of this run...`);
+    void stop().finally(() => process.exit(130));
+  }
+  process.on('SIGINT', interrupted);
+  process.on('SIGTERM', interrupted);
 
   try {
     const ownTemporal = options.temporalPostgres

@@ -160,7 +160,7 @@ export function figure(
 export function apiRequest<T = any>(
   ctx: Pick<BenchContext, 'apiUrl'>,
   key: string,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PATCH',
   path: string,
   body?: unknown,
   timeoutMs = 15 * 60_000,
