@@ -6,10 +6,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { afterAll, expect, inject, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
+import { benchEnv, ROOT } from '../helpers/bench';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const MARK = `OCO_BENCH_INTERRUPT_MARK=${randomBytes(6).toString('hex')}`;
 
 /** Process ids whose environment carries this test's mark. */
@@ -37,13 +36,7 @@ it('stops every process it started when interrupted, then exits with 130', async
     ['--import', 'tsx', 'bench/run.ts', '--quick', '--tsx', '--no-append', ...args],
     {
       cwd: ROOT,
-      env: {
-        ...process.env,
-        [name]: value,
-        MONGODB_URI: inject('mongoUri'),
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
-        BENCH_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
-      },
+      env: benchEnv({ [name]: value }),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     },

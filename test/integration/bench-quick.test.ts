@@ -7,10 +7,10 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { selectedScenarios } from '../../bench/run';
+import { benchEnv, ROOT } from '../helpers/bench';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 let outDir: string;
 
 beforeAll(async () => {
@@ -25,12 +25,7 @@ function runQuickBench(): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('npm', ['run', '-s', 'bench', '--', '--quick', '--tsx', '--no-append', '--out-dir', outDir], {
       cwd: ROOT,
-      env: {
-        ...process.env,
-        MONGODB_URI: inject('mongoUri'),
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
-        BENCH_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
-      },
+      env: benchEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
