@@ -18,6 +18,11 @@ const booleanFlag = z
 const url = z.url({ message: 'must be an absolute URL' }).transform((value) => value.replace(/\/+$/, ''));
 
 const port = z.coerce.number().int().min(0).max(65535);
+/** A worker's pollers of one kind: a fixed maximum, or `auto` (the SDK scales them with the backlog). */
+const pollers = (min: number) =>
+  z.union([z.literal('auto'), z.coerce.number().int().min(min).max(100)], {
+    message: `must be \`auto\` or a whole number from ${min} to 100`,
+  }).optional();
 
 const schema = z.object({
   PORT: port.default(3000),
@@ -82,6 +87,17 @@ const schema = z.object({
    * wakes after eviction replays its short history.
    */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).max(100_000).default(500),
+  /** Workflow tasks one worker runs at once (unset: the SDK's 40). */
+  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(1000).optional(),
+  /**
+   * Long polls for workflow tasks at most (unset: the SDK's min(10, concurrent workflow tasks); at
+   * least 2), or `auto`: as many as the backlog the server reports asks for, up to 100.
+   */
+  WORKER_WORKFLOW_TASK_POLLERS: pollers(2),
+  /** Long polls for activity tasks at most (unset: the SDK's 10), or `auto`. */
+  WORKER_ACTIVITY_TASK_POLLERS: pollers(1),
+  /** Threads running workflow code (unset: the SDK's 1, as it reuses one V8 context). */
+  WORKER_WORKFLOW_THREADS: z.coerce.number().int().min(1).max(16).optional(),
   /** A dialled call not answered within this long is hung up and ends `noAnswer`, whatever the provider says. */
   RING_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   /** Off: calls dial without a slot from their team's pacer (for measurements only; the limits are then not held). */

@@ -17,6 +17,7 @@ import type { Logger } from '../logger';
 import { freePort } from '../local/servers';
 import type { WorkerMetrics } from '../observability/metrics';
 import { ActivityFailureMetrics } from './activity-failure-metrics';
+import { workerTuning } from './tuning';
 import { createTeamProviderResolver } from '../telephony/team-providers';
 
 export interface WorkerSetup {
@@ -102,8 +103,7 @@ export async function createCallWorker(
     workflowBundle,
     activities,
     interceptors: { activity: [() => ({ inbound: new ActivityFailureMetrics(metrics) })] },
-    maxConcurrentActivityTaskExecutions: config.WORKER_MAX_CONCURRENT_ACTIVITIES,
-    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+    ...workerTuning(config),
     // On shutdown, activities in flight get this long to finish before they are handed back.
     shutdownGraceTime: '20 seconds',
   });
