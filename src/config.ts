@@ -20,9 +20,11 @@ const url = z.url({ message: 'must be an absolute URL' }).transform((value) => v
 const port = z.coerce.number().int().min(0).max(65535);
 /** A worker's pollers of one kind: a fixed maximum, or `auto` (the SDK scales them with the backlog). */
 const pollers = (min: number) =>
-  z.union([z.literal('auto'), z.coerce.number().int().min(min).max(100)], {
-    message: `must be \`auto\` or a whole number from ${min} to 100`,
-  }).optional();
+  z
+    .union([z.literal('auto'), z.coerce.number().int().min(min).max(100)], {
+      message: `must be \`auto\` or a whole number from ${min} to 100`,
+    })
+    .optional();
 
 const schema = z.object({
   PORT: port.default(3000),

@@ -133,7 +133,8 @@ export const listsScenario: BenchScenario = {
     rawSeconds: {
       full: 10,
       quick: 1,
-      description: 'time for runs of each raw query, up to one per request (one run at least: seconds each at the larger size)',
+      description:
+        'time for runs of each raw query, up to one per request (one run at least: seconds each at the larger size)',
     },
     limit: { full: 100, quick: 100, description: 'page size' },
   },

@@ -3,9 +3,9 @@
 // tuning", for what they did on 2 cores). Pollers are set as poller behaviours: the SDK 1.24 ignores
 // its older `maxConcurrent*TaskPolls` options.
 import type { WorkerOptions } from '@temporalio/worker';
+import type { Config } from '../config';
 
 type PollerBehavior = NonNullable<WorkerOptions['workflowTaskPollerBehavior']>;
-import type { Config } from '../config';
 
 type TuningConfig = Pick<
   Config,
