@@ -150,15 +150,16 @@ export const webhooksScenario: BenchScenario = {
         overallRate: perSecond / size,
       });
       if (load.ok === 0) throw new Error(`no create was accepted: ${JSON.stringify(load.statusCodes)}`);
+      // An event of the phase before that arrived only after the webhook moved is not this phase's.
+      const ofThisPhase = () => [...endpoint.arrivals.values()].filter((a) => !(a.timestamp < startedAt));
       const deadline = Date.now() + drainSeconds * 1000;
       let expected = Math.max(load.ok * size, (await createdCalls()) - before);
-      for (let i = 0; endpoint.arrivals.size < expected && Date.now() < deadline; i += 1) {
+      for (let i = 0; ofThisPhase().length < expected && Date.now() < deadline; i += 1) {
         await sleep(250);
         if (i % 8 === 0) expected = Math.max(expected, (await createdCalls()) - before);
       }
       expected = Math.max(expected, (await createdCalls()) - before);
-      // An event of the phase before that arrived only after the webhook moved is not this phase's.
-      const arrivals = [...endpoint.arrivals.values()].filter((a) => !(a.timestamp < startedAt));
+      const arrivals = ofThisPhase();
       const unsigned = arrivals.filter((a) => !a.signed).length;
       if (unsigned) throw new Error(`${unsigned} events arrived without a valid signature`);
       // An event that never arrived counts as later than any that did (a percentile it reaches is n/a).
