@@ -9,12 +9,17 @@
 // - per collection, each other field that a lookup on a hot path names (INDEXED_FIELDS_BY_COLLECTION):
 //   without it the lookup reads every row, and a row's whole document (a recording's audio too)
 //   is decompressed to find the field.
+// Each is made without GIN's pending list (`fastupdate = off`): with it, new entries wait in a list
+// that every read of the index scans in full until a vacuum or an analyse folds them in, and a list
+// page read soon after many writes took twice as long; without it a write puts its few entries
+// straight into the index, at about the same cost.
 // An event trigger adds them to every table FerretDB creates (one set per database: the tests make
 // many), and existing tables get them at start. Custom plans are forced (plan_cache_mode, set on the
 // server by src/local/servers.ts) because FerretDB's prepared statements name the field as a
 // parameter, which a generic plan cannot match to an expression index.
 //
-// A deployment on FerretDB and its own PostgreSQL runs this once: `npx tsx src/local/ferretdb-indexes.ts <postgres URL>`.
+// A deployment on FerretDB and its own PostgreSQL runs this once, and again after an upgrade (it brings
+// indexes of earlier releases up to date): `npx tsx src/local/ferretdb-indexes.ts <postgres URL>`.
 import { Client } from 'pg';
 import { LIST_FILTER_FIELDS } from '../data/call-list-positions';
 import { DoNotCallEntry } from '../data/models/do-not-call-entry';
@@ -71,15 +76,25 @@ CREATE OR REPLACE FUNCTION public.oco_ferretdb_indexes(target_schema text, targe
 LANGUAGE plpgsql AS $fn$
 DECLARE
   field text;
+  index_name text;
   indexed text[] := ARRAY['_id'] || CASE
 ${byCollection}
     ELSE ARRAY[]::text[]
   END;
 BEGIN
   FOREACH field IN ARRAY indexed LOOP
+    index_name := target_table || '_' || lower(field) || '_oco_gin';
     EXECUTE format(
-      'CREATE INDEX IF NOT EXISTS %I ON %I.%I USING gin ((_jsonb -> %L) jsonb_path_ops)',
-      target_table || '_' || lower(field) || '_oco_gin', target_schema, target_table, field);
+      'CREATE INDEX IF NOT EXISTS %I ON %I.%I USING gin ((_jsonb -> %L) jsonb_path_ops) WITH (fastupdate = off)',
+      index_name, target_schema, target_table, field);
+    -- Indexes of earlier releases were made with the pending list on: turn it off, and fold in
+    -- what it holds so that no read scans it again.
+    IF EXISTS (SELECT 1 FROM pg_class i JOIN pg_namespace n ON n.oid = i.relnamespace
+               WHERE n.nspname = target_schema AND i.relname = index_name
+                 AND NOT coalesce(i.reloptions, '{}') @> ARRAY['fastupdate=off']) THEN
+      EXECUTE format('ALTER INDEX %I.%I SET (fastupdate = off)', target_schema, index_name);
+      PERFORM gin_clean_pending_list(format('%I.%I', target_schema, index_name)::regclass);
+    END IF;
   END LOOP;
 END
 $fn$;
