@@ -82,7 +82,10 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
   // Exclusive upper bound of the positions still to read.
   let upper = counter.seq + 1;
   if (query.after) upper = Math.min(upper, (await positionOf(query.after, query.teamId)) + 1);
-  if (query.createdBefore) upper = Math.min(upper, await firstPositionAtOrAfter(query.createdBefore));
+  // A later page's cursor names a call created before `createdBefore` and its position, which then
+  // bounds the walk lower than the search would: only a first page (or an old-form cursor) searches.
+  const cursorBounds = query.after?.seq !== undefined && query.createdBefore && query.after.at < query.createdBefore;
+  if (query.createdBefore && !cursorBounds) upper = Math.min(upper, await firstPositionAtOrAfter(query.createdBefore));
   if (query.equals.fileId !== undefined) {
     // A file's calls lie at or below the top of its newest batch (calls stored before files left
     // their blocks have positions below every block's).
@@ -189,19 +192,34 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
    * every later slice is too). A slice with no call left is taken as older, which only widens the walk.
    */
   async function firstPositionAtOrAfter(time: Date): Promise<number> {
+    // Every call is older: the counter holds the newest block's time.
+    if (counter!.at < time) return counter!.seq + 1;
     let low = Math.floor(lowest / SMALLEST);
     let high = Math.floor(counter!.seq / SMALLEST) + 1; // slice `high` is past the newest call
     for (let probes = 0; low < high && probes < MAX_PROBES; probes++) {
       const mid = Math.floor((low + high) / 2);
-      reads++;
-      const probe = await calls.findOne<{ createdAt: Date }>(
-        { teamId: query.teamId, listKeys: listKey(team, 0, mid) },
-        { projection: { createdAt: 1 } },
-      );
+      const probe = await probeSlice(mid);
       if (probe && probe.createdAt >= time) high = mid;
       else low = mid + 1;
     }
     // Slice `high` is the first whose probe was not older: it may still hold older calls.
     return (high + 1) * SMALLEST;
+  }
+
+  /**
+   * One call of a 32-position slice: the one at its first position, else (deleted, or below the
+   * team's first) any. Naming the position lets PostgreSQL drop the slice's other rows before
+   * FerretDB decodes them: 1.7-1.9 ms a probe at 100,000 calls, against 2.0-2.4 ms for the slice.
+   */
+  async function probeSlice(slice: number): Promise<{ createdAt: Date } | null> {
+    const filter = { teamId: query.teamId, listKeys: listKey(team, 0, slice) };
+    reads++;
+    const first = await calls.findOne<{ createdAt: Date }>(
+      { ...filter, listSeq: slice * SMALLEST },
+      { projection: { createdAt: 1 } },
+    );
+    if (first) return first;
+    reads++;
+    return calls.findOne<{ createdAt: Date }>(filter, { projection: { createdAt: 1 } });
   }
 }

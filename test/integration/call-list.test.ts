@@ -174,6 +174,28 @@ describe('GET /v1/phoneCalls over list slices', () => {
     );
   });
 
+  it("searches for createdBefore's position on a first page only: a later page's cursor bounds the walk", async () => {
+    // The search probes one list position by equality; the walk reads ranges of positions.
+    const query = `limit=100&createdBefore=${encodeURIComponent(await middleTime())}`;
+    const probes: unknown[] = [];
+    mongoose.set('debug', (collection: string, method: string, filter: { listSeq?: unknown }) => {
+      if (collection === 'phonecalls' && method === 'findOne' && typeof filter.listSeq === 'number')
+        probes.push(filter);
+    });
+    try {
+      const first = await api.get(`/v1/phoneCalls?${query}`);
+      expect(first.status).toBe(200);
+      expect(probes.length).toBeGreaterThan(3);
+      probes.length = 0;
+      const second = await api.get(`/v1/phoneCalls?${query}&cursor=${first.body.nextCursor as string}`);
+      expect(second.status).toBe(200);
+      expect(second.body.data).toHaveLength(100);
+      expect(probes).toEqual([]);
+    } finally {
+      mongoose.set('debug', false);
+    }
+  });
+
   it('looks a call up by its id through an index (explain), never a scan of every call', async () => {
     // A status write, a dial and a callback each find their call by _id; on FerretDB 1.x that was a
     // scan of the whole table (its own unique index on _id cannot serve the SQL it generates).
@@ -182,6 +204,7 @@ describe('GET /v1/phoneCalls over list slices', () => {
   });
 
   it('reads every slice through an index on this store (explain), never a scan of the team', async () => {
+    const middle = await middleTime();
     const issued: Array<Record<string, unknown>> = [];
     mongoose.set('debug', (collection: string, method: string, filter: unknown) => {
       if (collection === 'phonecalls' && (method === 'find' || method === 'findOne'))
@@ -194,7 +217,7 @@ describe('GET /v1/phoneCalls over list slices', () => {
         'status=completed',
         `callTemplateId=${templates[0]}`,
         'toPhoneNumber=%2B14155550003',
-        'createdBefore=2999-01-01T00:00:00Z',
+        `createdBefore=${encodeURIComponent(middle)}`,
       ])
         expect((await api.get(`/v1/phoneCalls?limit=100&${query}`)).status).toBe(200);
     } finally {
@@ -205,6 +228,12 @@ describe('GET /v1/phoneCalls over list slices', () => {
       await expectIndexRead(filter, /"Index Name":"phonecalls_[0-9a-f]{8}_[a-z]+_oco_gin"/, /IXSCAN/);
   });
 });
+
+/** The creation time of the team's middle call. */
+async function middleTime(): Promise<string> {
+  const times = (await allOfTeam()).map((row) => row.createdAt.getTime());
+  return new Date(times[Math.floor(times.length / 2)]!).toISOString();
+}
 
 /**
  * The plan of `filter` on this store. FerretDB: the filter reaches PostgreSQL, whose plan starts from
