@@ -86,6 +86,10 @@ describe('GET /v1/phoneCalls over list slices', () => {
     const times = all.map((row) => row.createdAt.getTime());
     const middle = new Date(times[Math.floor(times.length / 2)]!).toISOString();
     const late = new Date(times[Math.floor(times.length / 5)]!).toISOString();
+    // The newest call's time is the counter's: a later time needs no search, an equal one does.
+    const newest = new Date(times[0]!).toISOString();
+    const afterNewest = new Date(times[0]! + 1).toISOString();
+    const oldest = new Date(times[times.length - 1]!).toISOString();
     const someNumber = all[7]!.toPhoneNumber;
     const someFile = all.find((row) => row.fileId)!.fileId!;
     const cases: Array<[Record<string, string>, (row: Row) => boolean, number[]]> = [
@@ -99,6 +103,9 @@ describe('GET /v1/phoneCalls over list slices', () => {
       [{ toPhoneNumber: someNumber }, (r) => r.toPhoneNumber === someNumber, [3, 100]],
       [{ fileId: someFile }, (r) => r.fileId === someFile, [10, 100]],
       [{ createdBefore: middle }, (r) => r.createdAt.getTime() < Date.parse(middle), [100, 1000]],
+      [{ createdBefore: afterNewest }, () => true, [500]],
+      [{ createdBefore: newest }, (r) => r.createdAt.getTime() < Date.parse(newest), [500]],
+      [{ createdBefore: oldest }, () => false, [100]],
       [{ createdAfter: middle }, (r) => r.createdAt.getTime() > Date.parse(middle), [100]],
       [
         { createdAfter: middle, createdBefore: late, status: 'busy' },
