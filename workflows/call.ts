@@ -28,7 +28,7 @@ import type { StatusWritten } from '../activities/call-record';
 import type { CaptureInput } from '../activities/capture';
 import type { Dialled } from '../activities/dial';
 import { STATUS_CODES, isTerminal, type CallStatus, type StatusCode } from '../src/contracts/call-status';
-import { statusEventName, type CallEventName } from '../src/contracts/events';
+import { isFinalCallEvent, statusEventName, type CallEventName } from '../src/contracts/events';
 import { FAILURES } from '../src/contracts/failures';
 import { deliveryWorkflowId, pacerWorkflowId } from '../src/contracts/ids';
 import { isMachine } from '../src/contracts/machine-detection';
@@ -146,6 +146,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   /** Numbers this call's requests, so a grant for a withdrawn one is told apart. */
   let slotTicket = 0;
   const deliveries = new Map<string, ChildWorkflowHandle<typeof deliverWebhookEventsWorkflow>>();
+  /** Endpoints whose stream was handed the call's final event: it ends by itself (streamsEndWithFinalEvent). */
+  const endedStreams = new Set<string>();
 
   setHandler(callStateQuery, () => state);
   setHandler(dialSlotGrantedSignal, ({ ticket }) => {
@@ -214,11 +216,13 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       teamId: input.teamId,
       data: payload,
     };
+    const endsStream = input.streamsEndWithFinalEvent === true && isFinalCallEvent(type);
     for (const target of targets) {
       const running = deliveries.get(target.endpointKey);
       try {
         if (running) {
           await running.signal(enqueueEventSignal, event);
+          if (endsStream) endedStreams.add(target.endpointKey);
           continue;
         }
       } catch (err) {
@@ -228,12 +232,22 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       try {
         const child = await startChild(deliverWebhookEventsWorkflow, {
           workflowId: deliveryWorkflowId(input.callId, target.endpointKey),
-          args: [{ callId: input.callId, teamId: input.teamId, target, firstEvent: event, retryDelaysMs }],
+          args: [
+            {
+              callId: input.callId,
+              teamId: input.teamId,
+              target,
+              firstEvent: event,
+              retryDelaysMs,
+              ...(input.streamsEndWithFinalEvent ? { endsWithFinalEvent: true } : {}),
+            },
+          ],
           staticSummary: `Webhooks of the call to ${input.toPhoneNumber} for ${hostOf(target.url)}`,
           // Deliveries retry for hours; they must outlive the call's workflow.
           parentClosePolicy: ParentClosePolicy.ABANDON,
         });
         deliveries.set(target.endpointKey, child);
+        if (endsStream) endedStreams.add(target.endpointKey);
       } catch (err) {
         // A notification problem must never stop the call itself.
         log.error('could not start a webhook delivery', { endpointKey: target.endpointKey, type, error: String(err) });
@@ -299,10 +313,12 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     });
     throw err;
   } finally {
-    // Tell every delivery stream that no more events will come, so each can finish.
+    // Tell every delivery stream that no more events will come, so each can finish (one handed the
+    // final event knows).
     await CancellationScope.nonCancellable(async () => {
       if (slotRequested) await releaseSlot();
-      for (const child of deliveries.values()) {
+      for (const [endpointKey, child] of deliveries) {
+        if (endedStreams.has(endpointKey)) continue;
         try {
           await child.signal(noMoreEventsSignal);
         } catch (err) {

@@ -4,6 +4,7 @@
 // loses nothing.
 import { condition, log, proxyActivities, setHandler, sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { isFinalCallEvent } from '../src/contracts/events';
 import { enqueueEventSignal, noMoreEventsSignal } from './messages';
 import type { WebhookEvent, DeliveryWorkflowInput } from './types';
 
@@ -19,12 +20,16 @@ const IDLE_LIMIT_MS = 24 * 60 * 60 * 1000;
 export async function deliverWebhookEventsWorkflow(
   input: DeliveryWorkflowInput,
 ): Promise<{ delivered: number; failed: number }> {
-  const queue: WebhookEvent[] = [input.firstEvent];
+  const queue: WebhookEvent[] = [];
   // A redelivery carries one event and no stream follows it.
   let noMoreEvents = input.redelivery !== undefined;
-  setHandler(enqueueEventSignal, (event) => {
+  const enqueue = (event: WebhookEvent) => {
     queue.push(event);
-  });
+    // Nothing follows a call's final event: the stream ends once the queue is delivered.
+    if (input.endsWithFinalEvent && isFinalCallEvent(event.type)) noMoreEvents = true;
+  };
+  enqueue(input.firstEvent);
+  setHandler(enqueueEventSignal, enqueue);
   setHandler(noMoreEventsSignal, () => {
     noMoreEvents = true;
   });

@@ -59,6 +59,13 @@ export interface CallWorkflowInput {
    * recordStatus activity of its own after the capture, as then.
    */
   finalWithCapture?: boolean;
+  /**
+   * True for calls created since the night of 2026-11-26: a delivery stream handed the call's final
+   * event ends once it has delivered it, so the call sends it no `noMoreEvents` signal (a signal, and a
+   * workflow task on each side, fewer per endpoint). Absent (histories from before): every stream is
+   * told at the end, as then.
+   */
+  streamsEndWithFinalEvent?: boolean;
 }
 
 export type CallPhase =
@@ -119,4 +126,6 @@ export interface DeliveryWorkflowInput {
   retryDelaysMs: number[];
   /** An operator's redelivery: this one event, its attempts numbered on from this one. */
   redelivery?: { firstAttempt: number };
+  /** The stream ends after delivering the call's final event (isFinalCallEvent); absent: at `noMoreEvents`. */
+  endsWithFinalEvent?: boolean;
 }

@@ -95,6 +95,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         ringingWithDial: true,
         slotsByLocalActivity: true,
         finalWithCapture: true,
+        streamsEndWithFinalEvent: true,
       };
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.

@@ -1,5 +1,5 @@
 // Webhook event names (decisions.md "Webhooks"): defined once, used by API validation and workflows.
-import type { CallStatus } from './call-status';
+import { isTerminal, type CallStatus } from './call-status';
 
 export const CALL_EVENT_NAMES = [
   'phoneCall.queued',
@@ -25,6 +25,15 @@ export function subscribesTo(subscribed: readonly string[], type: CallEventName)
 
 export function statusEventName(status: CallStatus): CallEventName {
   return `phoneCall.${status}`;
+}
+
+/**
+ * Whether `type` is the last event a call has: its final status, or its deletion while queued. A call
+ * that is dialled again goes back to `queued`, never through a final status.
+ */
+export function isFinalCallEvent(type: CallEventName): boolean {
+  if (type === 'phoneCall.deleted') return true;
+  return type.startsWith('phoneCall.') && isTerminal(type.slice('phoneCall.'.length) as CallStatus);
 }
 
 export function isEventName(value: string): value is CallEventName {

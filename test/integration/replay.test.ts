@@ -6,6 +6,9 @@
 // paced-completed-call-slot-patches.json is a call placed by `npm start` before `slotsByLocalActivity`: its slot
 // request and release took the patches (a marker each), which calls started since skip;
 // paced-completed-call-final-with-capture.json is one started since, whose capture also wrote its final status.
+// paced-completed-call-streams-end-with-final-event.json is a call with two webhook endpoints that sent its streams
+// no noMoreEvents (`streamsEndWithFinalEvent`), and webhook-delivery-ends-with-final-event.json the stream that then
+// ended by itself after the call's final event.
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';

@@ -96,4 +96,31 @@ describe('deliverWebhookEventsWorkflow', () => {
       .map((c) => (c.input as { event: { eventId: string } }).event.eventId);
     expect(delivered).toEqual(['evt_ringing', 'evt_completed']);
   });
+
+  it("ends by itself after the call's final event when started so, every event before it delivered", async () => {
+    const { activities, calls } = stubActivities();
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const first: DeliveryWorkflowInput = { ...input(), endsWithFinalEvent: true };
+    first.firstEvent = { ...first.firstEvent, eventId: 'evt_ringing', type: 'phoneCall.ringing' };
+    const workflowId = uniqueId('wf');
+    const result = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(deliverWebhookEventsWorkflow, {
+        workflowId,
+        taskQueue,
+        args: [first],
+      });
+      for (const type of ['transcript.created', 'phoneCall.completed'] as const)
+        await handle.signal(enqueueEventSignal, { ...first.firstEvent, eventId: `evt_${type}`, type });
+      return handle.result();
+    });
+    expect(result).toEqual({ delivered: 3, failed: 0 });
+    const delivered = calls
+      .filter((c) => c.name === 'attemptWebhookDelivery')
+      .map((c) => (c.input as { event: { eventId: string } }).event.eventId);
+    expect(delivered).toEqual(['evt_ringing', 'evt_transcript.created', 'evt_phoneCall.completed']);
+    // It did not wait out its idle limit for a signal that no longer comes: its last timer was cancelled.
+    const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
+  });
 });
