@@ -2,15 +2,16 @@
 // (it pushes equality filters down to PostgreSQL but sorts in memory, so a page must be read as a
 // few small equality-filtered slices, never as "every call of the team, sorted").
 //
-// Each create (one call or a batch) takes a block of consecutive positions from its team's counter
-// and one creation time, later than the previous block's: so positions order calls exactly as
+// Each create (one call or a batch) takes a block of consecutive positions, right after the team's
+// newest block, and one creation time, later than that block's: so positions order calls exactly as
 // `createdAt` does, and within a block `_id`s (generated in request order) rise with positions,
 // which makes the API's order (createdAt desc, _id desc) the same as descending positions. A call
 // carries its position (`listSeq`) and one key per slice size it falls in (`listKeys`):
 // `<teamId>:<level>:<slice>`, slice = floor(position / size). A page is read one aligned slice at a
 // time walking down from the newest position (src/data/call-list-query.ts).
-import { Types } from 'mongoose';
+import { Types, type mongo } from 'mongoose';
 import { sendTogether } from '../concurrency/send-together';
+import { CallListBlock, type CallListBlockDoc } from './models/call-list-block';
 import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
 import { CallListFileBlock } from './models/call-list-file-block';
 import { isDuplicateKeyOnly } from './duplicate-key';
@@ -45,37 +46,101 @@ export interface ListBlock {
   at: Date;
 }
 
-/** Gives up after this many lost races for the counter (only a pathological burst loses that often). */
-const MAX_ATTEMPTS = 200;
+/** The newest block of a team's list: its last position and its calls' creation time. */
+export interface ListTip {
+  seq: number;
+  at: Date;
+}
+
+/** A team without blocks: its first block starts at 1 and may take any time. */
+const EMPTY_TIP: ListTip = { seq: 0, at: new Date(0) };
+
+export function listBlockId(team: string, first: number): string {
+  return `${team}:${first}`;
+}
+
+const blocks = () => CallListBlock.collection as unknown as mongo.Collection<CallListBlockDoc>;
 
 /**
- * Takes `count` consecutive positions for a team's new calls. One read and one conditional write of
- * the team's counter (retried when another create won the race), so it holds without transactions.
+ * The newest block, found from a tip known to be a block's end (the counter's, or this process's
+ * last): the blocks after it, each keyed by its first position, are followed until there is none.
+ * The counter lags the chain while a create is between its block and its counter write, and on
+ * FerretDB a counter write can put back an older one. `onRead` counts the reads, for the list walk.
+ */
+export async function followListBlocks(
+  team: string,
+  from: ListTip,
+  onRead: () => void = () => undefined,
+): Promise<ListTip> {
+  let tip = from;
+  for (;;) {
+    onRead();
+    const next = await blocks().findOne({ _id: listBlockId(team, tip.seq + 1) });
+    if (!next) return tip;
+    tip = { seq: tip.seq + next.count, at: next.at };
+  }
+}
+
+/** Gives up after this many blocks lost to other processes in a row (only a pathological burst loses that often). */
+const MAX_ATTEMPTS = 200;
+/** Teams whose tip this process remembers; past that it starts again from the counters. */
+const MAX_KNOWN_TIPS = 10_000;
+/** Per team, where this process last saw the chain end: its next block most likely starts there. */
+const knownTips = new Map<string, ListTip>();
+
+/** Forgets every team's tip, as a restarted process would (tests). */
+export function forgetKnownListTips(): void {
+  knownTips.clear();
+}
+
+async function storedTip(teamId: Types.ObjectId): Promise<ListTip> {
+  const counter = await CallListCounter.findById(teamId).lean<CallListCounterDoc>();
+  return followListBlocks(teamId.toHexString(), counter ? { seq: counter.seq, at: counter.at } : EMPTY_TIP);
+}
+
+/**
+ * Takes `count` consecutive positions for a team's new calls. The positions are won by inserting
+ * their block under its unique key, so two API processes never share one, on FerretDB too (a read
+ * then a conditional write of the counter is not atomic there: both racers could win). A process
+ * that lost follows the chain past the winner's block and tries again. Then the counter, which the
+ * list reads start from, is moved on to the block; a counter write that loses to a later one is
+ * dropped. Usually two writes: the block, the counter.
  */
 export async function allocateListBlock(teamId: Types.ObjectId, count: number): Promise<ListBlock> {
+  const team = teamId.toHexString();
+  let tip = knownTips.get(team) ?? (await storedTip(teamId));
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const now = Date.now();
-    const current = await CallListCounter.findById(teamId).lean<CallListCounterDoc>();
-    if (!current) {
-      const at = new Date(now);
-      try {
-        await CallListCounter.create({ _id: teamId, seq: count, at, min: 1 });
-        return { first: 1, at };
-      } catch (err) {
-        if (!isDuplicateKeyOnly(err)) throw err;
-        continue;
-      }
+    const first = tip.seq + 1;
+    // Strictly later than the block before, whatever the clocks of the API processes say: two blocks
+    // never share a creation time, so no tie of createdAt spans two blocks.
+    const at = new Date(Math.max(Date.now(), tip.at.getTime() + 1));
+    try {
+      await blocks().insertOne({ _id: listBlockId(team, first), count, at });
+    } catch (err) {
+      if (!isDuplicateKeyOnly(err)) throw err;
+      tip = await followListBlocks(team, tip);
+      continue;
     }
-    // Strictly later than the previous block, whatever the clocks of the API processes say: two
-    // blocks never share a creation time, so no tie of createdAt spans two blocks.
-    const at = new Date(Math.max(now, current.at.getTime() + 1));
-    const won = await CallListCounter.updateOne(
-      { _id: teamId, seq: current.seq, at: current.at },
-      { $set: { seq: current.seq + count, at } },
-    );
-    if (won.matchedCount === 1) return { first: current.seq + 1, at };
+    const taken = { seq: first + count - 1, at };
+    if (knownTips.size >= MAX_KNOWN_TIPS) knownTips.clear();
+    knownTips.set(team, taken);
+    await advanceCounter(teamId, taken);
+    return { first, at };
   }
-  throw new Error(`could not take list positions for team ${teamId.toHexString()}: the counter is too contended`);
+  throw new Error(`could not take list positions for team ${team}: the list is too contended`);
+}
+
+async function advanceCounter(teamId: Types.ObjectId, tip: ListTip): Promise<void> {
+  try {
+    await CallListCounter.collection.updateOne(
+      { _id: teamId, seq: { $lt: tip.seq } },
+      { $set: { seq: tip.seq, at: tip.at }, $setOnInsert: { min: 1 } },
+      { upsert: true },
+    );
+  } catch (err) {
+    // The counter exists and is past this block already (a later block's write came first).
+    if (!isDuplicateKeyOnly(err)) throw err;
+  }
 }
 
 type PlacedDoc = Record<string, unknown> & { _id: Types.ObjectId; fileId?: unknown };

@@ -19,7 +19,7 @@ import { Types, type QueryFilter } from 'mongoose';
 import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
 import { CallListFileBlock } from './models/call-list-file-block';
 import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
-import { LIST_SLICE_SIZES, listKey, type ListFilterField } from './call-list-positions';
+import { LIST_SLICE_SIZES, followListBlocks, listKey, type ListFilterField, type ListTip } from './call-list-positions';
 
 /** Where a page ends: the sort keys of its last call, and its list position when known. */
 export interface ListPosition {
@@ -79,9 +79,22 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
     return calls.find<PhoneCallDoc>({ ...pageFilter, ...filter }, limit ? { limit } : {}).toArray();
   };
 
+  // The team's newest block: the counter's, or one after it that the counter does not show yet.
+  // Read once, and only when needed: a later page's cursor usually bounds the walk by itself.
+  let newest: ListTip | undefined;
+  const newestBlock = async () =>
+    (newest ??= await followListBlocks(team, { seq: counter.seq, at: counter.at }, () => reads++));
+
   // Exclusive upper bound of the positions still to read.
-  let upper = counter.seq + 1;
-  if (query.after) upper = Math.min(upper, (await positionOf(query.after, query.teamId)) + 1);
+  let upper: number;
+  if (query.after) {
+    const position = await positionOf(query.after, query.teamId);
+    // A cursor names a listed call, so its position is at most the newest: one past the counter is
+    // checked against the chain (a cursor made up with a higher position must not start a walk there).
+    upper = (position > counter.seq ? Math.min(position, (await newestBlock()).seq) : position) + 1;
+  } else {
+    upper = (await newestBlock()).seq + 1;
+  }
   // A later page's cursor names a call created before `createdBefore` and its position, which then
   // bounds the walk lower than the search would: only a first page (or an old-form cursor) searches.
   const cursorBounds = query.after?.seq !== undefined && query.createdBefore && query.after.at < query.createdBefore;
@@ -183,7 +196,7 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
       { projection: { listSeq: 1 } },
     );
     // Its call deleted since: walk from the top; the cursor's sort keys still place the page.
-    return doc?.listSeq ?? counter!.seq;
+    return doc?.listSeq ?? (await newestBlock()).seq;
   }
 
   /**
@@ -192,10 +205,11 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
    * every later slice is too). A slice with no call left is taken as older, which only widens the walk.
    */
   async function firstPositionAtOrAfter(time: Date): Promise<number> {
-    // Every call is older: the counter holds the newest block's time.
-    if (counter!.at < time) return counter!.seq + 1;
+    const tip = await newestBlock();
+    // Every call is older: the newest block's time is the newest call's.
+    if (tip.at < time) return tip.seq + 1;
     let low = Math.floor(lowest / SMALLEST);
-    let high = Math.floor(counter!.seq / SMALLEST) + 1; // slice `high` is past the newest call
+    let high = Math.floor(tip.seq / SMALLEST) + 1; // slice `high` is past the newest call
     for (let probes = 0; low < high && probes < MAX_PROBES; probes++) {
       const mid = Math.floor((low + high) / 2);
       const probe = await probeSlice(mid);
