@@ -37,6 +37,21 @@ describe('signApplicationJwt', () => {
     },
   );
 
+  it('signs with the key it is given, when the same application turns to another key', async () => {
+    // Parsed keys are kept by their PEM: a rotated key must not be answered with the one before.
+    const next = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const signedBy = async (pem: string) => {
+      const [header, claims, signature] = (await signApplicationJwt('app-1', pem)).split('.');
+      const data = Buffer.from(`${header}.${claims}`);
+      const sig = Buffer.from(signature, 'base64url');
+      return [keys, next].map((pair) => verify('RSA-SHA256', data, pair.publicKey, sig));
+    };
+    const pem = (pair: typeof keys) => pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    expect(await signedBy(pem(keys))).toEqual([true, false]);
+    expect(await signedBy(pem(next))).toEqual([false, true]);
+    expect(await signedBy(pem(keys))).toEqual([true, false]);
+  });
+
   it('gives every token its own jti', async () => {
     const pem = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const [a, b] = await Promise.all([signApplicationJwt('app-1', pem), signApplicationJwt('app-1', pem)]);
