@@ -76,7 +76,8 @@ export async function followListBlocks(
   for (;;) {
     onRead();
     const next = await blocks().findOne({ _id: listBlockId(team, tip.seq + 1) });
-    if (!next) return tip;
+    // (An empty block would end nowhere; allocateListBlock writes none.)
+    if (!next || !(next.count >= 1)) return tip;
     tip = { seq: tip.seq + next.count, at: next.at };
   }
 }
@@ -107,6 +108,8 @@ async function storedTip(teamId: Types.ObjectId): Promise<ListTip> {
  * dropped. Usually two writes: the block, the counter.
  */
 export async function allocateListBlock(teamId: Types.ObjectId, count: number): Promise<ListBlock> {
+  if (!Number.isSafeInteger(count) || count < 1)
+    throw new RangeError(`a block holds 1 or more positions, not ${count}`);
   const team = teamId.toHexString();
   let tip = knownTips.get(team) ?? (await storedTip(teamId));
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {

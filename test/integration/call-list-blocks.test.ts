@@ -62,6 +62,12 @@ describe('list positions taken by racing creators', () => {
     expect({ seq: counter?.seq, min: counter?.min }).toEqual({ seq: last, min: 1 });
   });
 
+  it('refuses a block of no positions, which would end where it starts', async () => {
+    const team = new Types.ObjectId();
+    await expect(allocateListBlock(team, 0)).rejects.toThrow(RangeError);
+    expect(await CallListBlock.exists({ _id: listBlockId(team.toHexString(), 1) })).toBeNull();
+  });
+
   it('continues after the counter of a team whose positions were taken before blocks existed', async () => {
     const team = new Types.ObjectId();
     const at = new Date(Date.now() + 60_000); // a clock ahead: the next block is later still
