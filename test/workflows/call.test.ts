@@ -2,23 +2,16 @@
 // of ringing and days of waiting run in seconds.
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FAILURES } from '../../src/contracts/failures';
 import type { ProviderEvent } from '../../src/contracts/providers';
 import type { Activities } from '../../activities';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { deleteQueuedCallUpdate, providerEventSignal } from '../../workflows/messages';
 import type { CallWorkflowInput } from '../../workflows/types';
-import { stubActivities, timeSkippingEnvironment, uniqueId, workerFor, type Calls } from './environment';
+import { stubActivities, useTimeSkippingEnvironment, uniqueId, workerFor, type Calls } from './environment';
 
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await timeSkippingEnvironment();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useTimeSkippingEnvironment();
 
 function input(overrides: Partial<CallWorkflowInput> = {}): CallWorkflowInput {
   return {

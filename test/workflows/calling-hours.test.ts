@@ -1,21 +1,14 @@
 // Calling hours on the time-skipping server: days of waiting, across both daylight-saving changes, in
 // seconds. The real call workflow and the real hours check; the provider side is stubbed.
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseCallingHoursRule, type CallingWindow } from '../../src/calling-hours/calling-window';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { phoneCallWorkflow } from '../../workflows/call';
-import { callWorkflowInput, stubActivities, timeSkippingEnvironment, uniqueId, workerFor } from './environment';
+import { callWorkflowInput, stubActivities, useTimeSkippingEnvironment, uniqueId, workerFor } from './environment';
 
 // A fresh test server per test: the Java test server's clock has been seen to run years ahead when a
 // second workflow of one file skipped to far-off dates.
-let env: TestWorkflowEnvironment;
-beforeEach(async () => {
-  env = await timeSkippingEnvironment();
-});
-afterEach(async () => {
-  await env?.teardown();
-});
+const env = useTimeSkippingEnvironment('test');
 
 const weekdays9to20: CallingWindow = { rules: [parseCallingHoursRule('Mon-Fri 09:00-20:00')], skipDates: [] };
 

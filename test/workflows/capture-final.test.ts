@@ -3,8 +3,7 @@
 // is redialled. The real call workflow on the time-skipping server; the provider's events are
 // signalled the way the callback routes signal them.
 import { ApplicationFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Activities } from '../../activities';
 import type { CaptureInput } from '../../activities/capture';
 import type { CallWorkflowInput } from '../../workflows/types';
@@ -14,17 +13,11 @@ import {
   signalProviderEvents,
   statusChanges,
   stubActivities,
-  timeSkippingEnvironment,
+  useTimeSkippingEnvironment,
   type ProviderScript,
 } from './environment';
 
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await timeSkippingEnvironment();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useTimeSkippingEnvironment();
 
 /** Runs one call whose first dial hears `script` (later dials ring out), with `overrides`. */
 async function run(args: CallWorkflowInput, script: ProviderScript, overrides: Partial<Activities> = {}) {

@@ -1,20 +1,13 @@
 // A delivery stream's whole retry schedule (decisions.md: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h,
 // about 28 hours) on the time-skipping server, in seconds.
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_DELAYS } from '../../src/webhooks/retry-schedule';
 import { deliverWebhookEventsWorkflow } from '../../workflows/deliver-webhook';
 import { enqueueEventSignal, noMoreEventsSignal } from '../../workflows/messages';
 import type { DeliveryWorkflowInput } from '../../workflows/types';
-import { stubActivities, timeSkippingEnvironment, uniqueId, workerFor } from './environment';
+import { stubActivities, useTimeSkippingEnvironment, uniqueId, workerFor } from './environment';
 
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await timeSkippingEnvironment();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useTimeSkippingEnvironment();
 
 function input(): DeliveryWorkflowInput {
   const callId = uniqueId('call');

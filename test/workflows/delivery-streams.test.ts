@@ -2,8 +2,7 @@
 // (`streamsEndWithFinalEvent`): the call sends them no `noMoreEvents` signal at its end, a signal and a
 // workflow task on each side fewer per endpoint. Calls from before the field tell every stream, as they
 // did. The real call and delivery workflows on the time-skipping server.
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { callWorkflowId, deliveryWorkflowId } from '../../src/contracts/ids';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { deliverWebhookEventsWorkflow } from '../../workflows/deliver-webhook';
@@ -12,18 +11,12 @@ import {
   callWorkflowInput,
   signalProviderEvents,
   stubActivities,
-  timeSkippingEnvironment,
+  useTimeSkippingEnvironment,
   uniqueId,
   workerFor,
 } from './environment';
 
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await timeSkippingEnvironment();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useTimeSkippingEnvironment();
 
 const target: WebhookTarget = {
   endpointKey: 'wh-1',

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
-import { inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
 import type { Activities } from '../../activities';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { providerEventSignal } from '../../workflows/messages';
@@ -49,6 +49,29 @@ export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment
     })
     .catch(() => undefined);
   return env;
+}
+
+/**
+ * Registers a time-skipping environment for the calling test file: one for the whole file, or a fresh
+ * one per test where each test moves the clock far (`'test'`). The answer stands for whichever is
+ * current, so a file declares it once: `const env = useTimeSkippingEnvironment();`.
+ */
+export function useTimeSkippingEnvironment(scope: 'file' | 'test' = 'file'): TestWorkflowEnvironment {
+  let current: TestWorkflowEnvironment | undefined;
+  (scope === 'file' ? beforeAll : beforeEach)(async () => {
+    current = await timeSkippingEnvironment();
+  });
+  (scope === 'file' ? afterAll : afterEach)(async () => {
+    await current?.teardown();
+    current = undefined;
+  });
+  return new Proxy({} as TestWorkflowEnvironment, {
+    get(_, property) {
+      if (!current) throw new Error('the time-skipping environment is used outside a test');
+      const value: unknown = Reflect.get(current, property);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(current) : value;
+    },
+  });
 }
 
 export const uniqueId = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;

@@ -1,8 +1,7 @@
 // Answering-machine detection's waits on the time-skipping server: a greeting whose end is never
 // reported, and a machine-answered attempt redialled an hour later. The real call workflow; the
 // provider's events are signalled the way the callback routes signal them.
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { CallWorkflowInput } from '../../workflows/types';
 import {
   callWorkflowInput,
@@ -10,18 +9,12 @@ import {
   signalProviderEvents,
   statusChanges,
   stubActivities,
-  timeSkippingEnvironment,
+  useTimeSkippingEnvironment,
   type Calls,
   type ProviderScript,
 } from './environment';
 
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await timeSkippingEnvironment();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useTimeSkippingEnvironment();
 
 const HOUR = 3_600_000;
 

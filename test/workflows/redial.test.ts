@@ -1,8 +1,7 @@
 // The redial policy on the time-skipping server: hours of spacing, and a redial that falls outside
 // the calling hours waiting for them, in seconds. The real call workflow; the provider side is
 // stubbed (no provider events: every dial rings out as no answer).
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { parseCallingHoursRule } from '../../src/calling-hours/calling-window';
 import type { AttemptRecord } from '../../src/data/call-store';
 import type { CallWorkflowInput } from '../../workflows/types';
@@ -11,16 +10,10 @@ import {
   runCallWorkflow,
   statusChanges,
   stubActivities,
-  timeSkippingEnvironment,
+  useTimeSkippingEnvironment,
 } from './environment';
 
-let env: TestWorkflowEnvironment;
-beforeEach(async () => {
-  env = await timeSkippingEnvironment();
-});
-afterEach(async () => {
-  await env?.teardown();
-});
+const env = useTimeSkippingEnvironment('test');
 
 const HOUR = 3_600_000;
 
