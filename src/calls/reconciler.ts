@@ -1,5 +1,7 @@
 // Runs reconcilePendingCalls periodically in the worker process, and once an hour (and at the first
-// pass) the sweeps of started batches no retry will ask for and of old provider call sightings.
+// pass) the sweeps of started batches no retry will ask for, of old provider call sightings and of old
+// list blocks (the last again at every pass while it has more left than one pass takes).
+import { sweepListBlocks } from '../data/call-list-block-sweep';
 import { sweepProviderCallSightings } from '../data/models/provider-call-sighting';
 import type { Logger } from '../logger';
 import { reconcilePendingCalls, sweepStartedBatches, type Dispatcher } from './dispatch';
@@ -10,14 +12,22 @@ export function startReconciler(deps: { dispatcher: Dispatcher; logger: Logger; 
   const everyMs = Math.min(30_000, Math.max(2_000, (deps.afterSeconds * 1000) / 4));
   let running = false;
   let sweptAt = 0;
+  let listBlocksLeft = false;
   const sweep = async () => {
-    if (Date.now() - sweptAt < SWEEP_EVERY_MS) return;
-    const removed = await sweepStartedBatches();
-    const sightings = await sweepProviderCallSightings();
-    sweptAt = Date.now();
-    if (removed) deps.logger.info({ removed }, 'reconciler removed started dispatch batches past the retry window');
-    if (sightings)
-      deps.logger.info({ removed: sightings }, "reconciler removed provider call sightings past a dial's retries");
+    if (Date.now() - sweptAt >= SWEEP_EVERY_MS) {
+      const removed = await sweepStartedBatches();
+      const sightings = await sweepProviderCallSightings();
+      sweptAt = Date.now();
+      listBlocksLeft = true;
+      if (removed) deps.logger.info({ removed }, 'reconciler removed started dispatch batches past the retry window');
+      if (sightings)
+        deps.logger.info({ removed: sightings }, "reconciler removed provider call sightings past a dial's retries");
+    }
+    if (!listBlocksLeft) return;
+    const blocks = await sweepListBlocks();
+    listBlocksLeft = blocks.more;
+    if (blocks.removed)
+      deps.logger.info({ removed: blocks.removed, more: blocks.more }, 'reconciler removed list blocks no list reads');
   };
   const timer = setInterval(() => {
     if (running) return; // a slow pass is never overlapped by the next one

@@ -86,8 +86,21 @@ export async function followListBlocks(
 const MAX_ATTEMPTS = 200;
 /** Teams whose tip this process remembers; past that it starts again from the counters. */
 const MAX_KNOWN_TIPS = 10_000;
+/**
+ * How long a remembered tip is trusted; after that the process starts again from the counter. Far
+ * less than blocks are kept (LIST_BLOCK_KEPT_MS in models/call-list-block.ts): a block that another process took after the tip is
+ * younger than the tip, so it is still there to refuse this process the same positions.
+ */
+export const KNOWN_TIP_TRUSTED_MS = 10 * 60 * 1000;
 /** Per team, where this process last saw the chain end: its next block most likely starts there. */
-const knownTips = new Map<string, ListTip>();
+const knownTips = new Map<string, ListTip & { learnedAt: number }>();
+
+function trustedTip(team: string): ListTip | undefined {
+  const known = knownTips.get(team);
+  const age = known ? Date.now() - known.learnedAt : -1;
+  // (A clock set back gives a negative age: not trusted either.)
+  return known && age >= 0 && age < KNOWN_TIP_TRUSTED_MS ? { seq: known.seq, at: known.at } : undefined;
+}
 
 /** Forgets every team's tip, as a restarted process would (tests). */
 export function forgetKnownListTips(): void {
@@ -111,7 +124,7 @@ export async function allocateListBlock(teamId: Types.ObjectId, count: number): 
   if (!Number.isSafeInteger(count) || count < 1)
     throw new RangeError(`a block holds 1 or more positions, not ${count}`);
   const team = teamId.toHexString();
-  let tip = knownTips.get(team) ?? (await storedTip(teamId));
+  let tip = trustedTip(team) ?? (await storedTip(teamId));
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const first = tip.seq + 1;
     // Strictly later than the block before, whatever the clocks of the API processes say: two blocks
@@ -126,7 +139,7 @@ export async function allocateListBlock(teamId: Types.ObjectId, count: number): 
     }
     const taken = { seq: first + count - 1, at };
     if (knownTips.size >= MAX_KNOWN_TIPS) knownTips.clear();
-    knownTips.set(team, taken);
+    knownTips.set(team, { ...taken, learnedAt: Date.now() });
     await advanceCounter(teamId, taken);
     return { first, at };
   }
