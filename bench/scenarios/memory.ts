@@ -1,5 +1,7 @@
-// memory: the worker process's RSS with N calls sleeping (scheduled far ahead, each workflow started
-// and waiting on its timer). The calls the create and batch scenarios left count; more are created
+// memory: the worker process's RSS with N calls sleeping (scheduled far ahead, each workflow started;
+// since 2026-11-27 the server holds the first task of each until it is due, a start delay, so the
+// worker holds none of them, where before it held up to its cache's 500 waiting on their timers). The
+// calls the create and batch scenarios left count; more are created
 // (batches through the API) up to N. Measured once the worker has gone idle (every first workflow
 // task done); the API's and emulator's RSS at that moment are reported beside it. With two workers
 // (--temporal-postgres) each is judged against the budget: each holds its own cache.

@@ -55,6 +55,20 @@ export type DispatchConfig = Pick<
   'TEMPORAL_TASK_QUEUE' | 'RING_TIMEOUT_SECONDS' | 'PACING_ENABLED' | 'CALL_STATUS_POLL_SECONDS'
 >;
 
+/** A call due sooner than this starts at once: holding its first task would save nothing. */
+const MIN_START_DELAY_MS = 1_000;
+
+/**
+ * How long the server holds a new call's first workflow task: until the call is due. Only for a call
+ * whose creation nothing watches (no `phoneCall.queued` to send, which its first task would): until it
+ * is due it then costs the worker nothing, neither a task nor a place in its cache. An Update (delete,
+ * pause, resume) runs the workflow at once; a signal would not, and none is sent to a queued call.
+ */
+function startDelayOf(callDelayedUntil: Date | null | undefined): number | undefined {
+  const ms = callDelayedUntil ? callDelayedUntil.getTime() - Date.now() : 0;
+  return ms >= MIN_START_DELAY_MS ? ms : undefined;
+}
+
 export function createDispatcher(deps: { client: Client; config: DispatchConfig }): Dispatcher {
   const { config } = deps;
   return {
@@ -97,11 +111,13 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         finalWithCapture: true,
         streamsEndWithFinalEvent: true,
       };
+      const startDelayMs = queuedEventUnsubscribed ? startDelayOf(call.callDelayedUntil) : undefined;
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.
         await deps.client.workflow.start<typeof phoneCallWorkflow>('phoneCallWorkflow', {
           workflowId: callWorkflowId(input.callId),
           taskQueue: config.TEMPORAL_TASK_QUEUE,
+          ...(startDelayMs !== undefined ? { startDelay: startDelayMs } : {}),
           // One workflow per call, ever: a call that has ended is never started again.
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           args: [input],
