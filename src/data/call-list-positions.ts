@@ -88,8 +88,9 @@ const MAX_ATTEMPTS = 200;
 const MAX_KNOWN_TIPS = 10_000;
 /**
  * How long a remembered tip is trusted; after that the process starts again from the counter. Far
- * less than blocks are kept (LIST_BLOCK_KEPT_MS in models/call-list-block.ts): a block that another process took after the tip is
- * younger than the tip, so it is still there to refuse this process the same positions.
+ * less than blocks are kept (LIST_BLOCK_KEPT_MS, models/call-list-block.ts): a block that another
+ * process took after the tip is younger than the tip, so it is still there to refuse this process
+ * the same positions.
  */
 export const KNOWN_TIP_TRUSTED_MS = 10 * 60 * 1000;
 /** Per team, where this process last saw the chain end: its next block most likely starts there. */
