@@ -8,8 +8,9 @@
 // (KNOWN_TIP_TRUSTED_MS): a block another process took after that tip is younger than a day, so it is
 // still there to refuse the insert. Every other block of a team, a day old and at or below its
 // counter, is removed.
-import { Types, type mongo } from 'mongoose';
-import { CallListBlock, LIST_BLOCK_KEPT_MS, type CallListBlockDoc } from './models/call-list-block';
+import { Types } from 'mongoose';
+import { listBlocks, parseListBlockId } from './call-list-positions';
+import { LIST_BLOCK_KEPT_MS, type CallListBlockDoc } from './models/call-list-block';
 import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
 
 /** Blocks looked at per pass: a pass stays short, and says when it left some for the next. */
@@ -25,7 +26,7 @@ export interface ListBlockSweep {
 
 export async function sweepListBlocks(now = new Date()): Promise<ListBlockSweep> {
   const cutoff = new Date(now.getTime() - LIST_BLOCK_KEPT_MS);
-  const blocks = CallListBlock.collection as unknown as mongo.Collection<CallListBlockDoc>;
+  const blocks = listBlocks();
   const old = await blocks.find({ at: { $lt: cutoff } }, { projection: { count: 1 }, limit: PER_PASS }).toArray();
   const counterOf = await counterSeqs(
     old.map((block) => teamOf(block._id)).filter((team) => Types.ObjectId.isValid(team)),
@@ -47,13 +48,10 @@ export async function sweepListBlocks(now = new Date()): Promise<ListBlockSweep>
   return { removed, more: old.length === PER_PASS && removed > 0 };
 }
 
-/** `<teamId>:<first position>` */
-function teamOf(blockId: string): string {
-  return blockId.slice(0, blockId.lastIndexOf(':'));
-}
+const teamOf = (blockId: string) => parseListBlockId(blockId).team;
 
 function lastPosition(block: CallListBlockDoc): number {
-  return Number(block._id.slice(block._id.lastIndexOf(':') + 1)) + block.count - 1;
+  return parseListBlockId(block._id).first + block.count - 1;
 }
 
 /** Each team's counter position; a team without a counter has none (its blocks are all kept). */

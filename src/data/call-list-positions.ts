@@ -59,7 +59,14 @@ export function listBlockId(team: string, first: number): string {
   return `${team}:${first}`;
 }
 
-const blocks = () => CallListBlock.collection as unknown as mongo.Collection<CallListBlockDoc>;
+/** A block's id, `<team>:<first position>`, read back (listBlockId's inverse). */
+export function parseListBlockId(id: string): { team: string; first: number } {
+  const colon = id.lastIndexOf(':');
+  return { team: id.slice(0, colon), first: Number(id.slice(colon + 1)) };
+}
+
+/** The blocks' collection with its documents' type, for reads and writes through the driver. */
+export const listBlocks = () => CallListBlock.collection as unknown as mongo.Collection<CallListBlockDoc>;
 
 /**
  * The newest block, found from a tip known to be a block's end (the counter's, or this process's
@@ -75,7 +82,7 @@ export async function followListBlocks(
   let tip = from;
   for (;;) {
     onRead();
-    const next = await blocks().findOne({ _id: listBlockId(team, tip.seq + 1) });
+    const next = await listBlocks().findOne({ _id: listBlockId(team, tip.seq + 1) });
     // (An empty block would end nowhere; allocateListBlock writes none.)
     if (!next || !(next.count >= 1)) return tip;
     tip = { seq: tip.seq + next.count, at: next.at };
@@ -132,7 +139,7 @@ export async function allocateListBlock(teamId: Types.ObjectId, count: number): 
     // never share a creation time, so no tie of createdAt spans two blocks.
     const at = new Date(Math.max(Date.now(), tip.at.getTime() + 1));
     try {
-      await blocks().insertOne({ _id: listBlockId(team, first), count, at });
+      await listBlocks().insertOne({ _id: listBlockId(team, first), count, at });
     } catch (err) {
       if (!isDuplicateKeyOnly(err)) throw err;
       tip = await followListBlocks(team, tip);

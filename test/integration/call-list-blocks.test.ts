@@ -12,6 +12,7 @@ import {
   allocateListBlock,
   forgetKnownListTips,
   listBlockId,
+  parseListBlockId,
   type ListBlock,
 } from '../../src/data/call-list-positions';
 import { CallListBlock, LIST_BLOCK_KEPT_MS } from '../../src/data/models/call-list-block';
@@ -168,7 +169,7 @@ describe('old list blocks removed', () => {
   });
   const kept = async (team: Types.ObjectId) =>
     (await CallListBlock.find({ _id: new RegExp(`^${team.toHexString()}:`) }, { _id: 1 }).lean())
-      .map((doc) => Number(doc._id.split(':')[1]))
+      .map((doc) => parseListBlockId(doc._id).first)
       .sort((a, b) => a - b);
 
   it('removes blocks a day old that the counter has passed, and keeps those past it or younger', async () => {
