@@ -15,10 +15,16 @@
 // at most fourfold per read. A dense page reads a handful of 32-position slices; a rare filter climbs
 // to large slices in a few cheap index lookups; a large read that meets a dense stretch stops early
 // and the stretch is read again in smaller slices.
+//
+// A rare filter (a callee's number, a status few calls are in) is read otherwise: one query for every
+// call it matches, as the plain "find, sort, limit" reads them, when this process has seen it match
+// few (call-list-match-counts.ts). That decodes no more documents than a walk would and saves its
+// dozen reads, the team's counter among them.
 import { Types, type QueryFilter } from 'mongoose';
 import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
 import { CallListFileBlock } from './models/call-list-file-block';
 import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
+import { knownMatchCount, matchCountKey, rememberMatchCount } from './call-list-match-counts';
 import { LIST_SLICE_SIZES, followListBlocks, listKey, type ListFilterField, type ListTip } from './call-list-positions';
 
 /** Where a page ends: the sort keys of its last call, and its list position when known. */
@@ -52,6 +58,14 @@ const LEVELS = LIST_SLICE_SIZES.length;
 const MAX_PROBES = 40;
 /** A read expected to find almost nothing stops after this many matches. */
 const PROBE = 16;
+/**
+ * A filter matching at most this many calls, or twice the page if more, is read in one query: a walk
+ * decodes about a page of documents, but makes a read per slice, each costing about as much as
+ * decoding a few documents on FerretDB, and a rare filter's walk makes a dozen or more.
+ */
+const ONE_READ_MIN = 64;
+/** Below every list position (those of calls made before positions existed are below 1). */
+const ANY_POSITION = { $gte: Number.MIN_SAFE_INTEGER };
 
 /** The API's list order: `createdAt` descending, then `_id` descending. */
 export const newestFirst = (a: { createdAt: Date; _id: Types.ObjectId }, b: { createdAt: Date; _id: Types.ObjectId }) =>
@@ -68,16 +82,48 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
   // each cost about a millisecond more (casting, middleware), as much as the read itself on FerretDB.
   // The page's filters are cast once, by the schema, as Mongoose would cast them on every read.
   const calls = PhoneCall.collection;
-  const counter = await CallListCounter.collection.findOne<CallListCounterDoc>({ _id: query.teamId });
-  if (!counter) return { docs: [], next: null, reads: 1 };
   const team = query.teamId.toHexString();
-  const lowest = counter.min;
   const pageFilter = PhoneCall.find().cast(PhoneCall, { teamId: query.teamId, ...query.equals });
-  let reads = 1;
+  const need = query.limit + 1;
+  let reads = 0;
   const read = (filter: QueryFilter<PhoneCallDoc>, limit: number | undefined) => {
     reads++;
     return calls.find<PhoneCallDoc>({ ...pageFilter, ...filter }, limit ? { limit } : {}).toArray();
   };
+  /** Whether a call the page's filters matched belongs on this page (its times and cursor). */
+  const onPage = (doc: PhoneCallDoc) =>
+    !(query.createdAfter && doc.createdAt <= query.createdAfter) &&
+    !(query.createdBefore && doc.createdAt >= query.createdBefore) &&
+    !(query.after && !sortsAfter(doc, query.after));
+  const pageOf = (found: PhoneCallDoc[]): CallPage => {
+    found.sort(newestFirst);
+    const docs = found.slice(0, query.limit);
+    const last = docs[docs.length - 1];
+    const next =
+      found.length > query.limit && last
+        ? { at: last.createdAt, id: last._id.toHexString(), seq: last.listSeq ?? undefined }
+        : null;
+    return { docs, next, reads };
+  };
+
+  // A rare filter: every call it matches in one read, unless there are more than one read takes (a
+  // count gone stale), which the walk below then reads. Only with a filter: the team's calls alone
+  // are no equality the stores index (on FerretDB that read would scan every team's calls).
+  // A callee's number has a handful of calls in a team, so it is tried before any count is known.
+  const countKey = matchCountKey(team, query.equals);
+  const filtered = Object.keys(query.equals).length > 0;
+  const oneReadMax = Math.max(ONE_READ_MIN, 2 * need);
+  const expected = knownMatchCount(countKey) ?? (query.equals.toPhoneNumber !== undefined ? 0 : undefined);
+  if (filtered && expected !== undefined && expected <= oneReadMax) {
+    const matches = await read({ listSeq: ANY_POSITION }, oneReadMax + 1);
+    rememberMatchCount(countKey, matches.length);
+    if (matches.length <= oneReadMax) return pageOf(matches.filter(onPage));
+  }
+
+  reads++;
+  const counter = await CallListCounter.collection.findOne<CallListCounterDoc>({ _id: query.teamId });
+  if (!counter) return { docs: [], next: null, reads };
+  const lowest = counter.min;
 
   // The team's newest block: the counter's, or one after it that the counter does not show yet.
   // Read once, and only when needed: a later page's cursor usually bounds the walk by itself.
@@ -108,83 +154,65 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
       .toArray();
     if (blocks.length) upper = Math.min(upper, Math.max(...blocks.map((block) => block.top)) + 1);
   }
+  const top = upper;
 
-  const need = query.limit + 1;
   const found: PhoneCallDoc[] = [];
   let covered = 0;
+  /** Calls the filters matched in the positions covered, on the page or not: the filter's density. */
+  let matched = 0;
   let lastSpan: number = SMALLEST;
   // After a read that stopped early, the next must be smaller than it.
   let sizeLimit = Infinity;
   // Matches per position in the last slice read (or at least, in one that stopped early).
   let densityHere = 0;
-  let fewTried = false;
   let passedCreatedAfter = false;
   while (upper > lowest && found.length < need && !passedCreatedAfter) {
     const wanted = need - found.length;
     // Matches per position so far; before any read, a dense list is assumed.
     const density = Math.max(densityHere, covered === 0 ? 1 : (found.length + 1) / covered);
-    let lo: number;
-    let key: string | undefined;
-    // A callee's number has a handful of calls in a team: its first read takes them all at once,
-    // without a slice key. (Any other read names a slice: a key-less read returns every match of the
-    // team, those above `upper` too, since a range of positions is no equality FerretDB passes on.)
-    const fewExpected = !fewTried && covered === 0 && query.equals.toPhoneNumber !== undefined;
-    if (fewExpected) {
-      lo = lowest;
-    } else {
-      let level = 0;
-      for (let l = 1; l < LEVELS; l++) {
-        const size = LIST_SLICE_SIZES[l]!;
-        if (upper % size !== 0 || size > lastSpan * 4 || size > sizeLimit || density * size > wanted) break;
-        level = l;
-      }
-      const slice = Math.floor((upper - 1) / LIST_SLICE_SIZES[level]!);
-      lo = Math.max(lowest, slice * LIST_SLICE_SIZES[level]!);
-      key = listKey(team, level, slice);
+    let level = 0;
+    for (let l = 1; l < LEVELS; l++) {
+      const size = LIST_SLICE_SIZES[l]!;
+      if (upper % size !== 0 || size > lastSpan * 4 || size > sizeLimit || density * size > wanted) break;
+      level = l;
     }
+    const slice = Math.floor((upper - 1) / LIST_SLICE_SIZES[level]!);
+    const lo = Math.max(lowest, slice * LIST_SLICE_SIZES[level]!);
     // A read larger than the smallest slice stops early when it meets many more matches than
     // expected: a filter sparse above may be dense here (an old file under newer calls), and decoding
     // a whole dense slice costs far more than a few smaller reads. Stopping early is cheap: FerretDB
     // decodes only the documents it returns.
     const span = upper - lo;
-    const cap =
-      key === undefined || span > SMALLEST
-        ? Math.min(wanted + 1, Math.max(PROBE, Math.ceil(2 * density * span)))
-        : undefined;
-    const docs = await read({ ...(key ? { listKeys: key } : {}), listSeq: { $gte: lo, $lt: upper } }, cap);
+    const cap = span > SMALLEST ? Math.min(wanted + 1, Math.max(PROBE, Math.ceil(2 * density * span))) : undefined;
+    const docs = await read({ listKeys: listKey(team, level, slice), listSeq: { $gte: lo, $lt: upper } }, cap);
     if (cap !== undefined && docs.length >= cap) {
       // Denser than thought: read the same positions again in slices a quarter of this one or smaller.
       densityHere = cap / span;
       sizeLimit = span / 4;
-      fewTried = true;
       continue;
     }
     // How dense the slice just read was: the next read stays small inside a dense region.
     densityHere = docs.length / span;
     sizeLimit = Infinity;
+    matched += docs.length;
     for (const doc of docs) {
-      if (query.createdAfter && doc.createdAt <= query.createdAfter) {
-        // Everything further down is older still.
-        passedCreatedAfter = true;
-        continue;
-      }
-      if (query.createdBefore && doc.createdAt >= query.createdBefore) continue;
-      if (query.after && !sortsAfter(doc, query.after)) continue;
-      found.push(doc);
+      // Everything further down is older still.
+      if (query.createdAfter && doc.createdAt <= query.createdAfter) passedCreatedAfter = true;
+      else if (onPage(doc)) found.push(doc);
     }
-    covered += upper - lo;
-    lastSpan = upper - lo;
+    covered += span;
+    lastSpan = span;
     upper = lo;
   }
 
-  found.sort(newestFirst);
-  const docs = found.slice(0, query.limit);
-  const last = docs[docs.length - 1];
-  const next =
-    found.length > query.limit && last
-      ? { at: last.createdAt, id: last._id.toHexString(), seq: last.listSeq ?? undefined }
-      : null;
-  return { docs, next, reads };
+  // What the walk saw of the filter, for the next page's choice: exact when it read every position,
+  // else its density over the team's list. A count still trusted is kept (one that a read found too
+  // large to take in one stays so, rather than one read in two trying again).
+  if (filtered && covered > 0 && knownMatchCount(countKey) === undefined) {
+    const positions = Math.max(top, (newest ?? counter).seq + 1) - lowest;
+    rememberMatchCount(countKey, covered >= positions ? matched : Math.round((matched / covered) * positions));
+  }
+  return pageOf(found);
 
   /** The position of a cursor's call; a cursor without one (an older form) is found by its call. */
   async function positionOf(position: ListPosition, teamId: Types.ObjectId): Promise<number> {

@@ -6,6 +6,7 @@
 import mongoose, { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillListPositions } from '../../src/data/call-list-backfill';
+import { forgetMatchCounts } from '../../src/data/call-list-match-counts';
 import { CallListCounter } from '../../src/data/models/call-list-counter';
 import { PhoneCall } from '../../src/data/models/phone-call';
 import { seedCalls, seededRandom } from '../helpers/call-population';
@@ -233,6 +234,53 @@ describe('GET /v1/phoneCalls over list slices', () => {
     expect(issued.length).toBeGreaterThan(6);
     for (const filter of issued)
       await expectIndexRead(filter, /"Index Name":"phonecalls_[0-9a-f]{8}_[a-z]+_oco_gin"/, /IXSCAN/);
+  });
+
+  it('reads a rare filter in one query once it has seen it match few calls, and walks when it has grown', async () => {
+    forgetMatchCounts();
+    const reads: Array<{ collection: string; filter: Record<string, unknown> }> = [];
+    mongoose.set('debug', (collection: string, method: string, filter: Record<string, unknown>) => {
+      if (method === 'find' || method === 'findOne') reads.push({ collection, filter });
+    });
+    const page = async () => {
+      reads.length = 0;
+      const res = await api.get('/v1/phoneCalls?limit=10&status=cancelled');
+      expect(res.status).toBe(200);
+      const made = reads.filter((read) => read.collection === 'phonecalls' || read.collection === 'calllistcounters');
+      const all = await allOfTeam();
+      const expected = all.filter((row) => row.status === 'cancelled').map((row) => row._id.toHexString());
+      expect(res.body.data.map((call: { _id: string }) => call._id)).toEqual(expected.slice(0, 10));
+      expect(res.body.nextCursor === null).toBe(expected.length <= 10);
+      return made;
+    };
+    try {
+      // Nothing known yet: the walk, from the team's counter down its slices.
+      const walked = await page();
+      expect(walked[0]!.collection).toBe('calllistcounters');
+      expect(walked.length).toBeGreaterThan(3);
+      // It saw a handful of cancelled calls: the next page is one read of every one of them.
+      const once = await page();
+      expect(once).toHaveLength(1);
+      expect(once[0]!.filter).not.toHaveProperty('listKeys');
+
+      // Cancelled calls are now many more than one read takes (64 at this page size): that read
+      // comes back full, and the same request walks instead; the next walks at once.
+      const completed = await PhoneCall.collection
+        .find({ teamId: new Types.ObjectId(team.teamId), status: 'completed' }, { projection: { _id: 1 } })
+        .limit(80)
+        .toArray();
+      await PhoneCall.collection.updateMany(
+        { _id: { $in: completed.map((row) => row._id) } },
+        { $set: { status: 'cancelled' } },
+      );
+      const grown = await page();
+      expect(grown[0]!.filter).not.toHaveProperty('listKeys');
+      expect(grown[1]!.collection).toBe('calllistcounters');
+      const walkedAgain = await page();
+      expect(walkedAgain[0]!.collection).toBe('calllistcounters');
+    } finally {
+      mongoose.set('debug', false);
+    }
   });
 });
 
