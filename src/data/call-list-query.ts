@@ -59,13 +59,14 @@ const MAX_PROBES = 40;
 /** A read expected to find almost nothing stops after this many matches. */
 const PROBE = 16;
 /**
- * A filter matching at most this many calls, or three pages' worth if more, is read in one query. A
- * walk decodes about a page of documents but makes a read per slice, and a rare filter's walk makes a
- * dozen or more: at 100,000 calls on FerretDB, `status=cancelled` (about 215 matches) took 224 ms p50
- * walked against 122 ms for the one read, `status=failed` (about 1,000) 135 ms walked against 439 ms.
+ * A filter matching at most this many calls, or two pages' worth if more, is read in one query. A walk
+ * decodes about a page of documents but makes a read per slice, and a rare filter's walk makes a
+ * dozen or more. In-process at 100,000 calls on FerretDB, pages of 100 (60 alternating runs each): a
+ * callee's number (21 matches) 49 ms p50 walked, 18 ms in one read; `status=cancelled` (195) 105 ms
+ * either way; `status=failed` (1,031) 125 ms walked, 576 ms in one read.
  */
 const ONE_READ_MIN = 64;
-const ONE_READ_PAGES = 3;
+const ONE_READ_PAGES = 2;
 /** Below every list position (those of calls made before positions existed are below 1). */
 const ANY_POSITION = { $gte: Number.MIN_SAFE_INTEGER };
 
