@@ -18,8 +18,8 @@
 //
 // A rare filter (a callee's number, a status few calls are in) is read otherwise: one query for every
 // call it matches, as the plain "find, sort, limit" reads them, when this process has seen it match
-// few (call-list-match-counts.ts). That decodes no more documents than a walk would and saves its
-// dozen reads, the team's counter among them.
+// few (call-list-match-counts.ts). That decodes at most two pages' worth of documents and saves the
+// walk's dozen reads, the team's counter among them.
 import { Types, type QueryFilter } from 'mongoose';
 import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
 import { CallListFileBlock } from './models/call-list-file-block';
