@@ -80,7 +80,7 @@ export const webhooksScenario: BenchScenario = {
   description: 'status change to signed event at a receiver, p50/p99, at a steady rate of events',
   defaultOn: true,
   params: {
-    rate: { full: 100, quick: 100, description: 'events per second offered (calls created per second)' },
+    rate: { full: 100, quick: 20, description: 'events per second offered (calls created per second)' },
     seconds: { full: 20, quick: 2, description: 'how long each rate is held' },
     batchSize: { full: 10, quick: 10, description: 'calls per create request' },
     modestRate: { full: 10, quick: 5, description: 'events per second of the first phase (single creates; 0: none)' },

@@ -247,8 +247,10 @@ describe('GET /v1/phoneCalls over list slices', () => {
       const res = await api.get('/v1/phoneCalls?limit=10&status=cancelled');
       expect(res.status).toBe(200);
       const made = reads.filter((read) => read.collection === 'phonecalls' || read.collection === 'calllistcounters');
-      const all = await allOfTeam();
-      const expected = all.filter((row) => row.status === 'cancelled').map((row) => row._id.toHexString());
+      const cancelled = await PhoneCall.collection
+        .find({ teamId: new Types.ObjectId(team.teamId), status: 'cancelled' })
+        .toArray();
+      const expected = (cancelled as unknown as Row[]).sort(newestFirst).map((row) => row._id.toHexString());
       expect(res.body.data.map((call: { _id: string }) => call._id)).toEqual(expected.slice(0, 10));
       expect(res.body.nextCursor === null).toBe(expected.length <= 10);
       return made;
