@@ -128,11 +128,11 @@ export const listsScenario: BenchScenario = {
     small: { full: 10_000, quick: 300, description: 'calls in the team, first measurement' },
     large: { full: 100_000, quick: 600, description: 'calls in the team, second measurement' },
     neighbours: { full: 10_000, quick: 200, description: 'calls of another team in the same collection' },
-    requests: { full: 200, quick: 5, description: 'requests per filter and size' },
+    requests: { full: 200, quick: 3, description: 'requests per filter and size' },
     concurrency: { full: 1, quick: 1, description: 'requests in flight (latency: one at a time)' },
     rawSeconds: {
       full: 10,
-      quick: 1,
+      quick: 0.25,
       description:
         'time for runs of each raw query, up to one per request (one run at least: seconds each at the larger size)',
     },
