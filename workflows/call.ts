@@ -491,6 +491,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   async function deleteWhileQueued(): Promise<CallWorkflowState> {
     state.phase = 'deleting';
     const at = new Date().toISOString();
+    // Not a local activity, though that would answer a file's cancel a quarter sooner: a local activity
+    // runs before the update's acceptance is stored, and when that workflow task fails (a signal
+    // arriving as it completes the workflow is enough: UnhandledCommand), the record is gone but the
+    // delete never happened, and the call goes on to a dial that finds no record. Tried 2026-11-27;
+    // the race in phone-calls.test.ts caught it.
     const removed = await step(RECORD_OPTIONS, 'delete the queued call').deleteCallRecord({ callId: input.callId });
     state.phase = 'deleted';
     upsertMemo({ summary: `deleted while queued · ${input.toPhoneNumber}` });

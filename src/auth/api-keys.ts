@@ -5,6 +5,7 @@ import { Types } from 'mongoose';
 import { OBJECT_ID_HEX } from '../contracts/ids';
 import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
 import { Team, type TeamDoc } from '../data/models/team';
+import { rememberedValues } from '../data/remembered-values';
 
 const KEY_PATTERN = new RegExp(`^oco_(${OBJECT_ID_HEX})_([A-Za-z0-9_-]{43})$`);
 // Compared against when the key id is unknown, so that a miss costs the same as a hit.
@@ -52,13 +53,12 @@ export async function revokeApiKey(keyId: string): Promise<boolean> {
   return result.matchedCount === 1;
 }
 
-/** Keys whose team this process has seen; past that it starts again (each key's first check reads in turn). */
-const MAX_KNOWN_TEAMS = 10_000;
 /**
  * Each key's team, as this process last read it: a key never moves to another team, so its next check
  * reads the key and the team at once rather than one after the other (a round trip fewer per request).
+ * For 10,000 keys; past that it starts again (each key's first check reads in turn).
  */
-const teamOfKey = new Map<string, string>();
+const teamOfKey = rememberedValues<string>({ maxEntries: 10_000 });
 
 /** The key's team and scopes, or null for a missing, malformed, unknown, revoked or expired key, or one whose team is gone. */
 export async function authenticateApiKey(
@@ -84,10 +84,7 @@ export async function authenticateApiKey(
   // A key outlives nothing: once its team is gone (removed from the database), it is unknown.
   const team = knownTeam === teamId ? teamAlongside : await Team.findById(record.teamId).lean<TeamDoc>();
   if (!team) return null;
-  if (knownTeam !== teamId) {
-    if (teamOfKey.size >= MAX_KNOWN_TEAMS) teamOfKey.clear();
-    teamOfKey.set(record._id.toHexString(), teamId);
-  }
+  if (knownTeam !== teamId) teamOfKey.set(record._id.toHexString(), teamId);
   return {
     keyId: record._id.toHexString(),
     teamId,

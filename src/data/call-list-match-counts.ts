@@ -6,13 +6,13 @@
 // one read shows it by filling that read (call-list-query.ts then walks, and remembers it), so a
 // stale count costs one read, not a wrong page. Counts are per process and forgotten after a while.
 import type { Types } from 'mongoose';
+import { rememberedValues } from './remembered-values';
 
-/** How long a count is used: long enough for someone paging through a filter, short beside a campaign. */
-export const MATCH_COUNT_TRUSTED_MS = 5 * 60 * 1000;
-/** Filters whose counts this process keeps; past that it starts again (a walk relearns a count). */
-const MAX_COUNTS = 10_000;
-
-const counts = new Map<string, { matches: number; learnedAt: number }>();
+/**
+ * Trusted for 5 minutes: long enough for someone paging through a filter, short beside a campaign.
+ * For 10,000 filters; past that it starts again (a walk relearns a count).
+ */
+const counts = rememberedValues<number>({ trustedMs: 5 * 60 * 1000, maxEntries: 10_000 });
 
 /** The key of a team's equality filters, whatever order they came in. */
 export function matchCountKey(team: string, equals: Record<string, string | Types.ObjectId>): string {
@@ -22,15 +22,11 @@ export function matchCountKey(team: string, equals: Record<string, string | Type
 
 /** The filter's last count or estimate, while trusted. */
 export function knownMatchCount(key: string): number | undefined {
-  const known = counts.get(key);
-  const age = known ? Date.now() - known.learnedAt : -1;
-  // (A clock set back gives a negative age: not trusted either.)
-  return known && age >= 0 && age < MATCH_COUNT_TRUSTED_MS ? known.matches : undefined;
+  return counts.get(key);
 }
 
 export function rememberMatchCount(key: string, matches: number): void {
-  if (counts.size >= MAX_COUNTS && !counts.has(key)) counts.clear();
-  counts.set(key, { matches, learnedAt: Date.now() });
+  counts.set(key, matches);
 }
 
 /** Forgets every count, as a restarted process would (tests). */

@@ -15,6 +15,7 @@ import { CallListBlock, type CallListBlockDoc } from './models/call-list-block';
 import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
 import { CallListFileBlock } from './models/call-list-file-block';
 import { isDuplicateKeyOnly } from './duplicate-key';
+import { rememberedValues } from './remembered-values';
 
 /** Slice sizes, smallest first: each level's slices are four of the level below. */
 export const LIST_SLICE_SIZES = [32, 128, 512, 2048, 8192, 32768] as const;
@@ -91,8 +92,6 @@ export async function followListBlocks(
 
 /** Gives up after this many blocks lost to other processes in a row (only a pathological burst loses that often). */
 const MAX_ATTEMPTS = 200;
-/** Teams whose tip this process remembers; past that it starts again from the counters. */
-const MAX_KNOWN_TIPS = 10_000;
 /**
  * How long a remembered tip is trusted; after that the process starts again from the counter. Far
  * less than blocks are kept (LIST_BLOCK_KEPT_MS, models/call-list-block.ts): a block that another
@@ -100,15 +99,11 @@ const MAX_KNOWN_TIPS = 10_000;
  * the same positions.
  */
 export const KNOWN_TIP_TRUSTED_MS = 10 * 60 * 1000;
-/** Per team, where this process last saw the chain end: its next block most likely starts there. */
-const knownTips = new Map<string, ListTip & { learnedAt: number }>();
-
-function trustedTip(team: string): ListTip | undefined {
-  const known = knownTips.get(team);
-  const age = known ? Date.now() - known.learnedAt : -1;
-  // (A clock set back gives a negative age: not trusted either.)
-  return known && age >= 0 && age < KNOWN_TIP_TRUSTED_MS ? { seq: known.seq, at: known.at } : undefined;
-}
+/**
+ * Per team, where this process last saw the chain end: its next block most likely starts there. For
+ * 10,000 teams; past that it starts again from the counters.
+ */
+const knownTips = rememberedValues<ListTip>({ trustedMs: KNOWN_TIP_TRUSTED_MS, maxEntries: 10_000 });
 
 /** Forgets every team's tip, as a restarted process would (tests). */
 export function forgetKnownListTips(): void {
@@ -132,7 +127,7 @@ export async function allocateListBlock(teamId: Types.ObjectId, count: number): 
   if (!Number.isSafeInteger(count) || count < 1)
     throw new RangeError(`a block holds 1 or more positions, not ${count}`);
   const team = teamId.toHexString();
-  let tip = trustedTip(team) ?? (await storedTip(teamId));
+  let tip = knownTips.get(team) ?? (await storedTip(teamId));
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const first = tip.seq + 1;
     // Strictly later than the block before, whatever the clocks of the API processes say: two blocks
@@ -146,8 +141,7 @@ export async function allocateListBlock(teamId: Types.ObjectId, count: number): 
       continue;
     }
     const taken = { seq: first + count - 1, at };
-    if (knownTips.size >= MAX_KNOWN_TIPS) knownTips.clear();
-    knownTips.set(team, { ...taken, learnedAt: Date.now() });
+    knownTips.set(team, taken);
     await advanceCounter(teamId, taken);
     return { first, at };
   }

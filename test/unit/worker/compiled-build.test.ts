@@ -107,13 +107,15 @@ describe('the compiled build', () => {
     expect(missing.map(([name, by]) => `${name}, required by ${by}`)).toEqual([]);
   });
 
+  // Each starts Node on the compiled files (two here, two below): on two cores busy with the rest of the
+  // suite, a start has taken longer than the unit tests' default 5 s.
   it('loads every module of the API and the worker, and stops at a missing setting', async () => {
     for (const entry of ['api', 'worker']) {
       const { code, output } = await runCompiled(entry);
       expect(output).toContain('MONGODB_URI is required');
       expect(code).toBe(1);
     }
-  });
+  }, 30_000);
 
   it('starts the emulator and answers the operator command line', async () => {
     const admin = await runCompiled('admin', ['--help']);
@@ -145,7 +147,7 @@ describe('the compiled build', () => {
     } finally {
       child.kill('SIGKILL');
     }
-  });
+  }, 30_000);
 
   it('writes the workflow bundle ahead of time', async () => {
     const { file, bytes } = await buildWorkflowBundle(path.join(dir, 'workflow-bundle.js'));
