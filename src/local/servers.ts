@@ -356,6 +356,12 @@ export async function startTemporal(
     path.join(options.dataDir, 'temporal.db'),
     '--sqlite-pragma',
     'journal_mode=wal',
+    // Without it SQLite waits for the disk at every commit (synchronous=FULL): raw workflow starts went
+    // from 63-83/s to 126-131/s here with NORMAL. In WAL mode a crash of the server loses nothing
+    // committed; only the machine's own crash may lose the last moments, never corrupting the file
+    // (as with PostgreSQL's synchronous_commit=off in startPostgres).
+    '--sqlite-pragma',
+    'synchronous=normal',
     '--log-level',
     'warn',
     // The timer queue otherwise fires timers up to a second late (a 500 ms sleep took 1,000 ms):
