@@ -1,10 +1,24 @@
-// Which endpoints an event goes to, and one delivery attempt to one of them (recorded in MongoDB).
+// Which endpoints an event goes to, handing it to their delivery streams, and one delivery attempt to
+// one endpoint (recorded in MongoDB).
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { subscribesTo, type CallEventName } from '../src/contracts/events';
 import { toReadView } from '../src/data/phone-call-view';
 import { attemptDelivery } from '../src/webhooks/attempt';
 import type { WebhookEvent, WebhookTarget } from '../workflows/types';
 import { callWebhookTarget, teamWebhookTarget } from '../src/webhooks/targets';
+import { enqueueEventSignal } from '../workflows/messages';
 import type { ActivityDeps } from './deps';
+
+interface TargetsQuery {
+  callId: string;
+  teamId: string;
+  type: CallEventName;
+  ownWebhookEvents?: string[];
+  wantsCall?: boolean;
+}
+
+/** An event as the call's workflow makes it: `data` null stands for the call as it is now. */
+export type WebhookEventDraft = Omit<WebhookEvent, 'data'> & { data: Record<string, unknown> | null };
 
 export interface WebhookAttemptActivityInput {
   callId: string;
@@ -21,35 +35,88 @@ export function createWebhookActivities({
   calls,
   webhooks,
   metrics,
-}: Pick<ActivityDeps, 'config' | 'secretBox' | 'calls' | 'webhooks' | 'metrics'>) {
+  temporal,
+}: Pick<ActivityDeps, 'config' | 'secretBox' | 'calls' | 'webhooks' | 'metrics' | 'temporal'>) {
+  /**
+   * The endpoints subscribed to `type` for this call, and (when there are any and `wantsCall` is not
+   * false) the call as it is now, for events whose payload is the call itself. The call is read only
+   * when its own webhooks may want the event (`ownWebhookEvents`, absent: they may) or its view is
+   * wanted: most events of most calls need one read, of the team's webhooks.
+   */
+  async function resolveTargets(
+    input: TargetsQuery,
+  ): Promise<{ targets: WebhookTarget[]; call: Record<string, unknown> | null }> {
+    const wantsCall = input.wantsCall ?? true;
+    const teamHooks = await webhooks.forTeam(input.teamId);
+    const targets: WebhookTarget[] = [];
+    for (const hook of teamHooks)
+      if (subscribesTo(hook.subscribedEvents, input.type)) targets.push(teamWebhookTarget(hook));
+    const ownMayWant = !input.ownWebhookEvents || subscribesTo(input.ownWebhookEvents, input.type);
+    const call = ownMayWant || (wantsCall && targets.length) ? await calls.findById(input.callId) : null;
+    (call?.phoneCallWebhooks ?? []).forEach((hook, index) => {
+      if (subscribesTo([hook.subscribedEvent], input.type)) targets.push(callWebhookTarget(hook, index));
+    });
+    return { targets, call: wantsCall && targets.length && call ? toReadView(call) : null };
+  }
+
   return {
+    /** The endpoints of an event and the call (resolveTargets), for calls that signal their streams themselves. */
+    async resolveWebhookTargets(
+      input: TargetsQuery,
+    ): Promise<{ targets: WebhookTarget[]; retryDelaysMs: number[]; call: Record<string, unknown> | null }> {
+      return { ...(await resolveTargets(input)), retryDelaysMs: [...config.WEBHOOK_RETRY_DELAYS] };
+    },
+
     /**
-     * The endpoints subscribed to `type` for this call, and (when there are any and `wantsCall` is not
-     * false) the call as it is now, for events whose payload is the call itself. The call is read
-     * only when its own webhooks may want the event (`ownWebhookEvents`, absent: they may) or its view
-     * is wanted: most events of most calls need one read, of the team's webhooks.
+     * Resolves the endpoints of `event` and hands it, with a signal from the client, to each one whose
+     * delivery stream runs (`streams`: endpoint key -> workflow id). A signal command from the call's
+     * workflow would cost it two history events and a workflow task more per event and endpoint. Answers
+     * which streams took it, and the endpoints that need a stream started (none yet, or it has ended),
+     * with the event whole for their first. A retry may hand an event to a stream again: a stream takes
+     * each event id once (workflows/deliver-webhook.ts).
      */
-    async resolveWebhookTargets(input: {
-      callId: string;
-      teamId: string;
-      type: CallEventName;
+    async routeWebhookEvent(input: {
+      event: WebhookEventDraft;
+      streams: Record<string, string>;
       ownWebhookEvents?: string[];
-      wantsCall?: boolean;
-    }): Promise<{ targets: WebhookTarget[]; retryDelaysMs: number[]; call: Record<string, unknown> | null }> {
-      const wantsCall = input.wantsCall ?? true;
-      const teamHooks = await webhooks.forTeam(input.teamId);
-      const targets: WebhookTarget[] = [];
-      for (const hook of teamHooks)
-        if (subscribesTo(hook.subscribedEvents, input.type)) targets.push(teamWebhookTarget(hook));
-      const ownMayWant = !input.ownWebhookEvents || subscribesTo(input.ownWebhookEvents, input.type);
-      const call = ownMayWant || (wantsCall && targets.length) ? await calls.findById(input.callId) : null;
-      (call?.phoneCallWebhooks ?? []).forEach((hook, index) => {
-        if (subscribesTo([hook.subscribedEvent], input.type)) targets.push(callWebhookTarget(hook, index));
+    }): Promise<{
+      handedTo: string[];
+      newStreams: WebhookTarget[];
+      event: WebhookEvent | null;
+      retryDelaysMs: number[];
+    }> {
+      const { event: draft } = input;
+      const { targets, call } = await resolveTargets({
+        callId: draft.callId,
+        teamId: draft.teamId,
+        type: draft.type,
+        ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
+        wantsCall: draft.data === null,
       });
+      const data = draft.data ?? call;
+      // The record is gone (deleted before the workflow ran): nothing to tell.
+      if (targets.length === 0 || !data) return { handedTo: [], newStreams: [], event: null, retryDelaysMs: [] };
+      const event: WebhookEvent = { ...draft, data };
+      const handed = await Promise.all(
+        targets.map(async (target) => {
+          const workflowId = input.streams[target.endpointKey];
+          if (!workflowId) return false;
+          try {
+            await temporal.client.workflow.getHandle(workflowId).signal(enqueueEventSignal, event);
+            return true;
+          } catch (err) {
+            // The stream ended (idle for a day, handed the final event, or terminated): a new one carries on.
+            if (err instanceof WorkflowNotFoundError) return false;
+            throw err;
+          }
+        }),
+      );
+      const newStreams = targets.filter((_, i) => !handed[i]);
       return {
-        targets,
-        retryDelaysMs: [...config.WEBHOOK_RETRY_DELAYS],
-        call: wantsCall && targets.length && call ? toReadView(call) : null,
+        handedTo: targets.filter((_, i) => handed[i]).map((t) => t.endpointKey),
+        newStreams,
+        event: newStreams.length > 0 ? event : null,
+        retryDelaysMs: newStreams.length > 0 ? [...config.WEBHOOK_RETRY_DELAYS] : [],
       };
     },
 

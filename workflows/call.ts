@@ -46,7 +46,7 @@ import {
   releaseDialSlotSignal,
   setPausedUpdate,
 } from './messages';
-import type { CallWorkflowState, CallWorkflowInput, DeleteOutcome } from './types';
+import type { CallWorkflowState, CallWorkflowInput, DeleteOutcome, WebhookEvent, WebhookTarget } from './types';
 
 // One set of options per retry profile; each call names its step for the timeline (`step` below).
 // Timeouts are short where the work is: Temporal learns that a killed worker's activity is lost only
@@ -194,6 +194,27 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
 
   /** Hands an event to a delivery workflow per subscribed endpoint; `data` defaults to the call now. */
   async function emit(type: CallEventName, data: Record<string, unknown> | null, at: string): Promise<void> {
+    const draft = {
+      // Attempts after the first send the same event types again: each gets an id of its own.
+      eventId: state.attempt > 1 ? `evt_${input.callId}_${type}_${state.attempt}` : `evt_${input.callId}_${type}`,
+      type,
+      timestamp: at,
+      callId: input.callId,
+      teamId: input.teamId,
+    };
+    const endsStream = input.streamsEndWithFinalEvent === true && isFinalCallEvent(type);
+    if (input.streamEventsByActivity) {
+      // The lookup hands the event to the streams already running; this workflow starts the others.
+      const routed = await localStep(`hand ${type} to its webhook endpoints`).routeWebhookEvent({
+        event: { ...draft, data },
+        streams: Object.fromEntries([...deliveries].map(([key, child]) => [key, child.workflowId])),
+        ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
+      });
+      if (endsStream) for (const key of routed.handedTo) endedStreams.add(key);
+      for (const target of routed.newStreams)
+        await startStream(target, routed.event!, routed.retryDelaysMs, endsStream);
+      return;
+    }
     const resolved = await localStep(`webhook endpoints for ${type}`).resolveWebhookTargets({
       callId: input.callId,
       teamId: input.teamId,
@@ -207,16 +228,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     if (targets.length === 0) return;
     const payload = data ?? resolved.call;
     if (!payload) return; // the record is gone (deleted before this workflow ran): nothing to tell
-    const event = {
-      // Attempts after the first send the same event types again: each gets an id of its own.
-      eventId: state.attempt > 1 ? `evt_${input.callId}_${type}_${state.attempt}` : `evt_${input.callId}_${type}`,
-      type,
-      timestamp: at,
-      callId: input.callId,
-      teamId: input.teamId,
-      data: payload,
-    };
-    const endsStream = input.streamsEndWithFinalEvent === true && isFinalCallEvent(type);
+    const event = { ...draft, data: payload };
     for (const target of targets) {
       const running = deliveries.get(target.endpointKey);
       try {
@@ -229,29 +241,38 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         // The stream ended (idle for a day, or terminated): a new one carries on, in order.
         log.warn('delivery workflow gone; starting a new one', { endpointKey: target.endpointKey, error: String(err) });
       }
-      try {
-        const child = await startChild(deliverWebhookEventsWorkflow, {
-          workflowId: deliveryWorkflowId(input.callId, target.endpointKey),
-          args: [
-            {
-              callId: input.callId,
-              teamId: input.teamId,
-              target,
-              firstEvent: event,
-              retryDelaysMs,
-              ...(input.streamsEndWithFinalEvent ? { endsWithFinalEvent: true } : {}),
-            },
-          ],
-          staticSummary: `Webhooks of the call to ${input.toPhoneNumber} for ${hostOf(target.url)}`,
-          // Deliveries retry for hours; they must outlive the call's workflow.
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-        });
-        deliveries.set(target.endpointKey, child);
-        if (endsStream) endedStreams.add(target.endpointKey);
-      } catch (err) {
-        // A notification problem must never stop the call itself.
-        log.error('could not start a webhook delivery', { endpointKey: target.endpointKey, type, error: String(err) });
-      }
+      await startStream(target, event, retryDelaysMs, endsStream);
+    }
+  }
+
+  /** Starts the delivery workflow of one endpoint with its first event. */
+  async function startStream(target: WebhookTarget, event: WebhookEvent, retryDelaysMs: number[], endsStream: boolean) {
+    try {
+      const child = await startChild(deliverWebhookEventsWorkflow, {
+        workflowId: deliveryWorkflowId(input.callId, target.endpointKey),
+        args: [
+          {
+            callId: input.callId,
+            teamId: input.teamId,
+            target,
+            firstEvent: event,
+            retryDelaysMs,
+            ...(input.streamsEndWithFinalEvent ? { endsWithFinalEvent: true } : {}),
+          },
+        ],
+        staticSummary: `Webhooks of the call to ${input.toPhoneNumber} for ${hostOf(target.url)}`,
+        // Deliveries retry for hours; they must outlive the call's workflow.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+      deliveries.set(target.endpointKey, child);
+      if (endsStream) endedStreams.add(target.endpointKey);
+    } catch (err) {
+      // A notification problem must never stop the call itself.
+      log.error('could not start a webhook delivery', {
+        endpointKey: target.endpointKey,
+        type: event.type,
+        error: String(err),
+      });
     }
   }
 

@@ -23,7 +23,12 @@ export async function deliverWebhookEventsWorkflow(
   const queue: WebhookEvent[] = [];
   // A redelivery carries one event and no stream follows it.
   let noMoreEvents = input.redelivery !== undefined;
+  // Events handed over by a call's local activity may come twice (a retried activity sends again):
+  // each event id is taken once.
+  const taken = new Set<string>();
   const enqueue = (event: WebhookEvent) => {
+    if (taken.has(event.eventId)) return;
+    taken.add(event.eventId);
     queue.push(event);
     // Nothing follows a call's final event: the stream ends once the queue is delivered.
     if (input.endsWithFinalEvent && isFinalCallEvent(event.type)) noMoreEvents = true;

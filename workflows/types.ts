@@ -66,6 +66,13 @@ export interface CallWorkflowInput {
    * told at the end, as then.
    */
   streamsEndWithFinalEvent?: boolean;
+  /**
+   * True for calls created since 2026-11-27: an event for an endpoint whose delivery stream runs is
+   * handed to it by the endpoint lookup's local activity, a signal from the client (routeWebhookEvent),
+   * not by a signal command (two history events and a workflow task fewer per event and endpoint).
+   * Absent (histories from before): the workflow signals its streams itself, as then.
+   */
+  streamEventsByActivity?: boolean;
 }
 
 export type CallPhase =

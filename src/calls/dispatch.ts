@@ -110,6 +110,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         slotsByLocalActivity: true,
         finalWithCapture: true,
         streamsEndWithFinalEvent: true,
+        streamEventsByActivity: true,
       };
       const startDelayMs = queuedEventUnsubscribed ? startDelayOf(call.callDelayedUntil) : undefined;
       try {

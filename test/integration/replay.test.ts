@@ -8,7 +8,9 @@
 // paced-completed-call-final-with-capture.json is one started since, whose capture also wrote its final status.
 // paced-completed-call-streams-end-with-final-event.json is a call with two webhook endpoints that sent its streams
 // no noMoreEvents (`streamsEndWithFinalEvent`), and webhook-delivery-ends-with-final-event.json the stream that then
-// ended by itself after the call's final event.
+// ended by itself after the call's final event. paced-completed-call-stream-events-by-activity.json is a call whose
+// later events reached its two streams from the endpoint lookups (`streamEventsByActivity`), and
+// webhook-delivery-events-from-activity.json one of those streams.
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';

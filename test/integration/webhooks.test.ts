@@ -312,11 +312,16 @@ describe('delivery', () => {
       ownWebhookEvents: ['phoneCall.completed'],
       paced: true,
       slotsByLocalActivity: true,
+      streamEventsByActivity: true,
     });
     // A call of today asks its pacer without the patch checks that calls from before replay behind.
     const markers = started!.map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
     expect(markers).toContain('core_local_activity');
     expect(markers).not.toContain('core_patch');
+    // Three streams, one started per endpoint; /all's later events were handed over by the endpoint
+    // lookups (local activities), with no signal command in the call's history.
+    expect(started!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toHaveLength(3);
+    expect(started!.filter((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
 
     const history = await WebhookDelivery.find({ phoneCallId: callId }).lean();
     expect(history.length).toBe(STATUS_ORDER.length + 2);

@@ -1,8 +1,13 @@
 // A call's webhook delivery streams end by themselves once they have delivered the call's final event
 // (`streamsEndWithFinalEvent`): the call sends them no `noMoreEvents` signal at its end, a signal and a
 // workflow task on each side fewer per endpoint. Calls from before the field tell every stream, as they
-// did. The real call and delivery workflows on the time-skipping server.
+// did. Since `streamEventsByActivity` a running stream gets each later event from the endpoint lookup's
+// local activity, not from a signal command. The real call and delivery workflows on the time-skipping
+// server.
+import { Types } from 'mongoose';
 import { expect, it } from 'vitest';
+import { createWebhookActivities } from '../../activities/webhooks';
+import type { Activities } from '../../activities';
 import { callWorkflowId, deliveryWorkflowId } from '../../src/contracts/ids';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { deliverWebhookEventsWorkflow } from '../../workflows/deliver-webhook';
@@ -30,9 +35,14 @@ const target: WebhookTarget = {
  * Runs an answered and completed call whose one endpoint subscribes to every event, until both the call
  * and its delivery stream have ended; answers the signals the call sent and what the stream delivered.
  */
-async function runWithOneEndpoint(args: CallWorkflowInput) {
+async function runWithOneEndpoint(
+  args: CallWorkflowInput,
+  overrides: Partial<Activities> = {},
+  endpointKey = target.endpointKey,
+) {
   const { activities, calls } = stubActivities({
     resolveWebhookTargets: async ({ callId }) => ({ targets: [target], retryDelaysMs: [5_000], call: { _id: callId } }),
+    ...overrides,
     dialCall: async ({ callId }) => {
       const providerCallId = `pc-${callId}`;
       // Signalled before the dial answers: the server skips no time while an activity runs.
@@ -49,7 +59,7 @@ async function runWithOneEndpoint(args: CallWorkflowInput) {
       args: [args],
     });
     const stream = await env.client.workflow
-      .getHandle<typeof deliverWebhookEventsWorkflow>(deliveryWorkflowId(args.callId, target.endpointKey))
+      .getHandle<typeof deliverWebhookEventsWorkflow>(deliveryWorkflowId(args.callId, endpointKey))
       .result();
     return { state, stream };
   });
@@ -61,7 +71,8 @@ async function runWithOneEndpoint(args: CallWorkflowInput) {
   const delivered = calls
     .filter((c) => c.name === 'attemptWebhookDelivery')
     .map((c) => (c.input as { event: WebhookEvent }).event.type);
-  return { state, stream, signals, delivered };
+  const workflowTasks = (history.events ?? []).filter((e) => e.workflowTaskCompletedEventAttributes).length;
+  return { state, stream, signals, delivered, workflowTasks };
 }
 
 const EVENTS = ['phoneCall.queued', 'phoneCall.ringing', 'phoneCall.inProgress', 'phoneCall.completed'];
@@ -83,3 +94,62 @@ it('tells the stream at the end for calls from before the field, as they ran', a
   expect(delivered).toEqual(EVENTS);
   expect(signals).toEqual(['enqueueEvent', 'enqueueEvent', 'enqueueEvent', 'noMoreEvents']);
 });
+
+it('hands each later event to the running stream from the lookup: no signal command, each event once', async () => {
+  // The real activity, over a team with one webhook subscribed to every event; the call is never read
+  // (its own webhooks want nothing, and every event here carries the call as recordStatus wrote it).
+  const hook = {
+    _id: new Types.ObjectId(),
+    url: target.url,
+    method: 'POST',
+    secretSealed: 'sealed',
+    subscribedEvents: ['*'],
+  };
+  const lookup = createWebhookActivities({
+    config: { WEBHOOK_RETRY_DELAYS: [5_000] },
+    webhooks: { forTeam: async () => [hook] },
+    calls: { findById: async () => null },
+    temporal: { client: env.client },
+  } as unknown as Parameters<typeof createWebhookActivities>[0]);
+  const { endpointKey } = teamTarget(hook);
+  const handed: string[][] = [];
+  const routeWebhookEvent: Activities['routeWebhookEvent'] = async (input) => {
+    const answer = await lookup.routeWebhookEvent(input);
+    handed.push(answer.handedTo);
+    // As a retried activity would: the stream already has this event, and takes it once.
+    if (input.event.type === 'phoneCall.inProgress') await lookup.routeWebhookEvent(input);
+    return answer;
+  };
+  const base = {
+    finalWithCapture: true,
+    streamsEndWithFinalEvent: true,
+    queuedEventUnsubscribed: true,
+    ownWebhookEvents: [],
+  };
+  const args = callWorkflowInput({ ...base, streamEventsByActivity: true });
+  const { state, stream, signals, delivered, workflowTasks } = await runWithOneEndpoint(
+    args,
+    { routeWebhookEvent },
+    endpointKey,
+  );
+  expect(state).toMatchObject({ status: 'completed', phase: 'ended' });
+  expect(delivered).toEqual(EVENTS.slice(1));
+  expect(stream).toEqual({ delivered: 3, failed: 0 });
+  // The first event started the stream (it was not running); the lookup handed it the two after.
+  expect(handed).toEqual([[], [endpointKey], [endpointKey]]);
+  expect(signals).toEqual([]);
+
+  // The same call signalling its stream: a workflow task more for each of those two events.
+  const before = await runWithOneEndpoint(
+    callWorkflowInput(base),
+    { resolveWebhookTargets: async () => ({ targets: [teamTarget(hook)], retryDelaysMs: [5_000], call: null }) },
+    endpointKey,
+  );
+  expect(before.signals).toEqual(['enqueueEvent', 'enqueueEvent']);
+  expect(before.delivered).toEqual(EVENTS.slice(1));
+  expect(before.workflowTasks - workflowTasks).toBe(2);
+});
+
+function teamTarget(hook: { _id: Types.ObjectId; url: string; secretSealed: string }): WebhookTarget {
+  return { ...target, endpointKey: `wh-${hook._id.toHexString()}`, url: hook.url, webhookId: hook._id.toHexString() };
+}

@@ -108,6 +108,12 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
       retryDelaysMs: [],
       call: null,
     })),
+    routeWebhookEvent: record('routeWebhookEvent', async () => ({
+      handedTo: [],
+      newStreams: [],
+      event: null,
+      retryDelaysMs: [],
+    })),
     recordStatus: record('recordStatus', async (change) => ({
       applied: true,
       call: { _id: change.callId, status: change.status },
