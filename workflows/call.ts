@@ -248,22 +248,28 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   /** Starts the delivery workflow of one endpoint with its first event. */
   async function startStream(target: WebhookTarget, event: WebhookEvent, retryDelaysMs: number[], endsStream: boolean) {
     try {
-      const child = await startChild(deliverWebhookEventsWorkflow, {
-        workflowId: deliveryWorkflowId(input.callId, target.endpointKey),
-        args: [
-          {
-            callId: input.callId,
-            teamId: input.teamId,
-            target,
-            firstEvent: event,
-            retryDelaysMs,
-            ...(input.streamsEndWithFinalEvent ? { endsWithFinalEvent: true } : {}),
-          },
-        ],
-        staticSummary: `Webhooks of the call to ${input.toPhoneNumber} for ${hostOf(target.url)}`,
-        // Deliveries retry for hours; they must outlive the call's workflow.
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      });
+      const start = () =>
+        startChild(deliverWebhookEventsWorkflow, {
+          workflowId: deliveryWorkflowId(input.callId, target.endpointKey),
+          args: [
+            {
+              callId: input.callId,
+              teamId: input.teamId,
+              target,
+              firstEvent: event,
+              retryDelaysMs,
+              ...(input.streamsEndWithFinalEvent ? { endsWithFinalEvent: true } : {}),
+            },
+          ],
+          staticSummary: `Webhooks of the call to ${input.toPhoneNumber} for ${hostOf(target.url)}`,
+          // Deliveries retry for hours; they must outlive the call's workflow.
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+        });
+      // Started outside the call's cancellation: an operator's cancel arriving while a stream starts
+      // would cancel the stream too, and the stream owes its endpoint what it was started with and the
+      // call's `phoneCall.cancelled` (which the lookup may hand it just before its cancel ends it). Calls
+      // from before `streamEventsByActivity` replay with their streams in the workflow's scope, as they ran.
+      const child = await (input.streamEventsByActivity ? CancellationScope.nonCancellable(start) : start());
       deliveries.set(target.endpointKey, child);
       if (endsStream) endedStreams.add(target.endpointKey);
     } catch (err) {

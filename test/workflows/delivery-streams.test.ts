@@ -96,22 +96,7 @@ it('tells the stream at the end for calls from before the field, as they ran', a
 });
 
 it('hands each later event to the running stream from the lookup: no signal command, each event once', async () => {
-  // The real activity, over a team with one webhook subscribed to every event; the call is never read
-  // (its own webhooks want nothing, and every event here carries the call as recordStatus wrote it).
-  const hook = {
-    _id: new Types.ObjectId(),
-    url: target.url,
-    method: 'POST',
-    secretSealed: 'sealed',
-    subscribedEvents: ['*'],
-  };
-  const lookup = createWebhookActivities({
-    config: { WEBHOOK_RETRY_DELAYS: [5_000] },
-    webhooks: { forTeam: async () => [hook] },
-    calls: { findById: async () => null },
-    temporal: { client: env.client },
-  } as unknown as Parameters<typeof createWebhookActivities>[0]);
-  const { endpointKey } = teamTarget(hook);
+  const { hook, lookup, endpointKey } = realLookup();
   const handed: string[][] = [];
   const routeWebhookEvent: Activities['routeWebhookEvent'] = async (input) => {
     const answer = await lookup.routeWebhookEvent(input);
@@ -147,8 +132,69 @@ it('hands each later event to the running stream from the lookup: no signal comm
   );
   expect(before.signals).toEqual(['enqueueEvent', 'enqueueEvent']);
   expect(before.delivered).toEqual(EVENTS.slice(1));
-  expect(before.workflowTasks - workflowTasks).toBe(2);
+  // (How many fewer depends on how the server groups the events of each task.)
+  expect(workflowTasks).toBeLessThan(before.workflowTasks);
 });
+
+it('keeps the stream of a call cancelled as it starts: it delivers the queued event and phoneCall.cancelled', async () => {
+  const { lookup, endpointKey } = realLookup();
+  const { activities, calls } = stubActivities({
+    routeWebhookEvent: async (input) => {
+      // The operator cancels the call as its first event starts the stream: before the stream has started.
+      if (input.event.type === 'phoneCall.queued')
+        await env.client.workflow.getHandle(callWorkflowId(input.event.callId)).cancel();
+      // The call as the lookup would read it, for the queued event (the only one without a payload).
+      const data = input.event.data ?? { _id: input.event.callId };
+      return lookup.routeWebhookEvent({ ...input, event: { ...input.event, data } });
+    },
+  });
+  const args = callWorkflowInput({
+    finalWithCapture: true,
+    streamsEndWithFinalEvent: true,
+    ownWebhookEvents: [],
+    streamEventsByActivity: true,
+    scheduledFor: new Date(Date.now() + 3_600_000).toISOString(),
+  });
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  const streamId = deliveryWorkflowId(args.callId, endpointKey);
+  await worker.runUntil(async () => {
+    const call = await env.client.workflow.start(phoneCallWorkflow, {
+      workflowId: callWorkflowId(args.callId),
+      taskQueue,
+      args: [args],
+    });
+    await expect(call.result()).rejects.toThrow();
+    await env.client.workflow.getHandle(streamId).result();
+  });
+  const delivered = calls
+    .filter((c) => c.name === 'attemptWebhookDelivery')
+    .map((c) => (c.input as { event: WebhookEvent }).event.type);
+  expect(delivered).toEqual(['phoneCall.queued', 'phoneCall.cancelled']);
+  // One stream, never asked to cancel.
+  const { events } = await env.client.workflow.getHandle(streamId).fetchHistory();
+  expect(events!.filter((e) => e.workflowExecutionCancelRequestedEventAttributes)).toEqual([]);
+  expect(events!.at(-1)!.workflowExecutionCompletedEventAttributes).toBeTruthy();
+});
+
+/** The real routeWebhookEvent over a team with one webhook subscribed to every event (no MongoDB read). */
+function realLookup() {
+  // The call itself is never read: its own webhooks want nothing, and the events carry their payload.
+  const hook = {
+    _id: new Types.ObjectId(),
+    url: target.url,
+    method: 'POST',
+    secretSealed: 'sealed',
+    subscribedEvents: ['*'],
+  };
+  const lookup = createWebhookActivities({
+    config: { WEBHOOK_RETRY_DELAYS: [5_000] },
+    webhooks: { forTeam: async () => [hook] },
+    calls: { findById: async () => null },
+    temporal: { client: env.client },
+  } as unknown as Parameters<typeof createWebhookActivities>[0]);
+  return { hook, lookup, endpointKey: teamTarget(hook).endpointKey };
+}
 
 function teamTarget(hook: { _id: Types.ObjectId; url: string; secretSealed: string }): WebhookTarget {
   return { ...target, endpointKey: `wh-${hook._id.toHexString()}`, url: hook.url, webhookId: hook._id.toHexString() };
