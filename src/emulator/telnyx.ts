@@ -70,6 +70,15 @@ interface TelnyxCall {
   events: Array<{ name: string; at: string; data: Record<string, unknown> }>;
 }
 
+const OCCURRED_AT_OPERATORS = ['eq', 'gt', 'gte', 'lt', 'lte'] as const;
+const OCCURRED_AT_TEST: Record<(typeof OCCURRED_AT_OPERATORS)[number], (at: number, bound: number) => boolean> = {
+  eq: (at, bound) => at === bound,
+  gt: (at, bound) => at > bound,
+  gte: (at, bound) => at >= bound,
+  lt: (at, bound) => at < bound,
+  lte: (at, bound) => at <= bound,
+};
+
 function errors(status: number, code: string, title: string, detail: string, pointer?: string): ApiResponse {
   return json(status, { errors: [{ code, title, detail, ...(pointer ? { source: { pointer } } : {}) }] });
 }
@@ -449,16 +458,41 @@ export function createTelnyxEmulator(
   });
 
   /**
-   * The Call Events debugging API (GET /v2/call_events): a leg's webhooks in the order they were sent,
-   * each with the raw event as its metadata; filtered by filter[leg_id], filter[name], filter[type].
+   * The Call Events debugging API (GET /v2/call_events): the webhooks sent, ordered by occurred_at, each
+   * with the raw event as its metadata. Filters as Telnyx documents them: filter[leg_id],
+   * filter[application_session_id], filter[connection_id], filter[to], filter[from], filter[name],
+   * filter[type] and one filter[occurred_at][eq|gt|gte|lt|lte]; without a leg or session filter, only
+   * the last 24 hours.
    */
   const listCallEvents: Route['handle'] = authenticated((req, _params, apiKey) => {
     const q = req.query;
     const legId = q.get('filter[leg_id]');
+    const sessionId = q.get('filter[application_session_id]');
+    const connectionId = q.get('filter[connection_id]');
+    const to = q.get('filter[to]');
+    const from = q.get('filter[from]');
     const name = q.get('filter[name]');
     const type = q.get('filter[type]');
+    const occurred = OCCURRED_AT_OPERATORS.flatMap((op) => {
+      const value = q.get(`filter[occurred_at][${op}]`);
+      return value === null ? [] : [{ op, at: Date.parse(value) }];
+    });
+    if (occurred.length > 1)
+      return errors(422, '10015', 'Invalid value', 'Only one filter[occurred_at] can be passed.');
+    if (occurred.some((o) => Number.isNaN(o.at))) {
+      return errors(422, '10015', 'Invalid value', 'filter[occurred_at] must be an ISO 8601 date-time.');
+    }
+    const notBefore = legId || sessionId ? -Infinity : Date.now() - 24 * 60 * 60 * 1000;
     const found = [...calls.values()]
-      .filter((e) => e.apiKey === apiKey && (!legId || e.callLegId === legId))
+      .filter(
+        (e) =>
+          e.apiKey === apiKey &&
+          (!legId || e.callLegId === legId) &&
+          (!sessionId || e.callSessionId === sessionId) &&
+          (!connectionId || e.connectionId === connectionId) &&
+          (!to || e.call.to === to) &&
+          (!from || e.call.from === from),
+      )
       .flatMap((e) =>
         e.events.map((event) => ({
           record_type: 'call_event',
@@ -470,7 +504,16 @@ export function createTelnyxEmulator(
           metadata: event.data,
         })),
       )
-      .filter((event) => (!name || event.name === name) && (!type || type === 'webhook'));
+      .filter((event) => {
+        const at = Date.parse(event.event_timestamp);
+        return (
+          (!name || event.name === name) &&
+          (!type || type === 'webhook') &&
+          at >= notBefore &&
+          occurred.every((o) => OCCURRED_AT_TEST[o.op](at, o.at))
+        );
+      })
+      .sort((a, b) => Date.parse(a.event_timestamp) - Date.parse(b.event_timestamp));
     return pageOf(req, found);
   });
 

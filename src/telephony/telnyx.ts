@@ -75,6 +75,8 @@ const UNKNOWN_HANGUP: ProviderEventKind = 'failed';
 const MAX_TIMESTAMP_SKEW_SECONDS = 5 * 60;
 const ACTIVE_CALLS_PAGE = 250;
 const ACTIVE_CALLS_MAX_PAGES = 20;
+const CALL_EVENTS_PAGE = 250;
+const CALL_EVENTS_MAX_PAGES = 20;
 const MESSAGES_PAGE = 100;
 
 /** What we carry in client_state: Telnyx echoes it on every webhook and in the active-call list. */
@@ -162,6 +164,34 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
     return parseJson<{ data: TelnyxCall }>('telnyx', res).data;
   };
 
+  /**
+   * The latest call to `req.to` on this connection whose webhooks carried our call id, from the Call
+   * Events debugging API (ordered by occurred_at; the last 24 hours unless a leg is named).
+   */
+  const findEndedCall = async (req: PlaceCallRequest): Promise<PlacedCall | null> => {
+    let latest: PlacedCall | null = null;
+    for (let page = 1; page <= CALL_EVENTS_MAX_PAGES; page += 1) {
+      const query = new URLSearchParams({
+        'filter[connection_id]': connectionId,
+        'filter[to]': req.to,
+        'filter[type]': 'webhook',
+        'page[size]': String(CALL_EVENTS_PAGE),
+        'page[number]': String(page),
+      });
+      const { data, meta } = await getJson<{ data: TelnyxCallEvent[]; meta?: { total_pages?: number } }>(
+        'call events',
+        url(`/call_events?${query}`),
+      );
+      for (const event of data) {
+        const payload = event.metadata?.payload ?? {};
+        if (decodeClientState(payload.client_state)?.callId !== req.callId) continue;
+        if (typeof payload.call_control_id === 'string') latest = { providerCallId: payload.call_control_id };
+      }
+      if (data.length === 0 || page >= (meta?.total_pages ?? 1)) break;
+    }
+    return latest;
+  };
+
   /** A call command; Telnyx's 422 for a call that has already ended is not an error. */
   const command = async (what: string, callControlId: string, action: string, body: unknown): Promise<void> => {
     const res = await postJson(url(`/calls/${encodeURIComponent(callControlId)}/actions/${action}`), body);
@@ -202,9 +232,11 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
     },
 
     /**
-     * The connection's active-call list returns each call's client_state, which carries our call
-     * id. A call that has already ended is not listed; by then its webhooks, which carry the same
-     * client_state, have reached our router.
+     * The connection's active-call list returns each call's client_state, which carries our call id.
+     * A call that has already ended is not listed there, and its webhooks may never have reached us
+     * (our store was down while Telnyx tried): the Call Events debugging API still has them, with the
+     * same client_state, for 24 hours. The latest such call is the one an earlier try of this dial
+     * placed (the dial activity sets aside those of earlier redial attempts).
      */
     async findPlacedCall(req: PlaceCallRequest): Promise<PlacedCall | null> {
       let after: string | undefined;
@@ -220,7 +252,7 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
         after = meta?.cursors?.after ?? undefined;
         if (!after || data.length === 0) break;
       }
-      return null;
+      return findEndedCall(req);
     },
 
     async hangUp(providerCallId: string): Promise<void> {

@@ -75,4 +75,55 @@ describe('emulator server', () => {
     await emulator.idle();
     expect(emulator.calls().find((c) => c.providerCallId === call.sid)?.spoken[0]?.text).toBe('Hi & welcome');
   });
+
+  it("lists Telnyx call events by connection, number and time, as Telnyx's debugging API filters them", async () => {
+    const headers = {
+      Authorization: `Bearer KEY${randomBytes(8).toString('hex')}`,
+      'Content-Type': 'application/json',
+    };
+    const dial = async (connectionId: string, to: string): Promise<string> => {
+      const res = await fetch(`${url}/v2/calls`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          connection_id: connectionId,
+          to,
+          from: '+14155550100',
+          webhook_url: 'http://127.0.0.1:9/cb',
+          client_state: Buffer.from(to).toString('base64'),
+        }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: { call_control_id: string } }).data.call_control_id;
+    };
+    const before = new Date().toISOString();
+    const mine = await dial('conn-a', '+14155551486');
+    await dial('conn-a', '+14155552486');
+    await dial('conn-b', '+14155551486');
+    await emulator.idle();
+    type Listed = { data: { event_timestamp: string; metadata: { payload: Record<string, unknown> } }[] };
+    const list = async (query: string): Promise<Response> => fetch(`${url}/v2/call_events?${query}`, { headers });
+
+    const res = await list('filter[connection_id]=conn-a&filter[to]=%2B14155551486&page[size]=250');
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as Listed;
+    expect(data.length).toBeGreaterThan(0);
+    expect(new Set(data.map((e) => e.metadata.payload.call_control_id))).toEqual(new Set([mine]));
+    expect(data.every((e) => e.metadata.payload.client_state === Buffer.from('+14155551486').toString('base64'))).toBe(
+      true,
+    );
+    const times = data.map((e) => Date.parse(e.event_timestamp));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+
+    const since = (
+      await list(`filter[to]=%2B14155551486&filter[occurred_at][gte]=${encodeURIComponent(before)}`)
+    ).json();
+    expect(((await since) as Listed).data.length).toBeGreaterThan(data.length);
+    const later = new Date(Date.now() + 60_000).toISOString();
+    const none = (await (await list(`filter[occurred_at][gt]=${encodeURIComponent(later)}`)).json()) as Listed;
+    expect(none.data).toEqual([]);
+    const two = await list(`filter[occurred_at][gt]=${encodeURIComponent(before)}&filter[occurred_at][lt]=${later}`);
+    expect(two.status).toBe(422);
+    expect(await two.json()).toMatchObject({ errors: [{ code: '10015' }] });
+  });
 });

@@ -123,6 +123,31 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     await h.waitFor(request.callId, 'terminal');
   });
 
+  it.concurrent('findPlacedCall finds a call that ended while none of its callbacks could be taken', async () => {
+    // Our store was down: the router refused every callback until the provider gave up, and the call
+    // (a busy line) ended meanwhile. The retried dial must still find it, not ring the person again.
+    const adapter = h.provider(name);
+    const request = h.request(name, { to: uniqueNumber('1486') });
+    h.failNextDeliveries(request.callId, 1_000);
+    const placed = await adapter.placeCall(request);
+    const ended = async () => h.emulator.calls().find((c) => c.providerCallId === placed.providerCallId)?.end;
+    await expect.poll(ended, { timeout: 10_000 }).toBeDefined();
+    expect(h.eventsFor(request.callId)).toEqual([]);
+    expect(await adapter.findPlacedCall(request)).toEqual(placed);
+  });
+
+  it.concurrent('findPlacedCall answers the latest of the calls placed for one call id', async () => {
+    // A redial places a second call for the same call id; a retry of the second dial must find the
+    // second call (the dial activity sets the first aside as an earlier attempt's).
+    const adapter = h.provider(name);
+    const request = h.request(name, { to: uniqueNumber('1486'), record: false });
+    const first = await adapter.placeCall(request);
+    await h.waitFor(request.callId, 'terminal');
+    const second = await adapter.placeCall(request);
+    expect(second.providerCallId).not.toBe(first.providerCallId);
+    expect(await adapter.findPlacedCall(request)).toEqual(second);
+  });
+
   it.concurrent('findPlacedCall finds nothing for a call never placed', async () => {
     const adapter = h.provider(name);
     const placed = h.request(name);
