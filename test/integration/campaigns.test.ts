@@ -1,5 +1,6 @@
-// Campaigns through the API on the real stack: the pacer's cap and rate under a burst across teams,
-// calling hours in the callee's zone, and pause / resume / cancel of a batch.
+// Campaigns through the API on the real stack: dial rates as the provider saw them, the cap across a
+// worker restart, calling hours in the callee's zone, and pause / resume / cancel of a batch (the cap
+// under a burst across teams is campaign-burst.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTemplate, setTeamLimits } from '../../src/admin/commands';
 import { pacerWorkflowId } from '../../src/contracts/ids';
@@ -7,7 +8,15 @@ import { numberForScenario } from '../../src/emulator';
 import { pacingStateQuery } from '../../workflows/messages';
 import { runAdmin, stackAdminEnv } from '../helpers/admin-cli';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
-import { seededCallBody, startTestStack, type SeededTeam, type TestStack } from '../helpers/stack';
+import {
+  callBody,
+  maxOverlap,
+  teamCalls,
+  teamCallsEnded,
+  TERMINAL,
+  type CampaignCall as Call,
+} from '../helpers/campaign-calls';
+import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -19,18 +28,6 @@ afterAll(async () => {
 
 /** The operator CLI against this stack's database and Temporal. */
 const admin = (args: string[]) => runAdmin(stackAdminEnv(stack.config), args);
-
-type Call = {
-  _id: string;
-  status: string;
-  callTriggeredAt?: string;
-  callEndedAt?: string;
-  statusExtraInfo?: { statusCode: string };
-};
-const TERMINAL = ['completed', 'busy', 'noAnswer', 'failed', 'cancelled'];
-
-const callBody = (team: SeededTeam, to: string, extra: Record<string, unknown> = {}) =>
-  seededCallBody(team, to, { telephonyProvider: 'twilio', ...extra });
 
 /** A new team with these limits and one batch of `count` calls to `to`; its client and call ids. */
 async function pacedBatch(
@@ -50,44 +47,6 @@ async function pacedBatch(
   return { team, client, ids: (res.body.data as Call[]).map((c) => c._id) };
 }
 
-/** The most calls whose [dial, end] intervals overlap at one instant. */
-function maxOverlap(calls: Call[]): number {
-  const edges = calls.flatMap((c) => [
-    { at: Date.parse(c.callTriggeredAt!), step: 1 },
-    { at: Date.parse(c.callEndedAt!), step: -1 },
-  ]);
-  edges.sort((a, b) => a.at - b.at || a.step - b.step); // an end and a start at one instant: the end first
-  let live = 0;
-  let max = 0;
-  for (const edge of edges) max = Math.max(max, (live += edge.step));
-  return max;
-}
-
-/** The team's calls among `ids`, read in one list page (these teams have at most 1,000 calls). */
-async function teamCalls(client: ReturnType<typeof apiClient>, ids: string[]): Promise<Call[]> {
-  const wanted = new Set(ids);
-  const res = await client.get('/v1/phoneCalls?limit=1000');
-  expect(res.status).toBe(200);
-  const calls = (res.body.data as Call[]).filter((c) => wanted.has(c._id));
-  return calls.length === ids.length ? calls : [];
-}
-
-/**
- * The team's calls among `ids` once every one of them has ended. Asked once a second: each ask lists
- * up to 1,000 calls, work that would otherwise slow the calls it waits for.
- */
-function teamCallsEnded(client: ReturnType<typeof apiClient>, ids: string[], timeoutMs: number, what: string) {
-  return eventually(
-    async () => {
-      const calls = await teamCalls(client, ids);
-      return calls.length && calls.every((c) => TERMINAL.includes(c.status)) ? calls : undefined;
-    },
-    timeoutMs,
-    what,
-    1_000,
-  );
-}
-
 async function allCalls(client: ReturnType<typeof apiClient>, ids: string[]): Promise<Call[]> {
   const out: Call[] = [];
   for (let i = 0; i < ids.length; i += 25) {
@@ -99,63 +58,6 @@ async function allCalls(client: ReturnType<typeof apiClient>, ids: string[]): Pr
   }
   return out;
 }
-
-describe('pacing through the API', () => {
-  it('holds each team to its cap under a burst of 500 calls across 3 teams, and no team waits on another', async () => {
-    const plans = [
-      { calls: 200, maxConcurrentCalls: 20 },
-      { calls: 150, maxConcurrentCalls: 10 },
-      { calls: 150, maxConcurrentCalls: 15 },
-    ];
-    const teams = await Promise.all(plans.map((_, i) => stack.seedTeam(`Burst ${i}`)));
-    for (const [i, team] of teams.entries())
-      await setTeamLimits({
-        team: team.teamId,
-        maxConcurrentCalls: String(plans[i]!.maxConcurrentCalls),
-        dialsPerSecond: 'twilio=25',
-      });
-    // Busy lines: short calls, so 500 of them pass in seconds; each is live from dial to busy signal.
-    const number = '+14155551486';
-    const batches = await Promise.all(
-      teams.map(async (team, i) => {
-        const client = apiClient(stack.baseUrl, team.key);
-        const res = await client.post('/v1/phoneCalls/batch', {
-          phoneCalls: Array.from({ length: plans[i]!.calls }, () => callBody(team, number)),
-        });
-        expect(res.status).toBe(201);
-        expect(res.body.batchId).toMatch(/^[0-9a-f]{24}$/);
-        return { client, ids: (res.body.data as Call[]).map((c) => c._id) };
-      }),
-    );
-    // A fourth team's single call is not held up by the 500 queued before it.
-    const lone = await stack.seedTeam('Lone caller');
-    const loneClient = apiClient(stack.baseUrl, lone.key);
-    const loneId = (await loneClient.post('/v1/phoneCalls', callBody(lone, number))).body.data._id as string;
-    const loneCall = await eventually(
-      async () => {
-        const call = (await loneClient.get(`/v1/phoneCalls/${loneId}`)).body.data as Call;
-        return call.status !== 'queued' ? call : undefined;
-      },
-      // Bounded by the worker and Temporal working through 500 starts (slower when another file
-      // loads the servers too), not by the pacer: the check that matters comes below.
-      150_000,
-      'the lone call to be dialled',
-    );
-
-    for (const [i, { client, ids }] of batches.entries()) {
-      const done = await teamCallsEnded(client, ids, 180_000, `team ${i}'s calls to end`);
-      expect(done.every((c) => c.status === 'busy')).toBe(true);
-      const overlap = maxOverlap(done);
-      expect(overlap).toBeLessThanOrEqual(plans[i]!.maxConcurrentCalls);
-      expect(overlap).toBeGreaterThanOrEqual(2); // the cap was reached, not merely never approached
-      if (i === 1) {
-        // The slowest queue (cap 10) was still dialling when the lone call, created after all of it, went out.
-        const lastDial = Math.max(...done.map((c) => Date.parse(c.callTriggeredAt!)));
-        expect(Date.parse(loneCall.callTriggeredAt!)).toBeLessThan(lastDial);
-      }
-    }
-  }, 300_000);
-});
 
 describe('dial rates measured at the provider', () => {
   it("never dials faster than the team's setting, as the emulator saw the dials arrive", async () => {
