@@ -338,6 +338,13 @@ export interface TemporalOptions {
   log: Log;
   /** Tests need no Web UI. */
   headless?: boolean;
+  /**
+   * State in memory rather than in `dataDir`'s SQLite file: for a test run, whose state outlives
+   * nothing. Measured on 2 cores: 1,500 workflow starts at concurrency 32 ran at 207-231/s against
+   * 148/s with the file (WAL, synchronous=normal), at 5.7-6.4 ms of the server's CPU per start
+   * against 7.7 ms.
+   */
+  inMemory?: boolean;
 }
 
 export async function startTemporal(
@@ -352,16 +359,21 @@ export async function startTemporal(
     '127.0.0.1',
     '--port',
     String(options.port),
-    '--db-filename',
-    path.join(options.dataDir, 'temporal.db'),
-    '--sqlite-pragma',
-    'journal_mode=wal',
-    // Without it SQLite waits for the disk at every commit (synchronous=FULL): raw workflow starts ran
-    // at 63-102/s here, and at 102-135/s with NORMAL (alternating runs). In WAL mode a crash of the
-    // server loses nothing committed; only the machine's own crash may lose the last moments, never
-    // corrupting the file (as with PostgreSQL's synchronous_commit=off in startPostgres).
-    '--sqlite-pragma',
-    'synchronous=normal',
+    ...(options.inMemory
+      ? []
+      : [
+          '--db-filename',
+          path.join(options.dataDir, 'temporal.db'),
+          '--sqlite-pragma',
+          'journal_mode=wal',
+          // Without it SQLite waits for the disk at every commit (synchronous=FULL): raw workflow starts
+          // ran at 63-102/s here, and at 102-135/s with NORMAL (alternating runs). In WAL mode a crash
+          // of the server loses nothing committed; only the machine's own crash may lose the last
+          // moments, never corrupting the file (as with PostgreSQL's synchronous_commit=off in
+          // startPostgres).
+          '--sqlite-pragma',
+          'synchronous=normal',
+        ]),
     '--log-level',
     'warn',
     // The timer queue otherwise fires timers up to a second late (a 500 ms sleep took 1,000 ms):

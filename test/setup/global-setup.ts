@@ -82,12 +82,14 @@ async function startServers(): Promise<Servers> {
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
     let temporalUiUrl = process.env.TEMPORAL_UI_URL ?? null;
     if (!temporalAddress) {
-      // With its Web UI: a test reads a call's timeline in it through a real browser.
+      // With its Web UI: a test reads a call's timeline in it through a real browser. Its state in
+      // memory: nothing outlives the run, and each workflow costs the server less (startTemporal).
       const temporal = await startTemporal({
         dataDir: path.join(dir, 'temporal'),
         port: temporalPort,
         uiPort: temporalUiPort,
         log,
+        inMemory: true,
       });
       servers.push(temporal.server);
       temporalAddress = temporal.address;
