@@ -145,6 +145,9 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     await h.waitFor(request.callId, 'terminal');
     const second = await adapter.placeCall(request);
     expect(second.providerCallId).not.toBe(first.providerCallId);
+    // Both ended: no active-call list has either, so the search among ended calls must pick the latest.
+    const ended = async () => h.emulator.calls().find((c) => c.providerCallId === second.providerCallId)?.end;
+    await expect.poll(ended, { timeout: 10_000 }).toBeDefined();
     expect(await adapter.findPlacedCall(request)).toEqual(second);
   });
 
