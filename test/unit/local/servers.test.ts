@@ -2,14 +2,17 @@
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MissingToolchainError, cacheDir, ensureBinaries } from '../../../src/local/binaries';
 import { PortInUseError, assertPortFree } from '../../../src/local/servers';
 
 describe('local servers', () => {
   const saved = { PATH: process.env.PATH, OCO_CACHE_DIR: process.env.OCO_CACHE_DIR };
-  afterEach(() => {
+  afterEach(async () => {
+    // The empty cache a test made for itself goes with it (the user's own cache is never touched).
+    if (process.env.OCO_CACHE_DIR && process.env.OCO_CACHE_DIR !== saved.OCO_CACHE_DIR)
+      await rm(process.env.OCO_CACHE_DIR, { recursive: true, force: true });
     process.env.PATH = saved.PATH;
     if (saved.OCO_CACHE_DIR === undefined) delete process.env.OCO_CACHE_DIR;
     else process.env.OCO_CACHE_DIR = saved.OCO_CACHE_DIR;
