@@ -4,19 +4,53 @@ import { callWorkflowId, isObjectIdHex } from '../contracts/ids';
 import type { ProviderEvent, ProviderName } from '../contracts/providers';
 import { isDuplicateKeyOnly } from '../data/duplicate-key';
 import { PhoneCall } from '../data/models/phone-call';
+import { rememberedValues } from '../data/remembered-values';
 import { ProviderCallSighting } from '../data/models/provider-call-sighting';
 import type { Logger } from '../logger';
 import type { TeamProviderResolver } from '../telephony/team-providers';
 import type { TelephonyProvider } from '../telephony/provider';
 import { providerEventSignal } from '../../workflows/messages';
 
-/** The adapter that must verify a callback claiming to be about `callId`, or null for an unknown call. */
+/** How long a team's adapter verifies its calls' callbacks before the team's credentials are read again. */
+const ADAPTER_TRUSTED_MS = 30_000;
+
+/** The adapter for a callback, and whether it was remembered rather than built from a fresh read. */
+export interface CallbackProvider {
+  adapter: TelephonyProvider;
+  remembered: boolean;
+}
+
+/**
+ * The adapter that must verify a callback claiming to be about `callId`, or null for an unknown call.
+ * A call sends four or more callbacks, and each read its call and its team: now a call's later ones
+ * read neither. A call's team and provider never change, so they are remembered for good; a team's
+ * adapter is reused for 30 s. Should a reused adapter refuse a signature, the route asks again with
+ * `fresh` (the team's current credentials): rotated credentials cost one read, never a refused
+ * callback. Credentials removed from a team still verify its callbacks for those 30 s at most.
+ */
 export function createCallbackProviderResolver(providers: TeamProviderResolver) {
-  return async (provider: ProviderName, callId: string): Promise<TelephonyProvider | null> => {
+  const owners = rememberedValues<{ teamId: string; provider: ProviderName }>({ maxEntries: 10_000 });
+  const adapters = rememberedValues<TelephonyProvider>({ trustedMs: ADAPTER_TRUSTED_MS, maxEntries: 1_000 });
+  return async (
+    provider: ProviderName,
+    callId: string,
+    options: { fresh?: boolean } = {},
+  ): Promise<CallbackProvider | null> => {
     if (!isObjectIdHex(callId)) return null;
-    const call = await PhoneCall.findById(callId, { teamId: 1, telephonyProvider: 1 }).lean();
-    if (!call || call.telephonyProvider !== provider) return null;
-    return providers(call.teamId, provider);
+    let owner = owners.get(callId);
+    if (!owner) {
+      const call = await PhoneCall.findById(callId, { teamId: 1, telephonyProvider: 1 }).lean();
+      if (!call) return null;
+      owner = { teamId: String(call.teamId), provider: call.telephonyProvider as ProviderName };
+      owners.set(callId, owner);
+    }
+    if (owner.provider !== provider) return null;
+    const key = `${owner.teamId}:${provider}`;
+    const known = options.fresh ? undefined : adapters.get(key);
+    if (known) return { adapter: known, remembered: true };
+    const adapter = await providers(owner.teamId, provider);
+    adapters.set(key, adapter);
+    return { adapter, remembered: false };
   };
 }
 

@@ -2,12 +2,12 @@
 // outcome, recording, transcript and results; callback signatures, duplicates and reordering; a
 // retried dial that rings once; voices and transcripts endpoints.
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { Types } from 'mongoose';
+import mongoose, { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCaptureActivities, type Captured } from '../../activities/capture';
 import { createDialActivities, type Dialled } from '../../activities/dial';
 import { parseWavHeader } from '../../src/audio';
-import { createProviderEventSink } from '../../src/calls/provider-events';
+import { createCallbackProviderResolver, createProviderEventSink } from '../../src/calls/provider-events';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { createSecretBox } from '../../src/crypto/secret-box';
 import { PhoneCall } from '../../src/data/models/phone-call';
@@ -21,6 +21,7 @@ import { numberForScenario } from '../../src/emulator';
 import { createLogger } from '../../src/logger';
 import { createWorkerMetrics } from '../../src/observability/metrics';
 import { twilioSignature } from '../../src/telephony/twilio';
+import type { TelephonyProvider } from '../../src/telephony/provider';
 import { createTeamProviderResolver } from '../../src/telephony/team-providers';
 import { providerEventSignal } from '../../workflows/messages';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
@@ -269,6 +270,42 @@ function workerActivities() {
   };
   return { ...createDialActivities(deps), ...createCaptureActivities(deps) };
 }
+
+it("reads a call and its team's credentials once for all of its callbacks, again only when asked for fresh ones", async () => {
+  // Due months ahead: nothing but this test reads the call meanwhile.
+  const id = await place('+14155550007', { callDelayedUntil: new Date(Date.now() + 90 * 86_400_000).toISOString() });
+  const asked: string[] = [];
+  const adapter = {} as TelephonyProvider; // never used by the resolver itself
+  const resolve = createCallbackProviderResolver(async (teamId, provider) => {
+    asked.push(`${String(teamId)}:${provider}`);
+    return adapter;
+  });
+  const reads: string[] = [];
+  mongoose.set('debug', (collection: string, method: string) => {
+    if (collection === PhoneCall.collection.collectionName) reads.push(method);
+  });
+  try {
+    const first = await resolve('twilio', id);
+    const later = [await resolve('twilio', id), await resolve('twilio', id), await resolve('twilio', id)];
+    expect(first).toEqual({ adapter, remembered: false });
+    expect(later).toEqual([1, 2, 3].map(() => ({ adapter, remembered: true })));
+    expect(reads).toEqual(['findOne']);
+    expect(asked).toEqual([`${stack.team.teamId}:twilio`]);
+
+    // Another provider's callback for it is refused without a read; `fresh` builds the adapter again.
+    expect(await resolve('vonage', id)).toBeNull();
+    expect(await resolve('twilio', id, { fresh: true })).toEqual({ adapter, remembered: false });
+    expect(asked).toHaveLength(2);
+    expect(reads).toHaveLength(1);
+
+    // An id that names no call is never remembered: each callback for it looks again.
+    const unknown = new Types.ObjectId().toHexString();
+    expect([await resolve('twilio', unknown), await resolve('twilio', unknown)]).toEqual([null, null]);
+    expect(reads).toHaveLength(3);
+  } finally {
+    mongoose.set('debug', false);
+  }
+});
 
 it('a dial retried after the provider accepted the call rings once', async () => {
   const to = '+14155559102';

@@ -6,7 +6,8 @@ import Router from '@koa/router';
 import { PROVIDERS, type ProviderEvent, type ProviderName } from '../../contracts/providers';
 import { CALLBACK_ROUTE, trimBase } from '../../telephony/callback-url';
 import { CALL_ID_PARAM } from '../../telephony/http';
-import { CallbackSignatureError, type TelephonyProvider } from '../../telephony/provider';
+import type { CallbackProvider } from '../../calls/provider-events';
+import { CallbackSignatureError } from '../../telephony/provider';
 import type { RequestState } from '../state';
 
 export interface CallbackLogger {
@@ -18,8 +19,16 @@ export interface CallbackLogger {
 export interface TelephonyCallbackRouterDeps {
   /** The service's public origin (and path prefix, if any) as providers reach it. */
   publicBaseUrl: string;
-  /** The adapter holding the credentials of the team that owns `callId`; null when there is no such call. */
-  resolveProvider(provider: ProviderName, callId: string): Promise<TelephonyProvider | null>;
+  /**
+   * The adapter holding the credentials of the team that owns `callId`, and whether it was remembered
+   * rather than built from the team's current credentials (`fresh` asks for those); null when there is
+   * no such call.
+   */
+  resolveProvider(
+    provider: ProviderName,
+    callId: string,
+    options?: { fresh?: boolean },
+  ): Promise<CallbackProvider | null>;
   onEvents(events: ProviderEvent[]): Promise<void>;
   logger: CallbackLogger;
 }
@@ -70,33 +79,45 @@ export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps)
       ctx.status = 413;
       return;
     }
-    const adapter = await deps.resolveProvider(provider, callId);
-    if (!adapter) {
+    let resolved = await deps.resolveProvider(provider, callId);
+    if (!resolved) {
       // Answered as a bad signature is: a caller without the provider's key learns nothing of which calls exist.
       logger.warn({ provider, callId }, 'telephony callback for an unknown call');
       ctx.status = 401;
       return;
     }
+    const request = {
+      method: ctx.method,
+      // Exactly the URL the provider called (Twilio signs it), rebuilt on our public base.
+      url: trimBase(deps.publicBaseUrl) + ctx.originalUrl,
+      headers: ctx.headers,
+      rawBody,
+    };
 
     let events: ProviderEvent[];
-    try {
-      events = await adapter.parseCallback({
-        method: ctx.method,
-        // Exactly the URL the provider called (Twilio signs it), rebuilt on our public base.
-        url: trimBase(deps.publicBaseUrl) + ctx.originalUrl,
-        headers: ctx.headers,
-        rawBody,
-      });
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      if (err instanceof CallbackSignatureError) {
-        logger.warn({ provider, callId, reason, ip: ctx.ip }, 'telephony callback rejected: bad signature');
-        ctx.status = 401;
-      } else {
-        logger.warn({ provider, callId, reason }, 'telephony callback rejected: malformed');
-        ctx.status = 400;
+    for (;;) {
+      try {
+        events = await resolved.adapter.parseCallback(request);
+        break;
+      } catch (err) {
+        // A remembered adapter may hold credentials the team has since rotated: once more with its current ones.
+        if (err instanceof CallbackSignatureError && resolved.remembered) {
+          const fresh = await deps.resolveProvider(provider, callId, { fresh: true });
+          if (fresh) {
+            resolved = fresh;
+            continue;
+          }
+        }
+        const reason = err instanceof Error ? err.message : String(err);
+        if (err instanceof CallbackSignatureError) {
+          logger.warn({ provider, callId, reason, ip: ctx.ip }, 'telephony callback rejected: bad signature');
+          ctx.status = 401;
+        } else {
+          logger.warn({ provider, callId, reason }, 'telephony callback rejected: malformed');
+          ctx.status = 400;
+        }
+        return;
       }
-      return;
     }
     // The URL picked the credentials; a signed event naming another call is not to be trusted.
     const foreign = events.find((e) => e.callId !== callId);

@@ -384,6 +384,29 @@ describe('callback router', () => {
     expect(h.eventsFor(request.callId).map((e) => e.kind)).toEqual(['ringing']);
   });
 
+  it("verifies again with the team's current credentials when a remembered adapter refuses a signature", async () => {
+    const { accountSid, authToken } = h.credentials.twilio.twilio;
+    const rotated = { ...h.credentials.twilio, twilio: { accountSid, authToken: 'the-token-before-rotation' } };
+    const request = h.request('twilio');
+    h.rememberStale(request.callId, rotated);
+    const ringing = twilioCallback(authToken, accountSid, 'ringing', request.statusCallbackUrl);
+    expect((await post(request.statusCallbackUrl, ringing, 'application/x-www-form-urlencoded')).status).toBe(204);
+    expect(h.eventsFor(request.callId).map((e) => e.kind)).toEqual(['ringing']);
+    expect(h.lookupsFor(request.callId)).toEqual([{ fresh: false }, { fresh: true }]);
+
+    // A forgery is refused by both, and delivers nothing.
+    const forged = twilioCallback('not-the-token', accountSid, 'completed', request.statusCallbackUrl);
+    expect((await post(request.statusCallbackUrl, forged, 'application/x-www-form-urlencoded')).status).toBe(401);
+    expect(h.lookupsFor(request.callId)).toHaveLength(4);
+    expect(h.eventsFor(request.callId).map((e) => e.kind)).toEqual(['ringing']);
+
+    // An adapter built from fresh credentials that refuses is not asked about again.
+    const plain = h.request('twilio');
+    const forgedPlain = twilioCallback('not-the-token', accountSid, 'completed', plain.statusCallbackUrl);
+    expect((await post(plain.statusCallbackUrl, forgedPlain, 'application/x-www-form-urlencoded')).status).toBe(401);
+    expect(h.lookupsFor(plain.callId)).toEqual([{ fresh: false }]);
+  });
+
   it('refuses a signed Telnyx event whose client_state names another call', async () => {
     const request = h.request('telnyx');
     const elsewhere = telnyxCallback(h.telnyxPrivateKey, 'call.answered');

@@ -27,6 +27,10 @@ export interface Harness {
   /** onEvents throws for the next `times` batches of this call (the router then answers 500). */
   failNextDeliveries(callId: string, times: number): void;
   onEventsCalls(): number;
+  /** The router's next lookups for this call answer a remembered adapter holding `stale` credentials. */
+  rememberStale(callId: string, stale: ProviderCredentials): void;
+  /** Each lookup the router made for this call: whether it asked for fresh credentials. */
+  lookupsFor(callId: string): Array<{ fresh: boolean }>;
   waitFor(callId: string, kind: ProviderEventKind | 'terminal', timeoutMs?: number): Promise<ProviderEvent[]>;
   close(): Promise<void>;
 }
@@ -83,6 +87,8 @@ export async function startHarness(options: { speedFactor?: number } = {}): Prom
   const owners = new Map<string, ProviderName>();
   const events = new Map<string, ProviderEvent[]>();
   const failures = new Map<string, number>();
+  const stale = new Map<string, ProviderCredentials>();
+  const lookups = new Map<string, Array<{ fresh: boolean }>>();
   let onEventsCalls = 0;
   const app = new Koa();
   let routerUrl = '';
@@ -90,8 +96,14 @@ export async function startHarness(options: { speedFactor?: number } = {}): Prom
     get publicBaseUrl() {
       return routerUrl;
     },
-    async resolveProvider(provider, callId) {
-      return owners.get(callId) === provider ? createProvider(credentials[provider], baseUrls) : null;
+    async resolveProvider(provider, callId, options = {}) {
+      const fresh = options.fresh === true;
+      lookups.set(callId, [...(lookups.get(callId) ?? []), { fresh }]);
+      if (owners.get(callId) !== provider) return null;
+      const remembered = fresh ? undefined : stale.get(callId);
+      return remembered
+        ? { adapter: createProvider(remembered, baseUrls), remembered: true }
+        : { adapter: createProvider(credentials[provider], baseUrls), remembered: false };
     },
     async onEvents(batch) {
       onEventsCalls += 1;
@@ -134,6 +146,8 @@ export async function startHarness(options: { speedFactor?: number } = {}): Prom
     eventsFor: (callId) => events.get(callId) ?? [],
     failNextDeliveries: (callId, times) => failures.set(callId, times),
     onEventsCalls: () => onEventsCalls,
+    rememberStale: (callId, credentialsHeld) => stale.set(callId, credentialsHeld),
+    lookupsFor: (callId) => lookups.get(callId) ?? [],
     async waitFor(callId, kind, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
