@@ -7,7 +7,16 @@ export interface MongoConnectOptions {
    * on an operation once sent.
    */
   socketTimeoutMs?: number;
+  /**
+   * A new connection (a pool's or the server monitor's) that has not connected and answered its
+   * handshake within this many milliseconds is given up. 10 s rather than the driver's 30: a server
+   * that accepts connections but does not answer them (a database coming back up) blinds the monitor
+   * for this long per check, and no operation can pick a server meanwhile.
+   */
+  connectTimeoutMs?: number;
 }
+
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 /** The driver's options for a process's pool of `poolSize` connections. */
 export function mongoConnectOptions(poolSize: number, options: MongoConnectOptions = {}): mongoose.ConnectOptions {
@@ -16,6 +25,7 @@ export function mongoConnectOptions(poolSize: number, options: MongoConnectOptio
     minPoolSize: Math.min(2, poolSize),
     serverSelectionTimeoutMS: 10_000,
     socketTimeoutMS: options.socketTimeoutMs ?? 0,
+    connectTimeoutMS: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     // Index builds are run explicitly (syncIndexes) by the entry points, not on every model load.
     autoIndex: false,
   };

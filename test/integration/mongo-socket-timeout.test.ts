@@ -1,12 +1,14 @@
 // The worker's database connection gives up on a round trip the server never answers
 // (WORKER_MONGODB_SOCKET_TIMEOUT_SECONDS): the operation fails, so its activity is retried at once
 // instead of waiting out its start-to-close timeout, and the pool carries on with a new connection.
-// Shown through a TCP relay in front of the real server that stops passing the server's answers on.
+// Every process's connections give up on a handshake that is never answered after the connect timeout,
+// so the server monitor finds the database again soon after it answers. Shown through a TCP relay in
+// front of the real server that stops passing the server's answers on.
 import net from 'node:net';
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { mongoConnectOptions } from '../../src/data/connection';
+import { CONNECT_TIMEOUT_MS, mongoConnectOptions } from '../../src/data/connection';
 
 /** Relays TCP to `target`; while `silent`, what the server sends is dropped, as if never answered. */
 async function startRelay(target: { host: string; port: number }) {
@@ -31,6 +33,10 @@ async function startRelay(target: { host: string; port: number }) {
     port: (server.address() as net.AddressInfo).port,
     setSilent(value: boolean) {
       silent = value;
+    },
+    /** Closes every relayed connection, as a server going down does; new ones are still taken. */
+    dropConnections() {
+      for (const socket of sockets) socket.destroy();
     },
     close: async () => {
       for (const socket of sockets) socket.destroy();
@@ -90,6 +96,41 @@ describe('a database round trip that is never answered', () => {
         new Promise<string>((resolve) => setTimeout(() => resolve('still waiting'), 3_000)),
       ]);
       expect(outcome).toBe('still waiting');
+    } finally {
+      relay.setSilent(false);
+      await connection.close(true);
+    }
+  });
+});
+
+describe('a database that takes connections but does not answer them, as one coming back up may', () => {
+  it('holds the server monitor only for the connect timeout per check, then is used again at once', async () => {
+    expect(mongoConnectOptions(2).connectTimeoutMS).toBe(CONNECT_TIMEOUT_MS);
+    const connection = mongoose.createConnection(relayedUri, {
+      ...mongoConnectOptions(2, { connectTimeoutMs: 1_500 }),
+      serverSelectionTimeoutMS: 30_000,
+    });
+    const failures: number[] = [];
+    connection.getClient().on('serverHeartbeatFailed', () => failures.push(Date.now()));
+    await connection.asPromise();
+    try {
+      const probes = connection.db!.collection('connect_timeout_probes');
+      await probes.insertOne({ at: new Date() });
+
+      // The server goes away and its listener comes back, answering nothing: the monitor's new
+      // connection waits for a handshake that never comes.
+      relay.setSilent(true);
+      const dropped = Date.now();
+      relay.dropConnections();
+      const pending = probes.findOne({});
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      // Each check gave up after the connect timeout (the driver's default would still be waiting).
+      expect(failures.filter((at) => at > dropped).length).toBeGreaterThanOrEqual(2);
+
+      relay.setSilent(false);
+      const answered = Date.now();
+      expect(await pending).toMatchObject({ at: expect.any(Date) });
+      expect(Date.now() - answered).toBeLessThan(1_500 + 2_000);
     } finally {
       relay.setSilent(false);
       await connection.close(true);
