@@ -50,7 +50,7 @@ class FileOrder extends BaseSequencer {
 
 // Unit, workflow and most integration files run one after another in their lane's process
 // (`isolate: false`): importing the SDK, Mongoose and the service again for every file cost 110 s of the
-// lanes' time per run (2.8 s per integration file), 30-33 s this way. Every file still starts and stops
+// lanes' time per run (2.8 s per integration file), 33-45 s this way. Every file still starts and stops
 // its own stack, database and task queue; what a process keeps is module state (loaded code, remembered
 // lookups keyed by ids that no two files share) and Temporal's Runtime, which a process installs once.
 // These files need a process of their own: they install that Runtime themselves, or read what the SDK

@@ -38,8 +38,8 @@ async function startRelay(target: { host: string; port: number }) {
     dropConnections() {
       for (const socket of sockets) socket.destroy();
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
+    async close() {
+      this.dropConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
