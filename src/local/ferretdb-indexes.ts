@@ -136,10 +136,29 @@ WHERE t.column_name = '_jsonb' AND t.table_name ~ ${quoteLiteral(COLLECTION_TABL
 `;
 }
 
+/**
+ * A session, once PostgreSQL takes them: it listens before it has finished starting (recovery after a
+ * stop) and refuses sessions meanwhile with 57P03, "the database system is starting up". The chaos
+ * suite's database restart met that refusal here.
+ */
+async function connectWhenReady(postgresUrl: string, timeoutMs = 60_000): Promise<InstanceType<typeof Client>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const client = new Client({ connectionString: postgresUrl });
+    try {
+      await client.connect();
+      return client;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      if ((err as { code?: string }).code !== '57P03' || Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 /** Installs the trigger and indexes every collection table that exists. Needs a superuser (event triggers do). */
 export async function installFerretdbIndexes(postgresUrl: string): Promise<void> {
-  const client = new Client({ connectionString: postgresUrl });
-  await client.connect();
+  const client = await connectWhenReady(postgresUrl);
   try {
     await client.query(installSql());
   } finally {
