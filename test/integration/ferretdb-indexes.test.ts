@@ -2,8 +2,9 @@
 // pending list: with GIN's default `fastupdate`, every row written goes to a pending list that each
 // read of the index scans in full until a vacuum folds it in, and a list page read right after a bulk
 // insert took twice as long. Run on a PostgreSQL of its own, as FerretDB's tables are only reachable
-// through PostgreSQL.
+// through PostgreSQL. Also: the install waits while PostgreSQL refuses sessions as still starting up.
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -95,5 +96,72 @@ describe('GIN indexes on FerretDB tables', () => {
       'recordings_0a1b2c3d_token_oco_gin',
     ]);
     for (const index of after) expect(index, index.name).toMatchObject({ fastupdateOff: true, pending: 0 });
+  });
+});
+
+/**
+ * A relay in front of the PostgreSQL of this file that refuses the first `refusals` sessions as
+ * PostgreSQL does while it starts up (ErrorResponse with `code`, then close) and passes later ones on.
+ */
+async function refusingRelay(refusals: number, code: string, message: string) {
+  const target = new URL(url);
+  const field = (type: string, value: string) => Buffer.concat([Buffer.from(type), Buffer.from(`${value}\0`)]);
+  const fields = Buffer.concat([
+    field('S', 'FATAL'),
+    field('V', 'FATAL'),
+    field('C', code),
+    field('M', message),
+    Buffer.from([0]),
+  ]);
+  const length = Buffer.alloc(4);
+  length.writeInt32BE(fields.length + 4);
+  const refusal = Buffer.concat([Buffer.from('E'), length, fields]);
+  let refused = 0;
+  const relay = net.createServer((client) => {
+    if (refused < refusals) {
+      refused += 1;
+      // Answered once the startup message is in, as PostgreSQL does.
+      client.once('data', () => client.end(refusal));
+      client.on('error', () => undefined);
+      return;
+    }
+    const upstream = net.connect(Number(target.port), target.hostname);
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const relayUrl = new URL(url);
+  relayUrl.port = String((relay.address() as net.AddressInfo).port);
+  return {
+    url: relayUrl.toString(),
+    refused: () => refused,
+    close: () => new Promise<void>((resolve) => relay.close(() => resolve())),
+  };
+}
+
+describe('installing while PostgreSQL starts up', () => {
+  it('waits while sessions are refused with 57P03, then installs', async () => {
+    const trigger = () => pg.query("SELECT 1 FROM pg_event_trigger WHERE evtname = 'oco_ferretdb_indexes'");
+    await pg.query('DROP EVENT TRIGGER oco_ferretdb_indexes');
+    expect((await trigger()).rows).toHaveLength(0);
+    const relay = await refusingRelay(4, '57P03', 'the database system is starting up');
+    try {
+      await installFerretdbIndexes(relay.url);
+      expect(relay.refused()).toBe(4);
+      expect((await trigger()).rows).toHaveLength(1);
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it('any other refusal fails at once', async () => {
+    const relay = await refusingRelay(4, '53300', 'sorry, too many clients already');
+    try {
+      await expect(installFerretdbIndexes(relay.url)).rejects.toMatchObject({ code: '53300' });
+      expect(relay.refused()).toBe(1);
+    } finally {
+      await relay.close();
+    }
   });
 });

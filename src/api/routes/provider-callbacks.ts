@@ -54,6 +54,28 @@ async function readRawBody(ctx: Context): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+type CallbackRequest = Parameters<CallbackProvider['adapter']['parseCallback']>[0];
+
+/**
+ * The callback's events, as the adapter verifies and parses them. A remembered adapter may hold
+ * credentials the team has since rotated: a signature it refuses is checked once more with the team's
+ * current ones (`current`).
+ */
+async function parseVerified(
+  resolved: CallbackProvider,
+  request: CallbackRequest,
+  current: () => Promise<CallbackProvider | null>,
+): Promise<ProviderEvent[]> {
+  try {
+    return await resolved.adapter.parseCallback(request);
+  } catch (err) {
+    if (!(err instanceof CallbackSignatureError) || !resolved.remembered) throw err;
+    const fresh = await current();
+    if (!fresh) throw err;
+    return await fresh.adapter.parseCallback(request);
+  }
+}
+
 export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps): Router {
   const router = new Router<RequestState>();
 
@@ -79,7 +101,7 @@ export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps)
       ctx.status = 413;
       return;
     }
-    let resolved = await deps.resolveProvider(provider, callId);
+    const resolved = await deps.resolveProvider(provider, callId);
     if (!resolved) {
       // Answered as a bad signature is: a caller without the provider's key learns nothing of which calls exist.
       logger.warn({ provider, callId }, 'telephony callback for an unknown call');
@@ -95,29 +117,18 @@ export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps)
     };
 
     let events: ProviderEvent[];
-    for (;;) {
-      try {
-        events = await resolved.adapter.parseCallback(request);
-        break;
-      } catch (err) {
-        // A remembered adapter may hold credentials the team has since rotated: once more with its current ones.
-        if (err instanceof CallbackSignatureError && resolved.remembered) {
-          const fresh = await deps.resolveProvider(provider, callId, { fresh: true });
-          if (fresh) {
-            resolved = fresh;
-            continue;
-          }
-        }
-        const reason = err instanceof Error ? err.message : String(err);
-        if (err instanceof CallbackSignatureError) {
-          logger.warn({ provider, callId, reason, ip: ctx.ip }, 'telephony callback rejected: bad signature');
-          ctx.status = 401;
-        } else {
-          logger.warn({ provider, callId, reason }, 'telephony callback rejected: malformed');
-          ctx.status = 400;
-        }
-        return;
+    try {
+      events = await parseVerified(resolved, request, () => deps.resolveProvider(provider, callId, { fresh: true }));
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      if (err instanceof CallbackSignatureError) {
+        logger.warn({ provider, callId, reason, ip: ctx.ip }, 'telephony callback rejected: bad signature');
+        ctx.status = 401;
+      } else {
+        logger.warn({ provider, callId, reason }, 'telephony callback rejected: malformed');
+        ctx.status = 400;
       }
+      return;
     }
     // The URL picked the credentials; a signed event naming another call is not to be trusted.
     const foreign = events.find((e) => e.callId !== callId);
