@@ -10,11 +10,14 @@
 // below the lowest position read sorts after every call read. The walk can stop as soon as it holds
 // one more matching call than the page needs, and sorting what it read gives the page.
 //
-// Which slice next: the walk reads aligned slices only (never a document twice) and picks the largest
+// Which slice next: the walk reads aligned slices only (no two reads it keeps overlap) and picks the largest
 // one whose expected matches (by the density seen so far) do not exceed what is still needed, growing
 // at most fourfold per read. A dense page reads a handful of 32-position slices; a rare filter climbs
 // to large slices in a few cheap index lookups; a large read that meets a dense stretch stops early
-// and the stretch is read again in smaller slices.
+// and the stretch is read again in smaller slices. The slice below is read while the walk waits for
+// the one above, planned from the density seen so far: on one request at a time the store then works
+// on two reads at once. It costs the reads a page turns out not to need (the last one ahead, or one
+// planned smaller than the walk would have chosen): more reads for a rare filter, none for a dense one.
 //
 // A rare filter (a callee's number, a status few calls are in) is read otherwise: one query for every
 // call it matches, as the plain "find, sort, limit" reads them, when this process has seen it match
@@ -169,29 +172,56 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
   // Matches per position in the last slice read (or at least, in one that stopped early).
   let densityHere = 0;
   let passedCreatedAfter = false;
-  while (upper > lowest && found.length < need && !passedCreatedAfter) {
-    const wanted = need - found.length;
+
+  /** The slice to read next from `upper` down, given what the walk has found and covered so far. */
+  const nextSlice = (at: { upper: number; found: number; covered: number; densityHere: number; lastSpan: number }) => {
+    const wanted = need - at.found;
     // Matches per position so far; before any read, a dense list is assumed.
-    const density = Math.max(densityHere, covered === 0 ? 1 : (found.length + 1) / covered);
+    const density = Math.max(at.densityHere, at.covered === 0 ? 1 : (at.found + 1) / at.covered);
     let level = 0;
     for (let l = 1; l < LEVELS; l++) {
       const size = LIST_SLICE_SIZES[l]!;
-      if (upper % size !== 0 || size > lastSpan * 4 || size > sizeLimit || density * size > wanted) break;
+      if (at.upper % size !== 0 || size > at.lastSpan * 4 || size > sizeLimit || density * size > wanted) break;
       level = l;
     }
-    const slice = Math.floor((upper - 1) / LIST_SLICE_SIZES[level]!);
+    const slice = Math.floor((at.upper - 1) / LIST_SLICE_SIZES[level]!);
     const lo = Math.max(lowest, slice * LIST_SLICE_SIZES[level]!);
     // A read larger than the smallest slice stops early when it meets many more matches than
     // expected: a filter sparse above may be dense here (an old file under newer calls), and decoding
     // a whole dense slice costs far more than a few smaller reads. Stopping early is cheap: FerretDB
     // decodes only the documents it returns.
-    const span = upper - lo;
+    const span = at.upper - lo;
     const cap = span > SMALLEST ? Math.min(wanted + 1, Math.max(PROBE, Math.ceil(2 * density * span))) : undefined;
-    const docs = await read({ listKeys: listKey(team, level, slice), listSeq: { $gte: lo, $lt: upper } }, cap);
+    const docs = read({ listKeys: listKey(team, level, slice), listSeq: { $gte: lo, $lt: at.upper } }, cap);
+    // A read given up (the walk ended, or re-planned) must not reject unhandled.
+    docs.catch(() => undefined);
+    return { lo, span, cap, docs };
+  };
+
+  let current = upper > lowest ? nextSlice({ upper, found: 0, covered: 0, densityHere, lastSpan }) : null;
+  while (current && found.length < need && !passedCreatedAfter) {
+    const { lo, span, cap } = current;
+    // The slice below is read meanwhile, planned as if this one matched at the density seen so far:
+    // the store works on both at once (a page is otherwise one read after another). Whatever the
+    // guess, a slice read in full is a valid next step; one that stops early is read again smaller.
+    // Not before the first read: nothing is seen yet.
+    const guessed = covered > 0 ? Math.round(((found.length + 1) / covered) * span) : 0;
+    const ahead =
+      covered > 0 && lo > lowest && found.length + guessed < need
+        ? nextSlice({
+            upper: lo,
+            found: found.length + guessed,
+            covered: covered + span,
+            densityHere: guessed / span,
+            lastSpan: span,
+          })
+        : null;
+    const docs = await current.docs;
     if (cap !== undefined && docs.length >= cap) {
       // Denser than thought: read the same positions again in slices a quarter of this one or smaller.
       densityHere = cap / span;
       sizeLimit = span / 4;
+      current = nextSlice({ upper, found: found.length, covered, densityHere, lastSpan });
       continue;
     }
     // How dense the slice just read was: the next read stays small inside a dense region.
@@ -206,6 +236,8 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
     covered += span;
     lastSpan = span;
     upper = lo;
+    if (upper <= lowest || found.length >= need || passedCreatedAfter) break;
+    current = ahead ?? nextSlice({ upper, found: found.length, covered, densityHere, lastSpan });
   }
 
   // What the walk saw of the filter, for the next page's choice: exact when it read every position,

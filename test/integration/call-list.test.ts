@@ -4,7 +4,7 @@
 // calls stored before positions existed, and calls created while a client pages. And each read the
 // walk makes is an index lookup on the store (explain), never a scan of the team.
 import mongoose, { Types } from 'mongoose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backfillListPositions } from '../../src/data/call-list-backfill';
 import { forgetMatchCounts } from '../../src/data/call-list-match-counts';
 import { CallListCounter } from '../../src/data/models/call-list-counter';
@@ -120,6 +120,43 @@ describe('GET /v1/phoneCalls over list slices', () => {
       for (const limit of limits) {
         expect({ query, limit, ids: await pageThrough(query, limit) }).toEqual({ query, limit, ids: expected });
       }
+    }
+  });
+
+  it('reads the slice below while it waits for the one above, and the page stays exact', async () => {
+    // Every read of a call page goes through the collection's find: count the reads in flight.
+    const collection = PhoneCall.collection;
+    const find = collection.find.bind(collection);
+    let inFlight = 0;
+    let most = 0;
+    let reads = 0;
+    const spy = vi.spyOn(collection, 'find').mockImplementation(((...args: Parameters<typeof find>) => {
+      const cursor = find(...args);
+      const toArray = cursor.toArray.bind(cursor);
+      cursor.toArray = async () => {
+        reads++;
+        inFlight++;
+        most = Math.max(most, inFlight);
+        try {
+          return await toArray();
+        } finally {
+          inFlight--;
+        }
+      };
+      return cursor;
+    }) as typeof collection.find);
+    try {
+      forgetMatchCounts();
+      const res = await api.get('/v1/phoneCalls?limit=100&status=completed');
+      expect(res.status).toBe(200);
+      const expected = (await allOfTeam()).filter((row) => row.status === 'completed').sort(newestFirst);
+      expect(res.body.data.map((call: { _id: string }) => call._id)).toEqual(
+        expected.slice(0, 100).map((row) => row._id.toHexString()),
+      );
+      expect(reads).toBeGreaterThan(2);
+      expect(most).toBe(2);
+    } finally {
+      spy.mockRestore();
     }
   });
 
