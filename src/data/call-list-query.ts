@@ -173,7 +173,7 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
   let densityHere = 0;
   let passedCreatedAfter = false;
 
-  /** The slice to read next from `upper` down, given what the walk has found and covered so far. */
+  /** Plans the slice to read next from `upper` down, given what the walk has found and covered, and starts its read. */
   const nextSlice = (at: { upper: number; found: number; covered: number; densityHere: number; lastSpan: number }) => {
     const wanted = need - at.found;
     // Matches per position so far; before any read, a dense list is assumed.
