@@ -10,19 +10,21 @@
 // below the lowest position read sorts after every call read. The walk can stop as soon as it holds
 // one more matching call than the page needs, and sorting what it read gives the page.
 //
-// Which slice next: the walk reads aligned slices only (no two reads it keeps overlap) and picks the largest
-// one whose expected matches (by the density seen so far) do not exceed what is still needed, growing
-// at most fourfold per read. A dense page reads a handful of 32-position slices; a rare filter climbs
-// to large slices in a few cheap index lookups; a large read that meets a dense stretch stops early
-// and the stretch is read again in smaller slices. The slice below is read while the walk waits for
-// the one above, planned from the density seen so far: on one request at a time the store then works
-// on two reads at once. It costs the reads a page turns out not to need (the last one ahead, or one
-// planned smaller than the walk would have chosen): more reads for a rare filter, none for a dense one.
+// Which slice next: the walk reads slices so that no two reads it keeps overlap, and picks the largest
+// one whose expected matches (by the density seen so far, or by what this process last counted of the
+// filter) do not exceed what is still needed, growing at most fourfold per read. A slice is aligned
+// to its size, so one that reaches above where the walk stands is read only when it would decode at
+// most a few calls again up there (the store filters positions after decoding): a rare filter climbs
+// to large slices in a few reads, a dense one reads a handful of 32-position slices, and a large read
+// that meets a dense stretch stops early and the stretch is read again in smaller slices. The slice
+// below is read while the walk waits for the one above, planned from the density seen so far: on one
+// request at a time the store then works on two reads at once. It costs the reads a page turns out
+// not to need (the last one ahead, or one planned smaller than the walk would have chosen).
 //
 // A rare filter (a callee's number, a status few calls are in) is read otherwise: one query for every
 // call it matches, as the plain "find, sort, limit" reads them, when this process has seen it match
-// few (call-list-match-counts.ts). That decodes at most two pages' worth of documents and saves the
-// walk's dozen reads, the team's counter among them.
+// few (call-list-match-counts.ts). That decodes at most a page's worth of documents and saves the
+// walk's reads, the team's counter among them.
 import { Types, type QueryFilter } from 'mongoose';
 import { CallListCounter, type CallListCounterDoc } from './models/call-list-counter';
 import { CallListFileBlock } from './models/call-list-file-block';
@@ -62,14 +64,20 @@ const MAX_PROBES = 40;
 /** A read expected to find almost nothing stops after this many matches. */
 const PROBE = 16;
 /**
- * A filter matching at most this many calls, or two pages' worth if more, is read in one query. A walk
- * decodes about a page of documents but makes a read per slice, and a rare filter's walk makes a
- * dozen or more. In-process at 100,000 calls on FerretDB, pages of 100 (60 alternating runs each): a
- * callee's number (21 matches) 49 ms p50 walked, 18 ms in one read; `status=cancelled` (195) 105 ms
- * either way; `status=failed` (1,031) 125 ms walked, 576 ms in one read.
+ * A slice that reaches above the walk's position is read when it would decode at most this many
+ * calls again up there (the store filters positions after decoding): a rare filter then climbs to
+ * large slices at once instead of through the smaller ones that align it, about a read per level.
+ */
+const REREAD_MAX = 4;
+/**
+ * A filter matching at most this many calls, or a page's worth if more, is read in one query: it
+ * decodes no more documents than a walk would, in one read instead of a dozen. Past a page, the
+ * documents decoded for nothing cost more than the reads saved: in-process at 100,000 calls on
+ * FerretDB, pages of 100, 20 rounds alternating in one process, `status=cancelled` (195 matches) took
+ * 77 ms p50 walked against 130 ms in one read; a callee's number (21 matches) 49 ms walked, 18 ms in
+ * one read (an earlier walk).
  */
 const ONE_READ_MIN = 64;
-const ONE_READ_PAGES = 2;
 /** Below every list position (those of calls made before positions existed are below 1). */
 const ANY_POSITION = { $gte: Number.MIN_SAFE_INTEGER };
 
@@ -118,7 +126,7 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
   // A callee's number has a handful of calls in a team, so it is tried before any count is known.
   const countKey = matchCountKey(team, query.equals);
   const filtered = Object.keys(query.equals).length > 0;
-  const oneReadMax = Math.max(ONE_READ_MIN, ONE_READ_PAGES * need);
+  const oneReadMax = Math.max(ONE_READ_MIN, need);
   const expected = knownMatchCount(countKey) ?? (query.equals.toPhoneNumber !== undefined ? 0 : undefined);
   if (filtered && expected !== undefined && expected <= oneReadMax) {
     const matches = await read({ listSeq: ANY_POSITION }, oneReadMax + 1);
@@ -161,11 +169,15 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
     if (blocks.length) upper = Math.min(upper, Math.max(...blocks.map((block) => block.top)) + 1);
   }
   const top = upper;
+  // A first page starts at the newest position: nothing lies above it to read again.
+  const emptyAbove = !query.after && !query.createdBefore && query.equals.fileId === undefined;
 
   const found: PhoneCallDoc[] = [];
   let covered = 0;
   /** Calls the filters matched in the positions covered, on the page or not: the filter's density. */
   let matched = 0;
+  /** Their positions: how many a slice reaching back above the walk would decode again. */
+  const matchedAt: number[] = [];
   let lastSpan: number = SMALLEST;
   // After a read that stopped early, the next must be smaller than it.
   let sizeLimit = Infinity;
@@ -173,44 +185,90 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
   let densityHere = 0;
   let passedCreatedAfter = false;
 
-  /** Plans the slice to read next from `upper` down, given what the walk has found and covered, and starts its read. */
-  const nextSlice = (at: { upper: number; found: number; covered: number; densityHere: number; lastSpan: number }) => {
+  /** Whether the walk knows anything of the filter's density: it read some, or this process counted it. */
+  const known = (at: { covered: number }) => at.covered > 0 || priorDensity !== undefined;
+  /** Matches per position in `covered` positions that held `matched`; before any read, what is known. */
+  const densityOver = (matched: number, covered: number) =>
+    covered === 0 ? (priorDensity ?? 1) : (matched + 1) / covered;
+
+  /**
+   * Plans the slice to read next from `upper` down, given what the walk has found (on the page) and
+   * matched (every call it decoded) in the positions it covered, and starts its read.
+   */
+  const nextSlice = (at: {
+    upper: number;
+    found: number;
+    matched: number;
+    covered: number;
+    densityHere: number;
+    lastSpan: number;
+  }) => {
     const wanted = need - at.found;
-    // Matches per position so far; before any read, a dense list is assumed.
-    const density = Math.max(at.densityHere, at.covered === 0 ? 1 : (at.found + 1) / at.covered);
+    const density = Math.max(at.densityHere, densityOver(at.matched, at.covered));
     let level = 0;
     for (let l = 1; l < LEVELS; l++) {
       const size = LIST_SLICE_SIZES[l]!;
-      if (at.upper % size !== 0 || size > at.lastSpan * 4 || size > sizeLimit || density * size > wanted) break;
+      const sliceLo = Math.floor((at.upper - 1) / size) * size;
+      if (size > at.lastSpan * 4 || size > sizeLimit || density * (at.upper - sliceLo) > wanted) break;
+      // Unaligned only once something is known of the filter: a dense one's first read stays small.
+      if (at.upper % size !== 0 && (!known(at) || rereadAbove(at.upper, sliceLo + size, density) > REREAD_MAX)) break;
       level = l;
     }
     const slice = Math.floor((at.upper - 1) / LIST_SLICE_SIZES[level]!);
     const lo = Math.max(lowest, slice * LIST_SLICE_SIZES[level]!);
-    // A read larger than the smallest slice stops early when it meets many more matches than
+    // A read larger than the smallest slice stops early when it meets three times the matches
     // expected: a filter sparse above may be dense here (an old file under newer calls), and decoding
     // a whole dense slice costs far more than a few smaller reads. Stopping early is cheap: FerretDB
-    // decodes only the documents it returns.
+    // decodes only the documents it returns. Short of that the slice is read whole, even past what
+    // the page needs: a read given up costs every document it decoded, a few more cost little.
     const span = at.upper - lo;
-    const cap = span > SMALLEST ? Math.min(wanted + 1, Math.max(PROBE, Math.ceil(2 * density * span))) : undefined;
+    const cap = span > SMALLEST ? Math.max(PROBE, Math.ceil(3 * density * span)) : undefined;
     const docs = read({ listKeys: listKey(team, level, slice), listSeq: { $gte: lo, $lt: at.upper } }, cap);
     // A read given up (the walk ended, or re-planned) must not reject unhandled.
     docs.catch(() => undefined);
     return { lo, span, cap, docs };
   };
 
-  let current = upper > lowest ? nextSlice({ upper, found: 0, covered: 0, densityHere, lastSpan }) : null;
+  /**
+   * How many calls a slice reaching from below `from` up to `to` would decode again above `from`:
+   * those the walk matched there, and above where it began (a later page's), as many as the density says.
+   */
+  function rereadAbove(from: number, to: number, density: number): number {
+    let again = 0;
+    for (const at of matchedAt) if (at >= from && at < to) again++;
+    // Positions still being read (a read ahead is planned before the one above it returns).
+    if (upper > from) again += density * (Math.min(upper, to) - from);
+    if (to > top && !emptyAbove) again += density * (to - top);
+    return again;
+  }
+
+  // What this process last saw of the filter sets the first read's size (else a dense list is assumed).
+  const knownCount = filtered ? knownMatchCount(countKey) : undefined;
+  const priorDensity =
+    knownCount === undefined ? undefined : Math.max(knownCount, 1) / Math.max(1, (newest ?? counter).seq + 1 - lowest);
+  let current =
+    upper > lowest
+      ? nextSlice({
+          upper,
+          found: 0,
+          matched: 0,
+          covered: 0,
+          densityHere,
+          lastSpan: priorDensity === undefined ? lastSpan : Infinity,
+        })
+      : null;
   while (current && found.length < need && !passedCreatedAfter) {
     const { lo, span, cap } = current;
     // The slice below is read meanwhile, planned as if this one matched at the density seen so far:
     // the store works on both at once (a page is otherwise one read after another). Whatever the
     // guess, a slice read in full is a valid next step; one that stops early is read again smaller.
-    // Not before the first read: nothing is seen yet.
-    const guessed = covered > 0 ? Math.round(((found.length + 1) / covered) * span) : 0;
+    const guessed = Math.round(densityOver(matched, covered) * span);
     const ahead =
-      covered > 0 && lo > lowest && found.length + guessed < need
+      known({ covered }) && lo > lowest && found.length + guessed < need
         ? nextSlice({
             upper: lo,
             found: found.length + guessed,
+            matched: matched + guessed,
             covered: covered + span,
             densityHere: guessed / span,
             lastSpan: span,
@@ -221,7 +279,7 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
       // Denser than thought: read the same positions again in slices a quarter of this one or smaller.
       densityHere = cap / span;
       sizeLimit = span / 4;
-      current = nextSlice({ upper, found: found.length, covered, densityHere, lastSpan });
+      current = nextSlice({ upper, found: found.length, matched, covered, densityHere, lastSpan });
       continue;
     }
     // How dense the slice just read was: the next read stays small inside a dense region.
@@ -229,6 +287,7 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
     sizeLimit = Infinity;
     matched += docs.length;
     for (const doc of docs) {
+      matchedAt.push(doc.listSeq!);
       // Everything further down is older still.
       if (query.createdAfter && doc.createdAt <= query.createdAfter) passedCreatedAfter = true;
       else if (onPage(doc)) found.push(doc);
@@ -237,7 +296,7 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
     lastSpan = span;
     upper = lo;
     if (upper <= lowest || found.length >= need || passedCreatedAfter) break;
-    current = ahead ?? nextSlice({ upper, found: found.length, covered, densityHere, lastSpan });
+    current = ahead ?? nextSlice({ upper, found: found.length, matched, covered, densityHere, lastSpan });
   }
 
   // What the walk saw of the filter, for the next page's choice: exact when it read every position,

@@ -7,6 +7,7 @@ import mongoose, { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backfillListPositions } from '../../src/data/call-list-backfill';
 import { forgetMatchCounts } from '../../src/data/call-list-match-counts';
+import { LIST_SLICE_SIZES } from '../../src/data/call-list-positions';
 import { CallListCounter } from '../../src/data/models/call-list-counter';
 import { PhoneCall } from '../../src/data/models/phone-call';
 import { seedCalls, seededRandom } from '../helpers/call-population';
@@ -78,6 +79,18 @@ async function pageThrough(query: Record<string, string>, limit: number): Promis
     expect(data).toHaveLength(limit);
   }
   throw new Error('too many pages');
+}
+
+/** Records the filter of every find on the calls collection (each read a page makes) until restored. */
+function recordFinds() {
+  const collection = PhoneCall.collection;
+  const find = collection.find.bind(collection);
+  const filters: Array<Record<string, unknown>> = [];
+  const spy = vi.spyOn(collection, 'find').mockImplementation(((...args: Parameters<typeof find>) => {
+    filters.push(args[0] as Record<string, unknown>);
+    return find(...args);
+  }) as typeof collection.find);
+  return { filters, spy };
 }
 
 describe('GET /v1/phoneCalls over list slices', () => {
@@ -155,6 +168,56 @@ describe('GET /v1/phoneCalls over list slices', () => {
       );
       expect(reads).toBeGreaterThan(2);
       expect(most).toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('climbs to large slices for a rare filter through slices that reach above where the walk stands', async () => {
+    const { filters, spy } = recordFinds();
+    try {
+      forgetMatchCounts();
+      const res = await api.get('/v1/phoneCalls?limit=100&status=failed');
+      expect(res.status).toBe(200);
+      const expected = (await allOfTeam()).filter((row) => row.status === 'failed');
+      expect(res.body.data.map((call: { _id: string }) => call._id)).toEqual(
+        expected.slice(0, 100).map((row) => row._id.toHexString()),
+      );
+      // A slice key names its level (`<team>:<level>:<slice>`); a slice aligned below the walk's
+      // position ends at a multiple of its size. One of a larger level ends above that position.
+      const unaligned = filters.filter((filter) => {
+        const key = filter.listKeys as string | undefined;
+        const below = (filter.listSeq as { $lt?: number } | undefined)?.$lt;
+        if (!key || below === undefined) return false;
+        const level = Number(key.split(':')[1]);
+        return level > 0 && below % LIST_SLICE_SIZES[level]! !== 0;
+      });
+      expect(unaligned.length).toBeGreaterThan(0);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('walks a filter matching more than a page, the next walk starting as large as the count it left', async () => {
+    const busy = (await allOfTeam()).filter((row) => row.status === 'busy').map((row) => row._id.toHexString());
+    // More than a page of 100 (+1), fewer than two: one read would decode every one of them.
+    expect(busy.length).toBeGreaterThan(101);
+    expect(busy.length).toBeLessThanOrEqual(202);
+    const { filters, spy } = recordFinds();
+    try {
+      forgetMatchCounts();
+      for (const walk of ['first', 'second']) {
+        filters.length = 0;
+        const res = await api.get('/v1/phoneCalls?limit=100&status=busy');
+        expect(res.status).toBe(200);
+        expect(res.body.data.map((call: { _id: string }) => call._id)).toEqual(busy.slice(0, 100));
+        // Every read a slice of the walk (a one-read names no slice).
+        expect({ walk, reads: filters.filter((filter) => !filter.listKeys) }).toEqual({ walk, reads: [] });
+        const firstLevel = Number(String(filters[0]!.listKeys).split(':')[1]);
+        // Nothing known: the smallest slice first. Then the count left: a slice expected to hold most of the page.
+        if (walk === 'first') expect(firstLevel).toBe(0);
+        else expect(firstLevel).toBeGreaterThanOrEqual(3);
+      }
     } finally {
       spy.mockRestore();
     }
