@@ -3,6 +3,7 @@
 // is never rung twice for one call; a number on the team's do-not-call list is never rung at all.
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { createDialSpacer } from '../src/calls/dial-spacer';
 import { fillPrompt } from '../src/data/models/call-template';
 import { STATUS_CODES } from '../src/contracts/call-status';
 import { FAILURES } from '../src/contracts/failures';
@@ -13,6 +14,10 @@ import { ProviderRateLimitedError, ProviderRejectedError, type PlaceCallRequest 
 import { ProviderNotConfiguredError } from '../src/telephony/team-providers';
 import { writeStatusChange, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
+
+/** A dial waits for its turn on the account at most this long in the activity (20 s to close, a
+ * provider request taking up to 15); a turn further off is waited for by the workflow, on a timer. */
+const DIAL_TURN_WAIT_MAX_MS = 3_000;
 
 /**
  * The call's move to `ringing`, written by the dial itself once the provider has the call (workflows
@@ -39,7 +44,16 @@ export function createDialActivities({
   templates,
   doNotCall,
   metrics,
-}: Pick<ActivityDeps, 'config' | 'providers' | 'logger' | 'calls' | 'templates' | 'doNotCall' | 'metrics'>) {
+  pacing,
+  pacingDefaults,
+}: Pick<
+  ActivityDeps,
+  'config' | 'providers' | 'logger' | 'calls' | 'templates' | 'doNotCall' | 'metrics' | 'pacing' | 'pacingDefaults'
+>) {
+  const spacer = createDialSpacer((teamId) => pacing.readLimits(teamId, pacingDefaults), {
+    maxWaitMs: DIAL_TURN_WAIT_MAX_MS,
+  });
+
   /** Credentials removed after create cannot come back by retrying: the call ends at once. */
   async function providerFor(...args: Parameters<typeof providers>) {
     try {
@@ -85,8 +99,11 @@ export function createDialActivities({
       callId,
       machineDetection,
       ringing,
+      paced,
     }: {
       callId: string;
+      /** The call went through its team's pacer: the request waits for its turn on the account too. */
+      paced?: boolean;
       /** From the workflow's input (the template as it was at create), not the template now. */
       machineDetection?: ActiveMachineDetection;
       ringing?: RingingWrite;
@@ -146,6 +163,18 @@ export function createDialActivities({
           message: `${call.toPhoneNumber} is on the team's do-not-call list`,
           nonRetryable: true,
         });
+      }
+      if (paced) {
+        const turn = await spacer.takeTurn(call.teamId.toHexString(), provider.name);
+        if (!turn.taken) {
+          // Not placed: the workflow waits, as for the provider's own 429, and dials again.
+          throw ApplicationFailure.create({
+            type: FAILURES.providerRateLimited,
+            message: `the team's ${provider.name} account is at its dial rate: dial again in ${turn.waitMs} ms`,
+            details: [turn.waitMs],
+            nonRetryable: true,
+          });
+        }
       }
       try {
         const placed = await provider.placeCall(request);

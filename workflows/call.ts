@@ -642,6 +642,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           machineDetection: input.machineDetection,
           // Histories from before the field wrote `ringing` with an activity of its own, and replay so.
           ...(input.ringingWithDial ? { ringing: { at: ringingAt, callTriggeredAt: triggeredAt } } : {}),
+          // The provider request itself waits for its turn on the account (src/calls/dial-spacer.ts).
+          ...(input.paced ? { paced: true } : {}),
         });
         return { ...dialled, ringingAt };
       } catch (err) {

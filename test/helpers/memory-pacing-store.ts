@@ -2,7 +2,9 @@
 import type { DialSlotRequest, PacingLimits } from '../../src/contracts/pacing';
 import type { PacingStore, SpilledWaiter } from '../../src/data/pacing-store';
 
-export function memoryPacingStore(limits: Partial<PacingLimits> = {}) {
+export function memoryPacingStore(
+  limits: { maxConcurrentCalls?: number; dialsPerSecond?: Partial<PacingLimits['dialsPerSecond']> } = {},
+) {
   const entries = new Map<string, SpilledWaiter & { teamId: string; page: number }>();
   let spilledEver = 0;
   const store: PacingStore = {

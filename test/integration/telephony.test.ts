@@ -6,6 +6,7 @@ import mongoose, { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCaptureActivities, type Captured } from '../../activities/capture';
 import { createDialActivities, type Dialled } from '../../activities/dial';
+import { pacingDefaults } from '../../src/calls/pacing-defaults';
 import { parseWavHeader } from '../../src/audio';
 import { createCallbackProviderResolver, createProviderEventSink } from '../../src/calls/provider-events';
 import { callWorkflowId } from '../../src/contracts/ids';
@@ -259,6 +260,7 @@ function workerActivities() {
     logger: createLogger('silent', 'test'),
     metrics: createWorkerMetrics(),
     ...createMongoStores(),
+    pacingDefaults: pacingDefaults(stack.config),
     providers: createTeamProviderResolver({
       secretBox: createSecretBox(stack.config.ENCRYPTION_KEY),
       baseUrls: {

@@ -35,7 +35,13 @@ afterAll(async () => {
 
 const secretBox = createSecretBox(randomBytes(32).toString('base64'));
 
-function setUp(options: { providers?: TeamProviderResolver; retryDelays?: number[] } = {}) {
+function setUp(
+  options: {
+    providers?: TeamProviderResolver;
+    retryDelays?: number[];
+    pacing?: ReturnType<typeof memoryPacingStore>;
+  } = {},
+) {
   const memory = memoryStores();
   const activities = createActivities({
     config: {
@@ -49,7 +55,7 @@ function setUp(options: { providers?: TeamProviderResolver; retryDelays?: number
     providers: options.providers ?? (async (_team, provider) => harness.provider(provider)),
     ...memory.stores,
     // The pacer's activities are exercised by test/workflows/team-pacer.test.ts; this client is lazy and unused.
-    pacing: memoryPacingStore().store,
+    pacing: (options.pacing ?? memoryPacingStore()).store,
     pacingDefaults: { maxConcurrentCalls: 10, dialsPerSecond: { twilio: 1, vonage: 3, telnyx: 1 } },
     temporal: { client: new Client(), taskQueue: 'unused' },
   });
@@ -75,8 +81,7 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
 }
 
 /** A Twilio call to a fresh number, stored; the harness's router knows it, so the emulator's callbacks land. */
-function addRoutedCall(memory: ReturnType<typeof setUp>['memory']) {
-  const template = templateDoc();
+function addRoutedCall(memory: ReturnType<typeof setUp>['memory'], template = templateDoc()) {
   const request = harness.request('twilio');
   const call = callDoc(template, { _id: new Types.ObjectId(request.callId), toPhoneNumber: uniqueNumber() });
   memory.add(template, call);
@@ -127,6 +132,50 @@ describe('dialCall', () => {
     expect(redial.providerCallId).not.toBe(first.providerCallId);
     expect(asked).toEqual([callId]);
     expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(2);
+  });
+
+  it("spaces a paced team's requests at its account's rate as the provider sees them; an unpaced call's go at once", async () => {
+    const { memory, activities } = setUp({ pacing: memoryPacingStore({ dialsPerSecond: { twilio: 4 } }) });
+    const template = templateDoc();
+    const placedAt = async (paced: boolean) => {
+      const calls = [1, 2, 3].map(() => addRoutedCall(memory, template));
+      // Granted together, as a late dial arrives with the next one's grant.
+      await Promise.all(calls.map(({ callId }) => run(activities.dialCall, [{ callId, paced }])));
+      const numbers = new Set(calls.map(({ call }) => call.toPhoneNumber));
+      return harness.emulator
+        .calls()
+        .filter((c) => numbers.has(c.to))
+        .map((c) => c.placedAt!)
+        .sort((a, b) => a - b);
+    };
+
+    const paced = await placedAt(true);
+    expect(paced).toHaveLength(3);
+    // 250 ms apart at 4 per second, less a few ms of loopback between the send and the emulator's clock.
+    expect(paced[1]! - paced[0]!).toBeGreaterThanOrEqual(240);
+    expect(paced[2]! - paced[1]!).toBeGreaterThanOrEqual(240);
+
+    const unpaced = await placedAt(false);
+    expect(unpaced).toHaveLength(3);
+    expect(unpaced[2]! - unpaced[0]!).toBeLessThan(240);
+  });
+
+  it("leaves a turn further off than the activity may wait to the workflow, as a provider's 429, and rings nobody", async () => {
+    // One dial every 5 s: the second dial's turn is beyond the activity's 3 s.
+    const { memory, activities } = setUp({ pacing: memoryPacingStore({ dialsPerSecond: { twilio: 0.2 } }) });
+    const template = templateDoc();
+    const first = addRoutedCall(memory, template);
+    const second = addRoutedCall(memory, template);
+    await run(activities.dialCall, [{ callId: first.callId, paced: true }]);
+    const refused = await failureOf(run(activities.dialCall, [{ callId: second.callId, paced: true }]));
+    expect({ type: refused.type, nonRetryable: refused.nonRetryable }).toEqual({
+      type: FAILURES.providerRateLimited,
+      nonRetryable: true,
+    });
+    expect(Number(refused.details?.[0])).toBeGreaterThan(3_000);
+    expect(Number(refused.details?.[0])).toBeLessThanOrEqual(5_000);
+    expect(harness.emulator.callsTo(second.call.toPhoneNumber)).toBe(0);
+    expect(memory.calls.get(second.callId)?.providerCallId).toBeUndefined();
   });
 
   it('fails for good when the record is gone, the provider refuses the number, or the team has no credentials', async () => {
