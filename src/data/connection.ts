@@ -1,4 +1,6 @@
 import mongoose from 'mongoose';
+import type { Logger } from '../logger';
+import { watchServerMonitors } from './server-monitor-watchdog';
 
 export interface MongoConnectOptions {
   /**
@@ -14,6 +16,8 @@ export interface MongoConnectOptions {
    * for this long per check, and no operation can pick a server meanwhile.
    */
   connectTimeoutMs?: number;
+  /** Told when the driver's server monitor hung and was restarted (src/data/server-monitor-watchdog.ts). */
+  logger?: Pick<Logger, 'warn' | 'error'>;
 }
 
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -38,7 +42,15 @@ export async function connectMongo(
   options: MongoConnectOptions = {},
 ): Promise<typeof mongoose> {
   mongoose.set('strictQuery', true);
-  return mongoose.connect(uri, mongoConnectOptions(poolSize, options));
+  const connected = await mongoose.connect(uri, mongoConnectOptions(poolSize, options));
+  const { logger } = options;
+  watchServerMonitors(connected.connection.getClient(), {
+    onRestart: (event) =>
+      logger?.warn(event, "restarted the MongoDB driver's server monitor: its check had hung (a known driver fault)"),
+    onCannotRestart: (event) =>
+      logger?.error(event, "the MongoDB driver's server monitor has hung and this driver cannot have it restarted"),
+  });
+  return connected;
 }
 
 /**

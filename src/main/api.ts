@@ -148,7 +148,7 @@ function answerClientErrors(server: Server): void {
 
 /** Connects to MongoDB and Temporal, and serves the API. */
 export async function startApi(config: Config, logger: Logger): Promise<{ server: Server; close(): Promise<void> }> {
-  await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE);
+  await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE, { logger });
   await ensureIndexes();
   const placed = await backfillListPositions();
   if (placed) logger.info({ calls: placed }, 'placed calls stored before list positions in their teams’ lists');

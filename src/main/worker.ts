@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, 'worker', { context: activityLogContext });
   await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE, {
     socketTimeoutMs: config.WORKER_MONGODB_SOCKET_TIMEOUT_SECONDS * 1000,
+    logger,
   });
   await ensureIndexes();
   const client = await connectTemporalClient({

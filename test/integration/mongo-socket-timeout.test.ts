@@ -4,89 +4,43 @@
 // Every process's connections give up on a handshake that is never answered after the connect timeout,
 // so the server monitor finds the database again soon after it answers. Shown through a TCP relay in
 // front of the real server that stops passing the server's answers on.
-import net from 'node:net';
 import mongoose from 'mongoose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONNECT_TIMEOUT_MS, mongoConnectOptions } from '../../src/data/connection';
+import { useMongoRelay } from '../helpers/tcp-relay';
 
-/** Relays TCP to `target`; while `silent`, what the server sends is dropped, as if never answered. */
-async function startRelay(target: { host: string; port: number }) {
-  let silent = false;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
-    }
-    client.on('data', (chunk) => upstream.write(chunk));
-    upstream.on('data', (chunk) => {
-      if (!silent) client.write(chunk);
-    });
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    setSilent(value: boolean) {
-      silent = value;
-    },
-    /** Closes every relayed connection, as a server going down does; new ones are still taken. */
-    dropConnections() {
-      for (const socket of sockets) socket.destroy();
-    },
-    async close() {
-      this.dropConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-let relay: Awaited<ReturnType<typeof startRelay>>;
-let relayedUri: string;
-beforeAll(async () => {
-  const uri = new URL(inject('mongoUri'));
-  relay = await startRelay({ host: uri.hostname, port: Number(uri.port) });
-  uri.host = `127.0.0.1:${relay.port}`;
-  relayedUri = uri.toString();
-});
-afterAll(async () => {
-  await relay?.close();
-});
+const relayed = useMongoRelay();
 
 describe('a database round trip that is never answered', () => {
   it('fails after the socket timeout, and the next operation runs on a new connection', async () => {
     const connection = await mongoose
-      .createConnection(relayedUri, mongoConnectOptions(2, { socketTimeoutMs: 1_000 }))
+      .createConnection(relayed.uri, mongoConnectOptions(2, { socketTimeoutMs: 1_000 }))
       .asPromise();
     try {
       const probes = connection.db!.collection('socket_timeout_probes');
       await probes.insertOne({ at: new Date() });
 
-      relay.setSilent(true);
+      relayed.relay.setSilent(true);
       const started = Date.now();
       await expect(probes.findOne({})).rejects.toThrow(/timed out/i);
       const waited = Date.now() - started;
       expect(waited).toBeGreaterThanOrEqual(900);
       expect(waited).toBeLessThan(10_000);
 
-      relay.setSilent(false);
+      relayed.relay.setSilent(false);
       expect(await probes.findOne({})).toMatchObject({ at: expect.any(Date) });
     } finally {
-      relay.setSilent(false);
+      relayed.relay.setSilent(false);
       await connection.close();
     }
   });
 
   it('without a socket timeout (the driver default) is waited for, for ever', async () => {
-    const connection = await mongoose.createConnection(relayedUri, mongoConnectOptions(2)).asPromise();
+    const connection = await mongoose.createConnection(relayed.uri, mongoConnectOptions(2)).asPromise();
     try {
       const probes = connection.db!.collection('socket_timeout_probes');
       await probes.findOne({});
-      relay.setSilent(true);
+      relayed.relay.setSilent(true);
       const pending = probes.findOne({}).then(
         () => 'answered',
         () => 'failed',
@@ -97,7 +51,7 @@ describe('a database round trip that is never answered', () => {
       ]);
       expect(outcome).toBe('still waiting');
     } finally {
-      relay.setSilent(false);
+      relayed.relay.setSilent(false);
       await connection.close(true);
     }
   });
@@ -106,7 +60,7 @@ describe('a database round trip that is never answered', () => {
 describe('a database that takes connections but does not answer them, as one coming back up may', () => {
   it('holds the server monitor only for the connect timeout per check, then is used again at once', async () => {
     expect(mongoConnectOptions(2).connectTimeoutMS).toBe(CONNECT_TIMEOUT_MS);
-    const connection = mongoose.createConnection(relayedUri, {
+    const connection = mongoose.createConnection(relayed.uri, {
       ...mongoConnectOptions(2, { connectTimeoutMs: 1_500 }),
       serverSelectionTimeoutMS: 30_000,
     });
@@ -119,9 +73,9 @@ describe('a database that takes connections but does not answer them, as one com
 
       // The server goes away and its listener comes back, answering nothing: the monitor's new
       // connection waits for a handshake that never comes.
-      relay.setSilent(true);
+      relayed.relay.setSilent(true);
       const dropped = Date.now();
-      relay.dropConnections();
+      relayed.relay.dropConnections();
       const pending = probes.findOne({});
       pending.catch(() => undefined); // awaited below; should a check fail first, the close ends it
       // The dropped connection fails one check; the next one, on a new connection, gives up after the
@@ -131,13 +85,13 @@ describe('a database that takes connections but does not answer them, as one com
         .poll(() => failures.filter((at) => at > dropped).length, { timeout: 20_000, interval: 100 })
         .toBeGreaterThanOrEqual(2);
 
-      relay.setSilent(false);
+      relayed.relay.setSilent(false);
       const answered = Date.now();
       expect(await pending).toMatchObject({ at: expect.any(Date) });
       // Within a check or two of the timeout, not the 30 s of a check left hanging.
       expect(Date.now() - answered).toBeLessThan(10_000);
     } finally {
-      relay.setSilent(false);
+      relayed.relay.setSilent(false);
       await connection.close(true);
     }
   });

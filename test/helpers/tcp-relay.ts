@@ -1,0 +1,57 @@
+// A TCP relay in front of a real server, for tests of what a client does when the network or the
+// server misbehaves: answers dropped, every connection closed at once.
+import net from 'node:net';
+import { afterAll, beforeAll, inject } from 'vitest';
+
+/** Relays TCP to `target`; while `silent`, what the server sends is dropped, as if never answered. */
+export async function startRelay(target: { host: string; port: number }) {
+  let silent = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    client.on('data', (chunk) => upstream.write(chunk));
+    upstream.on('data', (chunk) => {
+      if (!silent) client.write(chunk);
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    setSilent(value: boolean) {
+      silent = value;
+    },
+    /** Closes every relayed connection, as a server going down does; new ones are still taken. */
+    dropConnections() {
+      for (const socket of sockets) socket.destroy();
+    },
+    async close() {
+      this.dropConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * For a test file: a relay in front of the suite's MongoDB server, started before its tests and
+ * closed after them; `uri` goes through it.
+ */
+export function useMongoRelay() {
+  const relayed = {} as { relay: Awaited<ReturnType<typeof startRelay>>; uri: string };
+  beforeAll(async () => {
+    const uri = new URL(inject('mongoUri'));
+    relayed.relay = await startRelay({ host: uri.hostname, port: Number(uri.port) });
+    uri.host = `127.0.0.1:${relayed.relay.port}`;
+    relayed.uri = uri.toString();
+  });
+  afterAll(async () => {
+    await relayed.relay?.close();
+  });
+  return relayed;
+}
