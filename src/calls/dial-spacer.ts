@@ -53,17 +53,15 @@ export function createDialSpacer(
     async takeTurn(teamId: string, provider: ProviderName): Promise<DialTurn> {
       const rate = (await limitsOf(teamId)).dialsPerSecond[provider];
       const key = `${teamId}:${provider}`;
-      for (;;) {
-        const turn = takeDial(nextDialAt.get(key) ?? 0, now(), rate);
-        if (turn.waitMs === 0) {
-          if (nextDialAt.size >= REMEMBERED_ACCOUNTS_MAX) forgetPast();
-          nextDialAt.set(key, turn.nextDialAt);
-          return { taken: true, waitMs: 0 };
-        }
-        if (turn.waitMs > options.maxWaitMs) return { taken: false, waitMs: turn.waitMs };
-        // Dials waiting together wake together: one takes the turn, the others wait again.
-        await delay(turn.waitMs);
-      }
+      const at = now();
+      const turn = takeDial(nextDialAt.get(key) ?? 0, at, rate);
+      if (turn.waitMs > options.maxWaitMs) return { taken: false, waitMs: turn.waitMs };
+      // The turn is taken now, for when it comes: dials waiting together go in the order they asked.
+      const taken = turn.waitMs === 0 ? turn : takeDial(turn.nextDialAt, at + turn.waitMs, rate);
+      if (nextDialAt.size >= REMEMBERED_ACCOUNTS_MAX) forgetPast();
+      nextDialAt.set(key, taken.nextDialAt);
+      if (turn.waitMs > 0) await delay(turn.waitMs);
+      return { taken: true, waitMs: 0 };
     },
   };
 }

@@ -151,9 +151,11 @@ describe('dialCall', () => {
 
     const paced = await placedAt(true);
     expect(paced).toHaveLength(3);
-    // 250 ms apart at 4 per second, less a few ms of loopback between the send and the emulator's clock.
-    expect(paced[1]! - paced[0]!).toBeGreaterThanOrEqual(240);
-    expect(paced[2]! - paced[1]!).toBeGreaterThanOrEqual(240);
+    // 250 ms apart at 4 per second as they are sent; the emulator's clock adds each request's way there
+    // (a first request on a new connection, a busy machine): up to 50 ms allowed.
+    expect(paced[1]! - paced[0]!).toBeGreaterThanOrEqual(200);
+    expect(paced[2]! - paced[1]!).toBeGreaterThanOrEqual(200);
+    expect(paced[2]! - paced[0]!).toBeGreaterThanOrEqual(450);
 
     const unpaced = await placedAt(false);
     expect(unpaced).toHaveLength(3);
