@@ -23,9 +23,9 @@ export interface DialTurn {
 
 export function createDialSpacer(
   readLimits: (teamId: string) => Promise<PacingLimits>,
-  options: { maxWaitMs: number; now?: () => number },
+  options: { maxWaitMs: number },
 ) {
-  const now = options.now ?? Date.now;
+  const now = Date.now;
   const limits = new Map<string, { readAt: number; limits: Promise<PacingLimits> }>();
   const nextDialAt = new Map<string, number>();
 
@@ -65,5 +65,3 @@ export function createDialSpacer(
     },
   };
 }
-
-export type DialSpacer = ReturnType<typeof createDialSpacer>;

@@ -46,7 +46,10 @@ export async function connectMongo(
   const { logger } = options;
   watchServerMonitors(connected.connection.getClient(), {
     onRestart: (event) =>
-      logger?.warn(event, "restarted the MongoDB driver's server monitor: its check had hung (a known driver fault)"),
+      logger?.warn(
+        event,
+        "restarted the MongoDB driver's server monitor: its check had hung (the driver fault src/data/server-monitor-watchdog.ts describes)",
+      ),
     onCannotRestart: (event) =>
       logger?.error(event, "the MongoDB driver's server monitor has hung and this driver cannot have it restarted"),
   });
