@@ -7,7 +7,7 @@ import { FAILURES } from '../../src/contracts/failures';
 import type { ProviderEvent } from '../../src/contracts/providers';
 import type { Activities } from '../../activities';
 import { phoneCallWorkflow } from '../../workflows/call';
-import { deleteQueuedCallUpdate, providerEventSignal } from '../../workflows/messages';
+import { deleteQueuedCallUpdate, dialSlotGrantedSignal, providerEventSignal } from '../../workflows/messages';
 import type { CallWorkflowInput } from '../../workflows/types';
 import { stubActivities, useTimeSkippingEnvironment, uniqueId, workerFor, type Calls } from './environment';
 
@@ -212,6 +212,28 @@ describe('phoneCallWorkflow', () => {
     expect(count(calls, 'dialCall')).toBe(1);
     expect(Date.parse(state.triggeredAt!)).toBeGreaterThanOrEqual(due);
     expect(Date.now() - wallStart).toBeLessThan(30_000);
+  });
+
+  it("tells a paced call's dial to wait for its turn on the account; an unpaced call's dial is not told", async () => {
+    const dials: unknown[] = [];
+    for (const paced of [true, false]) {
+      const workflowId = uniqueId('wf');
+      const { activities, calls } = stubActivities({
+        // The team pacer's answer, as its grant reaches the call.
+        requestDialSlot: async ({ request }) => {
+          await env.client.workflow.getHandle(workflowId).signal(dialSlotGrantedSignal, { ticket: request.ticket });
+        },
+      });
+      const taskQueue = uniqueId('q');
+      const worker = await workerFor(env, activities, taskQueue);
+      const args = input({ ringTimeoutSeconds: 30, ...(paced ? { paced } : {}) });
+      await worker.runUntil(env.client.workflow.execute(phoneCallWorkflow, { workflowId, taskQueue, args: [args] }));
+      expect(calls.filter((c) => c.name === 'requestDialSlot')).toHaveLength(paced ? 1 : 0);
+      dials.push(...calls.filter((c) => c.name === 'dialCall').map((c) => c.input));
+    }
+    expect(dials).toHaveLength(2);
+    expect(dials[0]).toMatchObject({ paced: true });
+    expect(dials[1]).not.toHaveProperty('paced');
   });
 
   it('has the dial write the move to ringing, fixed before each dial, and tells it as before', async () => {
