@@ -167,9 +167,10 @@ export function createDialActivities({
       if (paced) {
         const turn = await spacer.takeTurn(call.teamId.toHexString(), provider.name);
         if (!turn.taken) {
+          metrics.dialled(provider.name, 'turn-ahead');
           // Not placed: the workflow waits, as for the provider's own 429, and dials again.
           throw ApplicationFailure.create({
-            type: FAILURES.providerRateLimited,
+            type: FAILURES.accountDialRateReached,
             message: `the team's ${provider.name} account is at its dial rate: dial again in ${turn.waitMs} ms`,
             details: [turn.waitMs],
             nonRetryable: true,

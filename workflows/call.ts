@@ -70,6 +70,7 @@ const DIAL_OPTIONS: ActivityOptions = {
       FAILURES.callRecordMissing,
       FAILURES.providerNotConfigured,
       FAILURES.providerRateLimited,
+      FAILURES.accountDialRateReached,
       FAILURES.doNotCall,
     ],
   },
@@ -628,7 +629,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    * A provider's 429 is its account's dial rate, not a failure of the call: wait as long as it says
    * (a named timer, with a little jitter so refused calls do not return together) and dial again.
    * A 429 says the call was not placed, so the next dial needs no lookup first (a retried attempt
-   * before it already made one).
+   * before it already made one). The team's own dial rate, kept by the dial itself, refuses alike.
    */
   async function dialThroughRateLimits(triggeredAt: string): Promise<Dialled & { ringingAt: string }> {
     for (let refusals = 0; ; refusals++) {
@@ -647,11 +648,21 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         });
         return { ...dialled, ringingAt };
       } catch (err) {
-        const retryAfterMs = rateLimitDelay(err);
-        if (retryAfterMs === undefined) throw err;
+        const limited = rateLimitDelay(err);
+        if (limited === undefined) throw err;
+        const { retryAfterMs, byTeam } = limited;
         const waitMs = retryAfterMs + Math.floor(Math.random() * Math.min(retryAfterMs, 1_000));
-        log.info('the provider refused the dial for its rate limit', { retryAfterMs, refusals: refusals + 1 });
-        await sleep(waitMs, { summary: `provider rate limit: dial again in ${Math.ceil(waitMs / 1000)} s` });
+        const again = `dial again in ${Math.ceil(waitMs / 1000)} s`;
+        if (byTeam) {
+          log.info("the team's dial rate for the account has no turn for the dial yet", {
+            retryAfterMs,
+            refusals: refusals + 1,
+          });
+          await sleep(waitMs, { summary: `team's ${input.provider} dial rate: ${again}` });
+        } else {
+          log.info('the provider refused the dial for its rate limit', { retryAfterMs, refusals: refusals + 1 });
+          await sleep(waitMs, { summary: `provider rate limit: ${again}` });
+        }
       }
     }
   }
@@ -839,12 +850,17 @@ function latest(a: string, b: string): string {
   return Date.parse(a) >= Date.parse(b) ? a : b;
 }
 
-/** The wait a provider asked for with a 429, or undefined when the dial failed otherwise. */
-function rateLimitDelay(err: unknown): number | undefined {
+/**
+ * The wait a provider asked for with a 429, or the team's own dial rate set (`byTeam`); undefined
+ * when the dial failed otherwise.
+ */
+function rateLimitDelay(err: unknown): { retryAfterMs: number; byTeam: boolean } | undefined {
   const cause = (err as { cause?: unknown }).cause;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== FAILURES.providerRateLimited) return undefined;
-  const retryAfterMs = Number(cause.details?.[0]);
-  return Number.isFinite(retryAfterMs) && retryAfterMs > 0 ? retryAfterMs : 1_000;
+  if (!(cause instanceof ApplicationFailure)) return undefined;
+  const byTeam = cause.type === FAILURES.accountDialRateReached;
+  if (!byTeam && cause.type !== FAILURES.providerRateLimited) return undefined;
+  const asked = Number(cause.details?.[0]);
+  return { retryAfterMs: Number.isFinite(asked) && asked > 0 ? asked : 1_000, byTeam };
 }
 
 function rejectionCode(err: unknown): StatusCode {

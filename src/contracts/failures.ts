@@ -11,6 +11,11 @@ export const FAILURES = {
   providerNotConfigured: 'PROVIDER_NOT_CONFIGURED',
   /** The provider refused the dial for its account's rate limit (HTTP 429); details[0] is the wait in ms. */
   providerRateLimited: 'PROVIDER_RATE_LIMITED',
+  /**
+   * The team's own dial rate for the provider account has no turn for this dial within the dial's
+   * wait (src/calls/dial-spacer.ts): not placed; details[0] is the wait in ms.
+   */
+  accountDialRateReached: 'ACCOUNT_DIAL_RATE_REACHED',
   /** The number is on the team's do-not-call list (listed after the call was created): never dialled. */
   doNotCall: 'DO_NOT_CALL',
 } as const;

@@ -39,7 +39,7 @@ export function createApiMetrics(): ApiMetrics {
 }
 
 /** How a dial activity ended. */
-export type DialOutcome = 'placed' | 'found-placed' | 'rejected' | 'rate-limited' | 'do-not-call';
+export type DialOutcome = 'placed' | 'found-placed' | 'rejected' | 'rate-limited' | 'turn-ahead' | 'do-not-call';
 /** How one webhook delivery attempt ended. */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'gone';
 

@@ -295,6 +295,43 @@ describe('phoneCallWorkflow', () => {
       expect(gap).toBeLessThan(92_000);
     }
   });
+  it("waits out the team's own dial rate as a 429, naming whose rate the wait is on the timeline", async () => {
+    const dialledAt: number[] = [];
+    const refusal = (type: string) =>
+      ApplicationFailure.create({ type, message: 'no turn yet', details: [8_000], nonRetryable: true });
+    const { activities, calls } = stubActivities({
+      dialCall: async ({ callId }) => {
+        dialledAt.push(await env.currentTimeMs());
+        if (dialledAt.length === 1) throw refusal(FAILURES.accountDialRateReached);
+        if (dialledAt.length === 2) throw refusal(FAILURES.providerRateLimited);
+        return { providerCallId: `pc-${callId}` };
+      },
+    });
+    const taskQueue = uniqueId('q');
+    const workflowId = uniqueId('wf');
+    const worker = await workerFor(env, activities, taskQueue);
+    const state = await worker.runUntil(
+      env.client.workflow.execute(phoneCallWorkflow, {
+        workflowId,
+        taskQueue,
+        args: [input({ ringTimeoutSeconds: 30, provider: 'vonage' })],
+      }),
+    );
+    expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'no-answer' });
+    expect(count(calls, 'dialCall')).toBe(3);
+    for (const gap of [dialledAt[1]! - dialledAt[0]!, dialledAt[2]! - dialledAt[1]!]) {
+      expect(gap).toBeGreaterThanOrEqual(8_000);
+      expect(gap).toBeLessThan(10_000);
+    }
+    const { events } = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    const timers = events!
+      .filter((e) => e.timerStartedEventAttributes)
+      .map((e) => Buffer.from(e.userMetadata?.summary?.data ?? []).toString('utf8'))
+      .filter((summary) => summary.includes('dial again'));
+    expect(timers).toHaveLength(2);
+    expect(timers[0]).toMatch(/^"team's vonage dial rate: dial again in [89] s"$/);
+    expect(timers[1]).toMatch(/^"provider rate limit: dial again in [89] s"$/);
+  });
 });
 
 describe("phoneCallWorkflow when the provider's callbacks are lost", () => {

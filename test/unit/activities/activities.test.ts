@@ -43,6 +43,7 @@ function setUp(
   } = {},
 ) {
   const memory = memoryStores();
+  const metrics = createWorkerMetrics();
   const activities = createActivities({
     config: {
       PUBLIC_BASE_URL: harness.routerUrl,
@@ -50,7 +51,7 @@ function setUp(
       ALLOW_PRIVATE_WEBHOOK_URLS: true,
     },
     logger: createLogger('silent', 'test'),
-    metrics: createWorkerMetrics(),
+    metrics,
     secretBox,
     providers: options.providers ?? (async (_team, provider) => harness.provider(provider)),
     ...memory.stores,
@@ -59,7 +60,7 @@ function setUp(
     pacingDefaults: { maxConcurrentCalls: 10, dialsPerSecond: { twilio: 1, vonage: 3, telnyx: 1 } },
     temporal: { client: new Client(), taskQueue: 'unused' },
   });
-  return { memory, activities };
+  return { memory, activities, metrics };
 }
 
 /** Runs one activity as a given attempt, keeping its argument and result types. */
@@ -162,22 +163,28 @@ describe('dialCall', () => {
     expect(unpaced[2]! - unpaced[0]!).toBeLessThan(240);
   });
 
-  it("leaves a turn further off than the activity may wait to the workflow, as a provider's 429, and rings nobody", async () => {
+  it('leaves a turn further off than the activity may wait to the workflow, saying whose rate it is, and rings nobody', async () => {
     // One dial every 5 s: the second dial's turn is beyond the activity's 3 s.
-    const { memory, activities } = setUp({ pacing: memoryPacingStore({ dialsPerSecond: { twilio: 0.2 } }) });
+    const { memory, activities, metrics } = setUp({ pacing: memoryPacingStore({ dialsPerSecond: { twilio: 0.2 } }) });
     const template = templateDoc();
     const first = addRoutedCall(memory, template);
     const second = addRoutedCall(memory, template);
     await run(activities.dialCall, [{ callId: first.callId, paced: true }]);
     const refused = await failureOf(run(activities.dialCall, [{ callId: second.callId, paced: true }]));
+    // The team's own rate, not the provider's: the workflow waits alike but says so.
     expect({ type: refused.type, nonRetryable: refused.nonRetryable }).toEqual({
-      type: FAILURES.providerRateLimited,
+      type: FAILURES.accountDialRateReached,
       nonRetryable: true,
     });
     expect(Number(refused.details?.[0])).toBeGreaterThan(3_000);
     expect(Number(refused.details?.[0])).toBeLessThanOrEqual(5_000);
     expect(harness.emulator.callsTo(second.call.toPhoneNumber)).toBe(0);
     expect(memory.calls.get(second.callId)?.providerCallId).toBeUndefined();
+    const dials = await metrics.registry.getSingleMetric('phone_call_dials_total')!.get();
+    expect(dials.values.map((v) => [v.labels.outcome, v.value])).toEqual([
+      ['placed', 1],
+      ['turn-ahead', 1],
+    ]);
   });
 
   it('fails for good when the record is gone, the provider refuses the number, or the team has no credentials', async () => {
