@@ -4,7 +4,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, inject } from 'vitest';
 
 /** Relays TCP to `target`; while `silent`, what the server sends is dropped, as if never answered. */
-export async function startRelay(target: { host: string; port: number }) {
+async function startRelay(target: { host: string; port: number }) {
   let silent = false;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
