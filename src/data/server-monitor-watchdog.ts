@@ -15,6 +15,8 @@ type MongoClient = mongoose.mongo.MongoClient;
 const LOOK_EVERY_MS = 1_000;
 /** Beyond the driver's own limits, before a check counts as hung. */
 const GRACE_MS = 2_000;
+/** Clock skew allowed between a check's start as the driver times it and as this records it. */
+const SKEW_MS = 500;
 
 export interface MonitorWatchdogOptions {
   /**
@@ -55,7 +57,13 @@ export function watchServerMonitors(client: MongoClient, options: MonitorWatchdo
 
   const started = (event: mongoose.mongo.ServerHeartbeatStartedEvent) =>
     checks.set(event.connectionId, { startedAt: Date.now(), awaited: event.awaited });
-  const ended = (event: { connectionId: string }) => checks.delete(event.connectionId);
+  const ended = (event: { connectionId: string; duration: number }) => {
+    const check = checks.get(event.connectionId);
+    // An end that took longer than the check on record has run is an earlier check's: the one a
+    // restart gave up on, ending late. The check on record runs on and is still watched.
+    if (check && event.duration > Date.now() - check.startedAt + SKEW_MS) return;
+    checks.delete(event.connectionId);
+  };
   const closed = () => checks.clear();
   client.on('serverHeartbeatStarted', started);
   client.on('serverHeartbeatSucceeded', ended);
