@@ -8,11 +8,21 @@
 import type { Types } from 'mongoose';
 import { rememberedValues } from './remembered-values';
 
+/** A filter's matches, and how many of the team's list positions they were counted over (when known). */
+export interface MatchCount {
+  matches: number;
+  /**
+   * The team's list positions at the count: a walk's density is matches over these, not over the
+   * list as it is now, which a large create may since have made many times longer.
+   */
+  positions?: number;
+}
+
 /**
  * Trusted for 5 minutes: long enough for someone paging through a filter, short beside a campaign.
  * For 10,000 filters; past that it starts again (a walk relearns a count).
  */
-const counts = rememberedValues<number>({ trustedMs: 5 * 60 * 1000, maxEntries: 10_000 });
+const counts = rememberedValues<MatchCount>({ trustedMs: 5 * 60 * 1000, maxEntries: 10_000 });
 
 /** The key of a team's equality filters, whatever order they came in. */
 export function matchCountKey(team: string, equals: Record<string, string | Types.ObjectId>): string {
@@ -21,12 +31,12 @@ export function matchCountKey(team: string, equals: Record<string, string | Type
 }
 
 /** The filter's last count or estimate, while trusted. */
-export function knownMatchCount(key: string): number | undefined {
+export function knownMatchCount(key: string): MatchCount | undefined {
   return counts.get(key);
 }
 
-export function rememberMatchCount(key: string, matches: number): void {
-  counts.set(key, matches);
+export function rememberMatchCount(key: string, count: MatchCount): void {
+  counts.set(key, count);
 }
 
 /** Forgets every count, as a restarted process would (tests). */

@@ -127,10 +127,10 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
   const countKey = matchCountKey(team, query.equals);
   const filtered = Object.keys(query.equals).length > 0;
   const oneReadMax = Math.max(ONE_READ_MIN, need);
-  const expected = knownMatchCount(countKey) ?? (query.equals.toPhoneNumber !== undefined ? 0 : undefined);
+  const expected = knownMatchCount(countKey)?.matches ?? (query.equals.toPhoneNumber !== undefined ? 0 : undefined);
   if (filtered && expected !== undefined && expected <= oneReadMax) {
     const matches = await read({ listSeq: ANY_POSITION }, oneReadMax + 1);
-    rememberMatchCount(countKey, matches.length);
+    rememberMatchCount(countKey, { matches: matches.length });
     if (matches.length <= oneReadMax) return pageOf(matches.filter(onPage));
   }
 
@@ -242,10 +242,13 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
     return again;
   }
 
-  // What this process last saw of the filter sets the first read's size (else a dense list is assumed).
+  // What this process last saw of the filter sets the first read's size (else a dense list is assumed):
+  // its density over the positions it was counted over, which stays right while the team grows.
   const knownCount = filtered ? knownMatchCount(countKey) : undefined;
   const priorDensity =
-    knownCount === undefined ? undefined : Math.max(knownCount, 1) / Math.max(1, (newest ?? counter).seq + 1 - lowest);
+    knownCount === undefined
+      ? undefined
+      : Math.max(knownCount.matches, 1) / Math.max(1, knownCount.positions ?? (newest ?? counter).seq + 1 - lowest);
   let current =
     upper > lowest
       ? nextSlice({
@@ -304,7 +307,8 @@ export async function findCallPage(query: CallPageQuery): Promise<CallPage> {
   // large to take in one stays so, rather than one read in two trying again).
   if (filtered && covered > 0 && knownMatchCount(countKey) === undefined) {
     const positions = Math.max(top, (newest ?? counter).seq + 1) - lowest;
-    rememberMatchCount(countKey, covered >= positions ? matched : Math.round((matched / covered) * positions));
+    const matches = covered >= positions ? matched : Math.round((matched / covered) * positions);
+    rememberMatchCount(countKey, { matches, positions });
   }
   return pageOf(found);
 

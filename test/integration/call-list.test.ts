@@ -89,23 +89,28 @@ function recordFinds() {
   const collection = PhoneCall.collection;
   const find = collection.find.bind(collection);
   const filters: Array<Record<string, unknown>> = [];
+  /** Each read's limit (a slice read that stops early has one) and how many calls it returned. */
+  const returned: Array<{ limit?: number; calls: number }> = [];
   const reads = { inFlight: 0, most: 0 };
   const spy = vi.spyOn(collection, 'find').mockImplementation(((...args: Parameters<typeof find>) => {
     filters.push(args[0] as Record<string, unknown>);
+    const limit = (args[1] as { limit?: number } | undefined)?.limit;
     const cursor = find(...args);
     const toArray = cursor.toArray.bind(cursor);
     cursor.toArray = async () => {
       reads.inFlight++;
       reads.most = Math.max(reads.most, reads.inFlight);
       try {
-        return await toArray();
+        const docs = await toArray();
+        returned.push({ limit, calls: docs.length });
+        return docs;
       } finally {
         reads.inFlight--;
       }
     };
     return cursor;
   }) as typeof collection.find);
-  return { filters, reads, spy };
+  return { filters, returned, reads, spy };
 }
 
 describe('GET /v1/phoneCalls over list slices', () => {
@@ -214,6 +219,36 @@ describe('GET /v1/phoneCalls over list slices', () => {
         if (walk === 'first') expect(firstLevel).toBe(0);
         else expect(firstLevel).toBeGreaterThanOrEqual(3);
       }
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("starts a walk at the filter's density as counted, though the team has since grown tenfold", async () => {
+    const grown = await stack.seedTeam('Grown');
+    const grownApi = apiClient(stack.baseUrl, grown.key);
+    const population = { templateIds: templates, phoneNumberIds: numbers, numbers: 40, random: seededRandom(7) };
+    await seedCalls({ ...population, teamId: grown.teamId, count: 500, maxBlock: 50 });
+    forgetMatchCounts();
+    // The walk leaves its count of completed calls, over the team's 500 positions.
+    expect((await grownApi.get('/v1/phoneCalls?limit=100&status=completed')).status).toBe(200);
+    await seedCalls({ ...population, teamId: grown.teamId, count: 4_500, maxBlock: 500 });
+    const { returned, spy } = recordFinds();
+    try {
+      const res = await grownApi.get('/v1/phoneCalls?limit=100&status=completed');
+      expect(res.status).toBe(200);
+      const completed = await PhoneCall.collection
+        .find({ teamId: new Types.ObjectId(grown.teamId), status: 'completed' })
+        .toArray();
+      expect(res.body.data.map((call: { _id: string }) => call._id)).toEqual(
+        (completed as unknown as Row[])
+          .sort(newestFirst)
+          .slice(0, 100)
+          .map((row) => row._id.toHexString()),
+      );
+      // Taken over the 5,000 positions now, the count would say a tenth of the calls match: the walk
+      // would read large slices expecting few, meet three times that, and read them again smaller.
+      expect(returned.filter((read) => read.limit !== undefined && read.calls >= read.limit)).toEqual([]);
     } finally {
       spy.mockRestore();
     }
