@@ -652,17 +652,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         if (limited === undefined) throw err;
         const { retryAfterMs, byTeam } = limited;
         const waitMs = retryAfterMs + Math.floor(Math.random() * Math.min(retryAfterMs, 1_000));
-        const again = `dial again in ${Math.ceil(waitMs / 1000)} s`;
-        if (byTeam) {
-          log.info("the team's dial rate for the account has no turn for the dial yet", {
-            retryAfterMs,
-            refusals: refusals + 1,
-          });
-          await sleep(waitMs, { summary: `team's ${input.provider} dial rate: ${again}` });
-        } else {
-          log.info('the provider refused the dial for its rate limit', { retryAfterMs, refusals: refusals + 1 });
-          await sleep(waitMs, { summary: `provider rate limit: ${again}` });
-        }
+        log.info(
+          byTeam
+            ? "the team's dial rate for the account has no turn for the dial yet"
+            : 'the provider refused the dial for its rate limit',
+          { retryAfterMs, refusals: refusals + 1 },
+        );
+        const whose = byTeam ? `team's ${input.provider} dial rate` : 'provider rate limit';
+        await sleep(waitMs, { summary: `${whose}: dial again in ${Math.ceil(waitMs / 1000)} s` });
       }
     }
   }

@@ -25,22 +25,21 @@ export function createDialSpacer(
   readLimits: (teamId: string) => Promise<PacingLimits>,
   options: { maxWaitMs: number },
 ) {
-  const now = Date.now;
   const limits = new Map<string, { readAt: number; limits: Promise<PacingLimits> }>();
   const nextDialAt = new Map<string, number>();
 
   function limitsOf(teamId: string): Promise<PacingLimits> {
     const cached = limits.get(teamId);
-    if (cached && now() - cached.readAt < LIMITS_TTL_MS) return cached.limits;
+    if (cached && Date.now() - cached.readAt < LIMITS_TTL_MS) return cached.limits;
     const read = readLimits(teamId);
-    limits.set(teamId, { readAt: now(), limits: read });
+    limits.set(teamId, { readAt: Date.now(), limits: read });
     // A failed read is not kept: the next dial reads again.
     read.catch(() => limits.get(teamId)?.limits === read && limits.delete(teamId));
     return read;
   }
 
   function forgetPast(): void {
-    const at = now();
+    const at = Date.now();
     for (const [key, next] of nextDialAt) if (next < at) nextDialAt.delete(key);
     for (const [teamId, cached] of limits) if (at - cached.readAt >= LIMITS_TTL_MS) limits.delete(teamId);
   }
@@ -53,7 +52,7 @@ export function createDialSpacer(
     async takeTurn(teamId: string, provider: ProviderName): Promise<DialTurn> {
       const rate = (await limitsOf(teamId)).dialsPerSecond[provider];
       const key = `${teamId}:${provider}`;
-      const at = now();
+      const at = Date.now();
       const turn = takeDial(nextDialAt.get(key) ?? 0, at, rate);
       if (turn.waitMs > options.maxWaitMs) return { taken: false, waitMs: turn.waitMs };
       // The turn is taken now, for when it comes: dials waiting together go in the order they asked.

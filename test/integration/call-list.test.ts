@@ -82,8 +82,8 @@ async function pageThrough(query: Record<string, string>, limit: number): Promis
 }
 
 /**
- * Records every find on the calls collection (each read a page makes) until restored: its filter, and
- * how many reads were under way at most at once.
+ * Records every find on the calls collection (each read a page makes) until restored: its filter, its
+ * limit and how many calls it returned, and how many reads were under way at most at once.
  */
 function recordFinds() {
   const collection = PhoneCall.collection;

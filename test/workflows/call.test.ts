@@ -295,6 +295,7 @@ describe('phoneCallWorkflow', () => {
       expect(gap).toBeLessThan(92_000);
     }
   });
+
   it("waits out the team's own dial rate as a 429, naming whose rate the wait is on the timeline", async () => {
     const dialledAt: number[] = [];
     const refusal = (type: string) =>
