@@ -6,6 +6,7 @@ import { OBJECT_ID_HEX } from '../contracts/ids';
 import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
 import { Team, type TeamDoc } from '../data/models/team';
 import { rememberedValues } from '../data/remembered-values';
+import { readTogether } from '../concurrency/send-together';
 
 const KEY_PATTERN = new RegExp(`^oco_(${OBJECT_ID_HEX})_([A-Za-z0-9_-]{43})$`);
 // Compared against when the key id is unknown, so that a miss costs the same as a hit.
@@ -60,6 +61,14 @@ export async function revokeApiKey(keyId: string): Promise<boolean> {
  */
 const teamOfKey = rememberedValues<string>({ maxEntries: 10_000 });
 
+/**
+ * Reads of a key and of a team, each shared by the requests that ask for the same one while the read
+ * before it is under way (a client's burst through one key): a read each begins after its requests
+ * arrived, so a revocation made before a request is seen by it. Shared answers, never changed.
+ */
+const readKey = readTogether((keyId) => ApiKey.findById(keyId).lean().exec());
+const readTeam = readTogether((teamId) => Team.findById(teamId).lean<TeamDoc>().exec());
+
 /** The key's team and scopes, or null for a missing, malformed, unknown, revoked or expired key, or one whose team is gone. */
 export async function authenticateApiKey(
   presented: string | undefined,
@@ -69,10 +78,7 @@ export async function authenticateApiKey(
   const keyId = match?.[1];
   const knownTeam = keyId ? teamOfKey.get(keyId) : undefined;
   const [record, teamAlongside] = keyId
-    ? await Promise.all([
-        ApiKey.findById(keyId).lean(),
-        knownTeam ? Team.findById(knownTeam).lean<TeamDoc>() : Promise.resolve(null),
-      ])
+    ? await Promise.all([readKey(keyId), knownTeam ? readTeam(knownTeam) : Promise.resolve(null)])
     : [null, null];
   const expected = record ? Buffer.from(record.secretHash, 'hex') : DUMMY_HASH;
   const actual = hashSecret(match?.[2] ?? '');
@@ -82,7 +88,7 @@ export async function authenticateApiKey(
   if (record.expiresAt && record.expiresAt.getTime() <= now.getTime()) return null;
   const teamId = record.teamId.toHexString();
   // A key outlives nothing: once its team is gone (removed from the database), it is unknown.
-  const team = knownTeam === teamId ? teamAlongside : await Team.findById(record.teamId).lean<TeamDoc>();
+  const team = knownTeam === teamId ? teamAlongside : await readTeam(teamId);
   if (!team) return null;
   if (knownTeam !== teamId) teamOfKey.set(record._id.toHexString(), teamId);
   return {

@@ -17,6 +17,7 @@ import { CallTemplate } from '../data/models/call-template';
 import { DispatchBatch } from '../data/models/dispatch-batch';
 import { IDEMPOTENCY_WINDOW_MS } from '../data/models/idempotency-record';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
+import { newDocument, writesTogether } from '../data/writes-together';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { phoneCallWorkflow } from '../../workflows/call';
@@ -69,16 +70,23 @@ function startDelayOf(callDelayedUntil: Date | null | undefined): number | undef
   return ms >= MIN_START_DELAY_MS ? ms : undefined;
 }
 
+/** The batches' writes of concurrent creates, a bulk write at a time (a create's batch is opened and closed). */
+const writeBatch = writesTogether(() => DispatchBatch.collection);
+
 export function createDispatcher(deps: { client: Client; config: DispatchConfig }): Dispatcher {
   const { config } = deps;
   return {
     async openBatch(teamId, size, batchId) {
-      const batch = await DispatchBatch.create({
+      const now = new Date();
+      const batch = await newDocument(DispatchBatch, {
         _id: batchId,
         teamId: new Types.ObjectId(teamId),
         size,
         state: 'pending',
+        createdAt: now,
+        updatedAt: now,
       });
+      await writeBatch({ insertOne: { document: batch.toBSON() } });
       return batch._id;
     },
     async start(call, plan, atCreate) {
@@ -140,8 +148,11 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
       }
     },
     async closeBatch(batchId, { keep }) {
-      if (keep) await DispatchBatch.updateOne({ _id: batchId }, { $set: { state: 'started' } });
-      else await DispatchBatch.deleteOne({ _id: batchId });
+      await writeBatch(
+        keep
+          ? { updateOne: { filter: { _id: batchId }, update: { $set: { state: 'started', updatedAt: new Date() } } } }
+          : { deleteOne: { filter: { _id: batchId } } },
+      );
     },
     async dropBatch(batchId) {
       await DispatchBatch.deleteOne({ _id: batchId });

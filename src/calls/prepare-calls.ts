@@ -15,6 +15,7 @@ import type { CallOrigin } from '../data/models/phone-call';
 import { PhoneNumber, type PhoneNumberDoc } from '../data/models/phone-number';
 import { Team, type TeamDoc } from '../data/models/team';
 import { mapBounded } from '../concurrency/run-bounded';
+import { readTogether } from '../concurrency/send-together';
 
 export interface PreparedCall {
   doc: Record<string, unknown> & { _id: Types.ObjectId };
@@ -82,20 +83,26 @@ export interface PrepareOptions {
 const READ_ONE_BY_ONE_UP_TO = 64;
 
 /**
- * The team's documents of `model` named by `ids`, read by `_id` equality, one id per read: FerretDB 1.x
- * pushes an `_id` equality down to its PostgreSQL index, but not `$in`, with which each read went
- * through every document of the team. A batch naming more ids than that is rare; it reads them with
- * one `$in`.
+ * A reader of a team's documents of `model` by id: `read(teamId, ids)`, by `_id` equality, one id per
+ * read: FerretDB 1.x pushes an `_id` equality down to its PostgreSQL index, but not `$in`, with which
+ * each read went through every document of the team. A batch naming more ids than that is rare; it
+ * reads them with one `$in`. Concurrent creates naming the same document (a client's burst of calls
+ * of one template) share its read (readTogether); they only read what it answers.
  */
-async function findOwnByIds<T>(
-  model: { find(filter: Record<string, unknown>): { lean(): PromiseLike<unknown[]> } },
-  ids: readonly string[],
-  teamId: Types.ObjectId,
-): Promise<T[]> {
-  if (ids.length > READ_ONE_BY_ONE_UP_TO) return (await model.find({ _id: { $in: ids }, teamId }).lean()) as T[];
-  const found = await mapBounded(ids, 8, async (id) => (await model.find({ _id: id, teamId }).lean()) as T[]);
-  return found.flat();
+function ownByIdsReader<T>(model: { find(filter: Record<string, unknown>): { lean(): PromiseLike<unknown[]> } }) {
+  const readOne = readTogether(async (key) => {
+    const [teamId, id] = key.split(':');
+    return (await model.find({ _id: id, teamId }).lean()) as T[];
+  });
+  return async (teamId: Types.ObjectId, ids: readonly string[]): Promise<T[]> => {
+    if (ids.length > READ_ONE_BY_ONE_UP_TO) return (await model.find({ _id: { $in: ids }, teamId }).lean()) as T[];
+    const found = await mapBounded(ids, 8, (id) => readOne(`${teamId.toHexString()}:${id}`));
+    return found.flat();
+  };
 }
+
+const templatesOfTeam = ownByIdsReader<CallTemplateDoc>(CallTemplate);
+const numbersOfTeam = ownByIdsReader<PhoneNumberDoc>(PhoneNumber);
 
 /** Returns the documents, or the list of problems (each naming its field). */
 export async function prepareCalls(
@@ -107,8 +114,8 @@ export async function prepareCalls(
   const templateIds = [...new Set(inputs.map(({ input }) => input.callTemplateId))];
   const numberIds = [...new Set(inputs.flatMap(({ input }) => (input.phoneNumberId ? [input.phoneNumberId] : [])))];
   const [templates, numbers, doNotCall] = await Promise.all([
-    findOwnByIds<CallTemplateDoc>(CallTemplate, templateIds, team._id),
-    findOwnByIds<PhoneNumberDoc>(PhoneNumber, numberIds, team._id),
+    templatesOfTeam(team._id, templateIds),
+    numbersOfTeam(team._id, numberIds),
     listedAmong(
       options.teamId,
       inputs.map(({ input }) => input.toPhoneNumber),

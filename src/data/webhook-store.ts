@@ -1,5 +1,6 @@
 // The webhook reads and delivery records the delivery activities need.
 import { Types } from 'mongoose';
+import { readTogether } from '../concurrency/send-together';
 import type { CallEventName } from '../contracts/events';
 import { Webhook, type WebhookDoc } from './models/webhook';
 import { WebhookDelivery } from './models/webhook-delivery';
@@ -22,20 +23,30 @@ export interface DeliveryAttemptRecord {
 }
 
 export interface WebhookStore {
-  forTeam(teamId: string): Promise<WebhookDoc[]>;
+  /** Shared with concurrent readers of the same team: not to be changed. */
+  forTeam(teamId: string): Promise<readonly WebhookDoc[]>;
   /** Adds one attempt to the (event, endpoint) delivery record, creating it on the first. */
   recordAttempt(record: DeliveryAttemptRecord): Promise<void>;
 }
 
-/** Every event some webhook of the team subscribes to (`*` included as given). */
-export async function teamWebhookEvents(teamId: string): Promise<string[]> {
+/**
+ * Every event some webhook of the team subscribes to (`*` included as given). Concurrent creates of a
+ * team share the read (readTogether), and the answer: not to be changed.
+ */
+export const teamWebhookEvents: (teamId: string) => Promise<readonly string[]> = readTogether(async (teamId) => {
   const hooks = await Webhook.find({ teamId }, { subscribedEvents: 1 }).lean();
   return [...new Set(hooks.flatMap((hook) => hook.subscribedEvents))];
-}
+});
+
+/**
+ * A team's webhooks, the read shared by the deliveries that ask for the same team's while one is under
+ * way (a campaign's calls change status together): they only read the answer.
+ */
+const teamWebhooks = readTogether((teamId) => Webhook.find({ teamId }).lean<WebhookDoc[]>().exec());
 
 export function createWebhookStore(): WebhookStore {
   return {
-    forTeam: (teamId) => Webhook.find({ teamId }).lean<WebhookDoc[]>().exec(),
+    forTeam: teamWebhooks,
     async recordAttempt(record) {
       await WebhookDelivery.updateOne(
         { eventId: record.eventId, endpointKey: record.endpointKey },

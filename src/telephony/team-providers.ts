@@ -2,6 +2,7 @@
 import type { Types } from 'mongoose';
 import type { ProviderName } from '../contracts/providers';
 import type { SecretBox } from '../crypto/secret-box';
+import { readTogether } from '../concurrency/send-together';
 import { Team } from '../data/models/team';
 import { createProvider, type ProviderBaseUrls } from './index';
 import type { ProviderCredentials, TelephonyProvider } from './provider';
@@ -15,12 +16,15 @@ export type TeamProviderResolver = (
   provider: ProviderName,
 ) => Promise<TelephonyProvider>;
 
+/** A team, the read shared by the dials that ask for the same team's while one is under way; never changed. */
+const readTeam = readTogether((teamId) => Team.findById(teamId).lean().exec());
+
 export function createTeamProviderResolver(deps: {
   secretBox: SecretBox;
   baseUrls: ProviderBaseUrls;
 }): TeamProviderResolver {
   return async (teamId, provider) => {
-    const team = await Team.findById(teamId).lean();
+    const team = await readTeam(String(teamId));
     const settings = team?.providerSettings.find((s) => s.provider === provider);
     if (!settings?.credentialsSealed) {
       throw new ProviderNotConfiguredError(`team ${String(teamId)} has no ${provider} credentials`);

@@ -3,9 +3,13 @@
 import net from 'node:net';
 import { afterAll, beforeAll, inject } from 'vitest';
 
-/** Relays TCP to `target`; while `silent`, what the server sends is dropped, as if never answered. */
+/**
+ * Relays TCP to `target`; while `silent`, what the server sends is dropped, as if never answered;
+ * while held, it is kept, and delivered in order at release (a slow store).
+ */
 async function startRelay(target: { host: string; port: number }) {
   let silent = false;
+  let held: Array<() => void> | null = null;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host);
@@ -16,7 +20,9 @@ async function startRelay(target: { host: string; port: number }) {
     }
     client.on('data', (chunk) => upstream.write(chunk));
     upstream.on('data', (chunk) => {
-      if (!silent) client.write(chunk);
+      if (silent) return;
+      if (held) held.push(() => client.write(chunk));
+      else client.write(chunk);
     });
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
@@ -26,6 +32,16 @@ async function startRelay(target: { host: string; port: number }) {
     port: (server.address() as net.AddressInfo).port,
     setSilent(value: boolean) {
       silent = value;
+    },
+    /** Keeps the server's answers from now on, until `release`. */
+    hold() {
+      held ??= [];
+    },
+    /** Delivers what was kept, in order, and relays as before. */
+    release() {
+      const kept = held ?? [];
+      held = null;
+      for (const deliver of kept) deliver();
     },
     /** Closes every relayed connection, as a server going down does; new ones are still taken. */
     dropConnections() {

@@ -18,6 +18,7 @@ import { LIST_FILTER_FIELDS, placeInTeamList } from '../../data/call-list-positi
 import { PhoneCall, type PhoneCallDoc } from '../../data/models/phone-call';
 import { toCreateView, toReadView } from '../../data/phone-call-view';
 import { teamWebhookEvents } from '../../data/webhook-store';
+import { newDocument, writesTogether } from '../../data/writes-together';
 import type { Logger } from '../../logger';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, HttpError, notFound } from '../errors';
@@ -58,6 +59,9 @@ async function webhookUrlProblems(
   return problems;
 }
 
+/** Single creates' call records, a bulk write at a time under load. */
+const insertCall = writesTogether(() => PhoneCall.collection);
+
 const isObjectId = isObjectIdHex;
 /** Path ids are compared in lower case, as body ids are normalised. */
 const pathId = (value: string) => value.toLowerCase();
@@ -97,7 +101,9 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           throw badRequest(...problems);
         }
         await placeInTeamList(new Types.ObjectId(auth.teamId), [calls[0]!.doc]);
-        const doc = (await new PhoneCall(calls[0]!.doc).save({ timestamps: false })).toObject() as PhoneCallDoc;
+        const call = await newDocument(PhoneCall, calls[0]!.doc);
+        await insertCall({ insertOne: { document: call.toBSON() } });
+        const doc = call.toObject() as PhoneCallDoc;
         try {
           await deps.dispatcher.start(doc, calls[0]!.plan, { teamWebhookEvents: webhookEvents });
         } catch (err) {

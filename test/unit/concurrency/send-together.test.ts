@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sendTogether } from '../../../src/concurrency/send-together';
+import { ItemFailure, readTogether, sendTogether } from '../../../src/concurrency/send-together';
 
 /** A send that records what it carried and finishes only when told to. */
 function heldSend() {
@@ -74,5 +74,48 @@ describe('sendTogether', () => {
     }
     await Promise.all(all);
     expect(sends.map((s) => s.items)).toEqual([[1], [2, 3], [4, 5]]);
+  });
+
+  it("settles each item with the send's answer for it, an ItemFailure rejecting that item alone", async () => {
+    const sends: number[][] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const submit = sendTogether<number, string>(async (_key, items) => {
+      sends.push(items);
+      await held;
+      return items.map((n) => (n === 3 ? new ItemFailure(new Error('duplicate 3')) : `stored ${n}`));
+    });
+    const first = submit('team-a', 1);
+    const grouped = [2, 3, 4].map((n) => submit('team-a', n));
+    release();
+    await expect(first).resolves.toBe('stored 1');
+    await expect(grouped[0]).resolves.toBe('stored 2');
+    await expect(grouped[1]).rejects.toThrow('duplicate 3');
+    await expect(grouped[2]).resolves.toBe('stored 4');
+    expect(sends).toEqual([[1], [2, 3, 4]]);
+  });
+});
+
+describe('readTogether', () => {
+  it('answers the callers that asked during a read with one read begun after they asked', async () => {
+    const reads: Array<{ key: string; finish: (value: string) => void }> = [];
+    const read = readTogether(
+      (key) => new Promise<string>((resolve) => reads.push({ key, finish: (value) => resolve(value) })),
+    );
+    const first = read('key-1');
+    await tick();
+    // These ask while the first read is under way: the value it answers may predate them.
+    const during = [read('key-1'), read('key-1')];
+    const other = read('key-2');
+    await tick();
+    expect(reads.map((r) => r.key)).toEqual(['key-1', 'key-2']);
+    reads[0]!.finish('revoked: no');
+    await expect(first).resolves.toBe('revoked: no');
+    await tick();
+    expect(reads.map((r) => r.key)).toEqual(['key-1', 'key-2', 'key-1']);
+    reads[2]!.finish('revoked: yes');
+    expect(await Promise.all(during)).toEqual(['revoked: yes', 'revoked: yes']);
+    reads[1]!.finish('other');
+    await expect(other).resolves.toBe('other');
   });
 });
