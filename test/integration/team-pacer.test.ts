@@ -64,8 +64,15 @@ async function pacedWorker(teamId: string, limits: PacingLimits) {
     pacingDefaults: limits,
     temporal: { client, taskQueue },
   });
+  // Calls whose request reached the pacer: the activity records its call when it starts, before its
+  // status-code write and its signal, so a later call's request could overtake one seen only started.
+  const signalled = new Set<string>();
   const stubs = stubActivities({
     ...pacing,
+    requestDialSlot: async (input) => {
+      await pacing.requestDialSlot(input);
+      signalled.add(input.request.callId);
+    },
     deliverDialGrants: async (input) => {
       const at = Date.now();
       for (const { callId } of input.grants) if (!grants.some((g) => g.callId === callId)) grants.push({ callId, at });
@@ -87,10 +94,7 @@ async function pacedWorker(teamId: string, limits: PacingLimits) {
     workflowBundle: { codePath: inject('workflowBundlePath') },
     activities: stubs.activities,
   });
-  const requested = (callId: string) =>
-    stubs.calls.some(
-      (c) => c.name === 'requestDialSlot' && (c.input as { request: { callId: string } }).request.callId === callId,
-    );
+  const requested = (callId: string) => signalled.has(callId);
   const start = (args: CallWorkflowInput) =>
     client.workflow.start(phoneCallWorkflow, { workflowId: callWorkflowId(args.callId), taskQueue, args: [args] });
   return { worker, taskQueue, dials, grants, calls: stubs.calls, maxLive: () => maxLive, requested, start };
