@@ -4,7 +4,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Types } from 'mongoose';
 import { OBJECT_ID_HEX } from '../contracts/ids';
 import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
-import { Team, type TeamDoc } from '../data/models/team';
+import type { TeamDoc } from '../data/models/team';
+import { readTeam } from '../data/team-reads';
 import { rememberedValues } from '../data/remembered-values';
 import { readTogether } from '../concurrency/send-together';
 
@@ -62,12 +63,11 @@ export async function revokeApiKey(keyId: string): Promise<boolean> {
 const teamOfKey = rememberedValues<string>({ maxEntries: 10_000 });
 
 /**
- * Reads of a key and of a team, each shared by the requests that ask for the same one while the read
- * before it is under way (a client's burst through one key): a read each begins after its requests
- * arrived, so a revocation made before a request is seen by it. Shared answers, never changed.
+ * Reads of a key (and of its team: readTeam), each shared by the requests that ask for the same one
+ * while the read before it is under way (a client's burst through one key): a read each begins after
+ * its requests arrived, so a revocation made before a request is seen by it. Shared answers, never changed.
  */
 const readKey = readTogether((keyId) => ApiKey.findById(keyId).lean().exec());
-const readTeam = readTogether((teamId) => Team.findById(teamId).lean<TeamDoc>().exec());
 
 /** The key's team and scopes, or null for a missing, malformed, unknown, revoked or expired key, or one whose team is gone. */
 export async function authenticateApiKey(

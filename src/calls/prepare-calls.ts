@@ -13,7 +13,8 @@ import { CallTemplate, type CallTemplateDoc } from '../data/models/call-template
 import { listedAmong } from '../data/do-not-call-store';
 import type { CallOrigin } from '../data/models/phone-call';
 import { PhoneNumber, type PhoneNumberDoc } from '../data/models/phone-number';
-import { Team, type TeamDoc } from '../data/models/team';
+import type { TeamDoc } from '../data/models/team';
+import { readTeam } from '../data/team-reads';
 import { mapBounded } from '../concurrency/run-bounded';
 import { readTogether } from '../concurrency/send-together';
 
@@ -109,7 +110,7 @@ export async function prepareCalls(
   inputs: ReadonlyArray<{ input: PhoneCallCreateInput; prefix: string }>,
   options: PrepareOptions,
 ): Promise<{ calls: PreparedCall[]; problems: string[] }> {
-  const team = options.team ?? (await Team.findById(options.teamId).lean<TeamDoc>());
+  const team = options.team ?? (await readTeam(options.teamId));
   if (!team) return { calls: [], problems: ['teamId does not name an existing team'] };
   const templateIds = [...new Set(inputs.map(({ input }) => input.callTemplateId))];
   const numberIds = [...new Set(inputs.flatMap(({ input }) => (input.phoneNumberId ? [input.phoneNumberId] : [])))];

@@ -2,8 +2,7 @@
 import type { Types } from 'mongoose';
 import type { ProviderName } from '../contracts/providers';
 import type { SecretBox } from '../crypto/secret-box';
-import { readTogether } from '../concurrency/send-together';
-import { Team } from '../data/models/team';
+import { readTeam } from '../data/team-reads';
 import { createProvider, type ProviderBaseUrls } from './index';
 import type { ProviderCredentials, TelephonyProvider } from './provider';
 
@@ -15,9 +14,6 @@ export type TeamProviderResolver = (
   teamId: string | Types.ObjectId,
   provider: ProviderName,
 ) => Promise<TelephonyProvider>;
-
-/** A team, the read shared by the dials that ask for the same team's while one is under way; never changed. */
-const readTeam = readTogether((teamId) => Team.findById(teamId).lean().exec());
 
 export function createTeamProviderResolver(deps: {
   secretBox: SecretBox;
