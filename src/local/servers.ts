@@ -307,8 +307,8 @@ export async function startMongoStack(
   try {
     const login = `${POSTGRES_SUPERUSER}:${encodeURIComponent(password)}`;
     const postgresUrl = `postgres://${login}@127.0.0.1:${options.postgresPort}/postgres`;
-    // FerretDB reaches PostgreSQL through its Unix socket, not loopback TCP. Over TCP about one list
-    // read in fifty that FerretDB answers from one PostgreSQL query took 200-250 ms longer: FerretDB
+    // FerretDB reaches PostgreSQL through its Unix socket, not loopback TCP. Over TCP one list read in
+    // 40 to 200 that FerretDB answers from one PostgreSQL query took 200-250 ms longer: FerretDB
     // waited on the network for rows that PostgreSQL had not logged as slow, and the kernel counted a
     // couple of hundred zero-window advertisements per run, whose reopening TCP may leave to its
     // persist timer (200 ms at least). Over the socket neither happened (README, "Lists at 100,000
