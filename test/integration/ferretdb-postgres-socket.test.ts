@@ -7,10 +7,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { mongo as driver } from 'mongoose';
 import { Client } from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePorts, startMongoStack, type RunningServer } from '../../src/local/servers';
+import { freePorts, startMongoStack } from '../../src/local/servers';
 
 let dir: string;
-let stack: { uri: string; postgresUrl: string; servers: RunningServer[] } | undefined;
+let stack: Awaited<ReturnType<typeof startMongoStack>> | undefined;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'oco-socket-'));
