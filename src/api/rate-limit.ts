@@ -163,10 +163,12 @@ export function createRateLimiter(
     check(ctx) {
       const verdict = limiter.take(authOf(ctx).keyId);
       if (verdict.allowed) return;
-      ctx.set('Retry-After', String(verdict.retryAfterSeconds));
-      throw new HttpError(429, [
-        `rate limit exceeded: this API key may send ${verdict.limit}; retry after ${verdict.retryAfterSeconds} s`,
-      ]);
+      // The header travels with the error: an answer that ends otherwise (auth.ts) does not carry it.
+      throw new HttpError(
+        429,
+        [`rate limit exceeded: this API key may send ${verdict.limit}; retry after ${verdict.retryAfterSeconds} s`],
+        { 'Retry-After': String(verdict.retryAfterSeconds) },
+      );
     },
 
     sync() {

@@ -56,11 +56,19 @@ export async function revokeApiKey(keyId: string): Promise<boolean> {
 }
 
 /**
- * Each key's team, as this process last read it: a key never moves to another team, so its next check
- * reads the key and the team at once rather than one after the other (a round trip fewer per request).
- * For 10,000 keys; past that it starts again (each key's first check reads in turn).
+ * What never changes of a key once issued (its team, scopes, expiry and secret's hash), as this process
+ * last found the key valid. A key never moves to another team, so its next check reads the key and the
+ * team at once rather than one after the other (a round trip fewer per request); and a read-only request
+ * may run while its key is checked again (lastValidKey). For 10,000 keys; past that it starts again
+ * (each key's next check reads in turn, and its next read waits for it).
  */
-const teamOfKey = rememberedValues<string>({ maxEntries: 10_000 });
+interface KnownKey {
+  teamId: string;
+  scopes: readonly Scope[];
+  secretHash: Buffer;
+  expiresAt: number | null;
+}
+const knownKeys = rememberedValues<KnownKey>({ maxEntries: 10_000 });
 
 /**
  * Reads of a key (and of its team: readTeam), each shared by the requests that ask for the same one
@@ -76,25 +84,46 @@ export async function authenticateApiKey(
 ): Promise<AuthenticatedKey | null> {
   const match = presented ? KEY_PATTERN.exec(presented) : null;
   const keyId = match?.[1];
-  const knownTeam = keyId ? teamOfKey.get(keyId) : undefined;
+  const knownTeam = keyId ? knownKeys.get(keyId)?.teamId : undefined;
   const [record, teamAlongside] = keyId
     ? await Promise.all([readKey(keyId), knownTeam ? readTeam(knownTeam) : Promise.resolve(null)])
     : [null, null];
   const expected = record ? Buffer.from(record.secretHash, 'hex') : DUMMY_HASH;
-  const actual = hashSecret(match?.[2] ?? '');
-  const same = expected.length === actual.length && timingSafeEqual(expected, actual);
-  if (!record || !same) return null;
-  if (record.revokedAt) return null;
+  if (!sameHash(expected, match?.[2] ?? '')) return null;
+  if (!record || record.revokedAt) return null;
   if (record.expiresAt && record.expiresAt.getTime() <= now.getTime()) return null;
   const teamId = record.teamId.toHexString();
   // A key outlives nothing: once its team is gone (removed from the database), it is unknown.
   const team = knownTeam === teamId ? teamAlongside : await readTeam(teamId);
   if (!team) return null;
-  if (knownTeam !== teamId) teamOfKey.set(record._id.toHexString(), teamId);
-  return {
-    keyId: record._id.toHexString(),
+  const scopes = record.scopes as Scope[];
+  knownKeys.set(record._id.toHexString(), {
     teamId,
-    scopes: new Set(record.scopes as Scope[]),
-    team,
-  };
+    scopes,
+    secretHash: expected,
+    expiresAt: record.expiresAt?.getTime() ?? null,
+  });
+  return { keyId: record._id.toHexString(), teamId, scopes: new Set(scopes), team };
+}
+
+/** A key as this process last found it valid, without its team's record (which may have changed since). */
+export type ValidBeforeKey = Omit<AuthenticatedKey, 'team'>;
+
+/**
+ * The key as this process last found it valid, when the presented secret is its own and the key has not
+ * expired since; else null. No read: a revocation, or the team's removal, is seen only by
+ * authenticateApiKey, so this is never enough to answer a request (src/api/auth.ts).
+ */
+export function lastValidKey(presented: string, now = new Date()): ValidBeforeKey | null {
+  const match = KEY_PATTERN.exec(presented);
+  const known = match ? knownKeys.get(match[1]!) : undefined;
+  if (!match || !known || !sameHash(known.secretHash, match[2]!)) return null;
+  if (known.expiresAt !== null && known.expiresAt <= now.getTime()) return null;
+  return { keyId: match[1]!, teamId: known.teamId, scopes: new Set(known.scopes) };
+}
+
+/** Whether `secret` hashes to `expected`, in constant time. */
+function sameHash(expected: Buffer, secret: string): boolean {
+  const actual = hashSecret(secret);
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
 }

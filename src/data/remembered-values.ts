@@ -1,9 +1,10 @@
 // What one process remembers of the stores between requests, to save a read: a bounded map whose
 // entries are trusted for a while. Used for a team's list tip (call-list-positions.ts), a filter's
-// match count (call-list-match-counts.ts), a key's team (auth/api-keys.ts), and a call's team and a
-// team's adapter for provider callbacks (calls/provider-events.ts). Nothing in it is ever the only
-// copy: a forgotten or distrusted entry costs a read, never a wrong answer (but for removed provider
-// credentials, which a remembered adapter still honours for at most 30 s: calls/provider-events.ts).
+// match count (call-list-match-counts.ts), what never changes of a key (auth/api-keys.ts), and a
+// call's team and a team's adapter for provider callbacks (calls/provider-events.ts). Nothing in it is
+// ever the only copy: a forgotten or distrusted entry costs a read, never a wrong answer (but for
+// removed provider credentials, which a remembered adapter still honours for at most 30 s:
+// calls/provider-events.ts).
 
 export interface RememberedValues<V> {
   /** The value, while it is trusted. */

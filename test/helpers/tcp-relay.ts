@@ -1,7 +1,9 @@
 // A TCP relay in front of a real server, for tests of what a client does when the network or the
 // server misbehaves: answers dropped, every connection closed at once.
 import net from 'node:net';
+import mongoose from 'mongoose';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { startServiceStack, type TestStack } from './service-stack';
 
 /**
  * Relays TCP to `target`; while `silent`, what the server sends is dropped, as if never answered;
@@ -70,4 +72,26 @@ export function useMongoRelay() {
     await relayed.relay?.close();
   });
   return relayed;
+}
+
+/**
+ * For a test file: a service stack (test/helpers/service-stack.ts) whose store sits behind a relay
+ * that can hold its answers, started before its tests and stopped after them.
+ */
+export function useRelayedServiceStack() {
+  const relayed = useMongoRelay();
+  const handle = {} as { stack: TestStack; relay: Awaited<ReturnType<typeof startRelay>> };
+  beforeAll(async () => {
+    handle.relay = relayed.relay;
+    handle.stack = await startServiceStack({
+      mongoUri: relayed.uri,
+      temporalAddress: inject('temporalAddress'),
+      workflowBundlePath: inject('workflowBundlePath'),
+    });
+  });
+  afterAll(async () => {
+    mongoose.set('debug', false);
+    await handle.stack?.stop();
+  });
+  return handle;
 }

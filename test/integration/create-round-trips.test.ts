@@ -5,7 +5,7 @@
 // document a lone create stores. The worker shares a team's record among its dials and its webhooks
 // among its deliveries alike. The writes' unordered bulk keeps one write's failure its own.
 import mongoose, { Types } from 'mongoose';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { PhoneCall } from '../../src/data/models/phone-call';
 import { createWebhookStore } from '../../src/data/webhook-store';
@@ -13,26 +13,12 @@ import { writesTogether } from '../../src/data/writes-together';
 import { createSecretBox } from '../../src/crypto/secret-box';
 import { createTeamProviderResolver } from '../../src/telephony/team-providers';
 import { apiClient } from '../helpers/http';
-import { startServiceStack, type TestStack } from '../helpers/service-stack';
 import { seededCallBody } from '../helpers/stack';
-import { useMongoRelay } from '../helpers/tcp-relay';
+import { useRelayedServiceStack } from '../helpers/tcp-relay';
 
-let stack: TestStack;
 // The stack reaches the store through a relay that can hold its answers: the burst's first reads
 // are held until every request of it has asked, so that sharing does not hang on the timing.
-const relayed = useMongoRelay();
-
-beforeAll(async () => {
-  stack = await startServiceStack({
-    mongoUri: relayed.uri,
-    temporalAddress: inject('temporalAddress'),
-    workflowBundlePath: inject('workflowBundlePath'),
-  });
-});
-afterAll(async () => {
-  mongoose.set('debug', false);
-  await stack?.stop();
-});
+const relayed = useRelayedServiceStack();
 
 /** Counts the commands Mongoose sends, per `collection.method`, while `work` runs. */
 async function commandsDuring(work: () => Promise<void>): Promise<Map<string, number>> {
@@ -66,8 +52,8 @@ function shapeOf(doc: Record<string, unknown>) {
 
 describe('a burst of single creates', () => {
   it('shares the reads and bulks the writes, and stores each call as a lone create does', async () => {
-    const team = await stack.seedTeam('Burst');
-    const api = apiClient(stack.baseUrl, team.key);
+    const team = await relayed.stack.seedTeam('Burst');
+    const api = apiClient(relayed.stack.baseUrl, team.key);
     const callDelayedUntil = new Date(Date.now() + 86_400_000).toISOString();
     const body = (to: string) => seededCallBody(team, to, { callDelayedUntil });
     const alone = await api.post('/v1/phoneCalls', body('+14155550100'));
@@ -124,19 +110,19 @@ describe('a burst of single creates', () => {
       )
       .toBe(0);
     for (const id of ids)
-      await expect(stack.temporal.workflow.getHandle(callWorkflowId(id)).describe()).resolves.toBeTruthy();
+      await expect(relayed.stack.temporal.workflow.getHandle(callWorkflowId(id)).describe()).resolves.toBeTruthy();
   });
 });
 
 describe("the worker's reads of a team", () => {
   it('shares a team record among its dials and its webhooks among its deliveries', async () => {
-    const team = await stack.seedTeam('Campaign');
+    const team = await relayed.stack.seedTeam('Campaign');
     const providers = createTeamProviderResolver({
-      secretBox: createSecretBox(stack.config.ENCRYPTION_KEY),
+      secretBox: createSecretBox(relayed.stack.config.ENCRYPTION_KEY),
       baseUrls: {
-        twilio: stack.config.TWILIO_API_BASE_URL,
-        vonage: stack.config.VONAGE_API_BASE_URL,
-        telnyx: stack.config.TELNYX_API_BASE_URL,
+        twilio: relayed.stack.config.TWILIO_API_BASE_URL,
+        vonage: relayed.stack.config.VONAGE_API_BASE_URL,
+        telnyx: relayed.stack.config.TELNYX_API_BASE_URL,
       },
     });
     const webhooks = createWebhookStore();
