@@ -1,5 +1,5 @@
 // A TCP relay in front of a real server, for tests of what a client does when the network or the
-// server misbehaves: answers dropped, every connection closed at once.
+// server misbehaves: answers dropped or held, every connection closed at once.
 import net from 'node:net';
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, inject } from 'vitest';
@@ -79,11 +79,9 @@ export function useMongoRelay() {
  * that can hold its answers, started before its tests and stopped after them.
  */
 export function useRelayedServiceStack() {
-  const relayed = useMongoRelay();
-  const handle = {} as { stack: TestStack; relay: Awaited<ReturnType<typeof startRelay>> };
+  const relayed = useMongoRelay() as ReturnType<typeof useMongoRelay> & { stack: TestStack };
   beforeAll(async () => {
-    handle.relay = relayed.relay;
-    handle.stack = await startServiceStack({
+    relayed.stack = await startServiceStack({
       mongoUri: relayed.uri,
       temporalAddress: inject('temporalAddress'),
       workflowBundlePath: inject('workflowBundlePath'),
@@ -91,7 +89,7 @@ export function useRelayedServiceStack() {
   });
   afterAll(async () => {
     mongoose.set('debug', false);
-    await handle.stack?.stop();
+    await relayed.stack?.stop();
   });
-  return handle;
+  return relayed;
 }
