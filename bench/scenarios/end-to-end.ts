@@ -78,6 +78,7 @@ export const endToEndScenario: BenchScenario = {
       })),
     });
     const ids = expectStatus(answer, 201, 'POST /v1/phoneCalls/batch').data.map((c) => c._id);
+    ctx.log(`end-to-end: the batch accepted; waiting for its calls to end`);
     const statuses = new Map<string, number>();
     let lastClose = started;
     let lastCallId = ids[0]!;
