@@ -21,6 +21,7 @@ import { seedEmulatedTeam, type EmulatedTeam } from '../../src/local/emulated-te
 import { freePorts } from '../../src/local/servers';
 import type { Client } from '@temporalio/client';
 import type { DestinationStream } from 'pino';
+import { withDatabase } from './database-uri';
 
 export type SeededTeam = EmulatedTeam;
 
@@ -69,7 +70,7 @@ export async function startServiceStack(
     telnyxSigningKeyPem: telnyxKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
   });
   const { url: emulatorUrl } = await emulator.start();
-  const mongoUri = servers.mongoUri.replace(/\/[^/?]*(\?|$)/, `/${database}$1`);
+  const mongoUri = withDatabase(servers.mongoUri, database);
   const config = loadConfig({
     PORT: String(port),
     HOST: '127.0.0.1',

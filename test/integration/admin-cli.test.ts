@@ -7,10 +7,11 @@ import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { authenticateApiKey } from '../../src/auth/api-keys';
 import { CallTemplate } from '../../src/data/models/call-template';
 import { Team } from '../../src/data/models/team';
+import { withDatabase } from '../helpers/database-uri';
 
 const env = {
   ...process.env,
-  MONGODB_URI: inject('mongoUri').replace(/\/[^/?]*(\?|$)/, `/admin_${randomBytes(4).toString('hex')}$1`),
+  MONGODB_URI: withDatabase(inject('mongoUri'), `admin_${randomBytes(4).toString('hex')}`),
   ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   LOG_LEVEL: 'silent',
 };

@@ -6,11 +6,12 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { listCases } from '../../bench/scenarios/lists';
 import { PhoneCall } from '../../src/data/models/phone-call';
 import { seedCalls, seededRandom } from '../helpers/call-population';
+import { withDatabase } from '../helpers/database-uri';
 
 const teamId = new Types.ObjectId();
 
 beforeAll(async () => {
-  await mongoose.connect(inject('mongoUri').replace(/\/[^/?]*(\?|$)/, `/lists_${randomBytes(4).toString('hex')}$1`));
+  await mongoose.connect(withDatabase(inject('mongoUri'), `lists_${randomBytes(4).toString('hex')}`));
   // Blocks of one call: single creates, never from a file.
   await seedCalls({
     teamId: teamId.toHexString(),
