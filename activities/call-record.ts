@@ -3,19 +3,24 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FAILURES } from '../src/contracts/failures';
 import type { StatusChange } from '../src/data/call-store';
 import type { ActivityDeps } from './deps';
+import { createEventRouter, type EventRouteAfterWrite, type EventRouterDeps, type Routed } from './webhooks';
 
 /** What a status write answers: `applied` is false when the machine does not allow it (nothing changes). */
 export interface StatusWritten {
   applied: boolean;
   call: Record<string, unknown> | null;
+  /** Where the change's event went, when the workflow asked the write to hand it on (`routeWithWrites`). */
+  routed?: Routed;
 }
+
+type WriteDeps = Pick<ActivityDeps, 'calls' | 'logger' | 'metrics'>;
 
 /**
  * Writes a status change for an activity (recordStatus, and the dial's own `ringing`). A retry of a
  * landed write, told by the change's time, answers `applied` again.
  */
 export async function writeStatusChange(
-  { calls, logger, metrics }: Pick<ActivityDeps, 'calls' | 'logger' | 'metrics'>,
+  { calls, logger, metrics }: WriteDeps,
   change: StatusChange,
 ): Promise<StatusWritten> {
   const result = await calls.applyStatusChange(change);
@@ -38,13 +43,31 @@ export async function writeStatusChange(
   return { applied: true, call: result.call };
 }
 
-export function createCallRecordActivities(deps: Pick<ActivityDeps, 'calls' | 'logger' | 'metrics'>) {
+/**
+ * Writes a status change and, once it has landed and the workflow asked (`route`), hands its event to
+ * the endpoints' streams with the call as the write left it: the endpoint lookup's local activity, and
+ * its activation of the workflow, saved. A retry routes again; a stream takes each event id once.
+ */
+export function createStatusWriter(deps: WriteDeps & EventRouterDeps) {
+  const { routeAfterWrite } = createEventRouter(deps);
+  return async (change: StatusChange, route?: EventRouteAfterWrite): Promise<StatusWritten> => {
+    const written = await writeStatusChange(deps, change);
+    if (!route || !written.applied || !written.call) return written;
+    const routed = await routeAfterWrite(route, written.call);
+    return routed ? { ...written, routed } : written;
+  };
+}
+
+export function createCallRecordActivities(deps: WriteDeps & EventRouterDeps) {
   const { calls } = deps;
+  const writeStatus = createStatusWriter(deps);
   return {
-    /** Writes a status change; `applied` is false when the machine does not allow it (nothing changes). */
-    async recordStatus(change: StatusChange): Promise<StatusWritten> {
-      return writeStatusChange(deps, change);
-    },
+    /**
+     * Writes a status change; `applied` is false when the machine does not allow it (nothing changes).
+     * With `route` (calls since `routeWithWrites`), a change that landed also hands its event on.
+     */
+    recordStatus: (change: StatusChange, route?: EventRouteAfterWrite): Promise<StatusWritten> =>
+      writeStatus(change, route),
 
     /** Records why a queued call is waiting (status code only: the status stays queued, no event). */
     async recordQueuedStatusCode({ callId, statusCode, at }: { callId: string; statusCode: string; at: string }) {

@@ -7,9 +7,10 @@ import { isMachine, type AnsweredBy } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
 import type { StatusChange } from '../src/data/call-store';
 import { computeCallResults } from '../src/results';
-import { writeStatusChange, type StatusWritten } from './call-record';
+import { createStatusWriter, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
 import { withHeartbeats } from './heartbeats';
+import { createEventRouter, type EventRouteAfterWrite, type Routed } from './webhooks';
 
 export interface CaptureInput {
   callId: string;
@@ -25,10 +26,17 @@ export interface CaptureInput {
    * per answered call. Absent: the results are written alone, and the workflow records the status.
    */
   final?: Omit<StatusChange, 'results'>;
+  /**
+   * The events the capture hands on itself (calls since `routeWithWrites`): `transcript.created` once
+   * the transcript is stored, then the final status's once its write lands.
+   */
+  route?: { transcript: EventRouteAfterWrite; final?: EventRouteAfterWrite };
 }
 
 export interface Captured {
   transcriptEvent: Record<string, unknown> | null;
+  /** Where `transcript.created` went, when the capture handed it on. */
+  transcriptRouted?: Routed;
   /** The final write's answer, when `final` was given. */
   final?: StatusWritten;
 }
@@ -36,10 +44,21 @@ export interface Captured {
 export function createCaptureActivities(
   deps: Pick<
     ActivityDeps,
-    'config' | 'providers' | 'calls' | 'templates' | 'conversations' | 'doNotCall' | 'logger' | 'metrics'
+    | 'config'
+    | 'providers'
+    | 'calls'
+    | 'templates'
+    | 'conversations'
+    | 'doNotCall'
+    | 'logger'
+    | 'metrics'
+    | 'webhooks'
+    | 'temporal'
   >,
 ) {
   const { config, providers, calls, templates, conversations, doNotCall } = deps;
+  const writeStatus = createStatusWriter(deps);
+  const { routeAfterWrite } = createEventRouter(deps);
   return {
     // Heartbeats while it runs (the provider's media and transcript may take a while): see CAPTURE_OPTIONS.
     captureCallOutputs: (input: CaptureInput): Promise<Captured> => withHeartbeats(() => capture(input)),
@@ -105,18 +124,21 @@ export function createCaptureActivities(
       fixedMeetingTime: results.fixedMeetingTime ? new Date(results.fixedMeetingTime) : null,
       recordingUrl,
     };
+    const transcriptEvent =
+      stored.length === 0
+        ? null
+        : { phoneCallId: input.callId, teamId: call.teamId.toHexString(), transcripts: stored };
+    // In the order the workflow tells them: the transcript's event before the final status's.
+    const transcriptRouted =
+      input.route && transcriptEvent ? await routeAfterWrite(input.route.transcript, transcriptEvent) : undefined;
     let final: StatusWritten | undefined;
     if (input.final) {
-      final = await writeStatusChange(deps, { ...input.final, results: outputs });
+      final = await writeStatus({ ...input.final, results: outputs }, input.route?.final);
       // Refused (the call ended otherwise meanwhile): the results are still the conversation's.
       if (!final.applied) await calls.saveResults(call._id, outputs);
     } else {
       await calls.saveResults(call._id, outputs);
     }
-    const transcriptEvent =
-      stored.length === 0
-        ? null
-        : { phoneCallId: input.callId, teamId: call.teamId.toHexString(), transcripts: stored };
-    return { transcriptEvent, ...(final ? { final } : {}) };
+    return { transcriptEvent, ...(transcriptRouted ? { transcriptRouted } : {}), ...(final ? { final } : {}) };
   }
 }

@@ -12,8 +12,9 @@ import type { ProviderName } from '../src/contracts/providers';
 import { callbackUrlFor } from '../src/telephony/callback-url';
 import { ProviderRateLimitedError, ProviderRejectedError, type PlaceCallRequest } from '../src/telephony/provider';
 import { ProviderNotConfiguredError } from '../src/telephony/team-providers';
-import { writeStatusChange, type StatusWritten } from './call-record';
+import { createStatusWriter, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
+import type { EventRouteAfterWrite } from './webhooks';
 
 /** A dial waits for its turn on the account at most this long in the activity (20 s to close, a
  * provider request taking up to 15); a turn further off is waited for by the workflow, on a timer. */
@@ -28,6 +29,8 @@ const DIAL_TURN_WAIT_MAX_MS = 3_000;
 export interface RingingWrite {
   at: string;
   callTriggeredAt: string;
+  /** The `phoneCall.ringing` event, handed on once the write lands (calls since `routeWithWrites`). */
+  route?: EventRouteAfterWrite;
 }
 
 export interface Dialled {
@@ -36,20 +39,24 @@ export interface Dialled {
   ringing?: StatusWritten;
 }
 
-export function createDialActivities({
-  config,
-  providers,
-  logger,
-  calls,
-  templates,
-  doNotCall,
-  metrics,
-  pacing,
-  pacingDefaults,
-}: Pick<
-  ActivityDeps,
-  'config' | 'providers' | 'logger' | 'calls' | 'templates' | 'doNotCall' | 'metrics' | 'pacing' | 'pacingDefaults'
->) {
+export function createDialActivities(
+  deps: Pick<
+    ActivityDeps,
+    | 'config'
+    | 'providers'
+    | 'logger'
+    | 'calls'
+    | 'templates'
+    | 'doNotCall'
+    | 'metrics'
+    | 'pacing'
+    | 'pacingDefaults'
+    | 'webhooks'
+    | 'temporal'
+  >,
+) {
+  const { config, providers, logger, calls, templates, doNotCall, metrics, pacing, pacingDefaults } = deps;
+  const writeStatus = createStatusWriter(deps);
   const spacer = createDialSpacer((teamId) => pacing.readLimits(teamId, pacingDefaults), {
     maxWaitMs: DIAL_TURN_WAIT_MAX_MS,
   });
@@ -81,8 +88,7 @@ export function createDialActivities({
       if (!onRecord) await calls.setProviderCallId(callId, providerCallId);
       return { providerCallId };
     }
-    const written = await writeStatusChange(
-      { calls, logger, metrics },
+    const written = await writeStatus(
       {
         callId,
         status: 'ringing',
@@ -90,6 +96,7 @@ export function createDialActivities({
         at: ringing.at,
         fields: { callTriggeredAt: ringing.callTriggeredAt, providerCallId },
       },
+      ringing.route,
     );
     return { providerCallId, ringing: written };
   }

@@ -20,6 +20,28 @@ interface TargetsQuery {
 /** An event as the call's workflow makes it: `data` null stands for the call as it is now. */
 export type WebhookEventDraft = Omit<WebhookEvent, 'data'> & { data: Record<string, unknown> | null };
 
+/** An event to route: its endpoints are resolved, and each stream that runs (`streams`: key -> id) takes it. */
+export interface RouteRequest {
+  event: WebhookEventDraft;
+  streams: Record<string, string>;
+  ownWebhookEvents?: string[];
+}
+
+/** Where an event went: the streams that took it, and the endpoints whose stream the workflow starts. */
+export interface Routed {
+  handedTo: string[];
+  newStreams: WebhookTarget[];
+  /** The event whole, for the first event of each new stream (null when there is none). */
+  event: WebhookEvent | null;
+  retryDelaysMs: number[];
+}
+
+/**
+ * The event of a status change, handed on by the activity that writes the change once it lands (calls
+ * since `routeWithWrites`). Its payload is what the write returns, so the workflow sends none.
+ */
+export type EventRouteAfterWrite = Omit<RouteRequest, 'event'> & { event: Omit<WebhookEvent, 'data'> };
+
 export interface WebhookAttemptActivityInput {
   callId: string;
   teamId: string;
@@ -29,14 +51,10 @@ export interface WebhookAttemptActivityInput {
   isLastAttempt: boolean;
 }
 
-export function createWebhookActivities({
-  config,
-  secretBox,
-  calls,
-  webhooks,
-  metrics,
-  temporal,
-}: Pick<ActivityDeps, 'config' | 'secretBox' | 'calls' | 'webhooks' | 'metrics' | 'temporal'>) {
+export type EventRouterDeps = Pick<ActivityDeps, 'config' | 'calls' | 'webhooks' | 'temporal' | 'logger'>;
+
+/** Resolving an event's endpoints, and routing it to their streams: for the lookup's activities and the writes'. */
+export function createEventRouter({ config, calls, webhooks, temporal, logger }: EventRouterDeps) {
   /**
    * The endpoints subscribed to `type` for this call, and (when there are any and `wantsCall` is not
    * false) the call as it is now, for events whose payload is the call itself. The call is read only
@@ -59,6 +77,78 @@ export function createWebhookActivities({
     return { targets, call: wantsCall && targets.length && call ? toReadView(call) : null };
   }
 
+  /**
+   * Resolves the endpoints of `event` and hands it, with a signal from the client, to each one whose
+   * delivery stream runs (`streams`: endpoint key -> workflow id). A signal command from the call's
+   * workflow would cost it two history events and a workflow task more per event and endpoint. Answers
+   * which streams took it, and the endpoints that need a stream started (none yet, or it has ended),
+   * with the event whole for their first. A retry may hand an event to a stream again: a stream takes
+   * each event id once (workflows/deliver-webhook.ts).
+   */
+  async function routeEvent(input: RouteRequest): Promise<Routed> {
+    const { event: draft } = input;
+    const { targets, call } = await resolveTargets({
+      callId: draft.callId,
+      teamId: draft.teamId,
+      type: draft.type,
+      ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
+      wantsCall: draft.data === null,
+    });
+    const data = draft.data ?? call;
+    // The record is gone (deleted before the workflow ran): nothing to tell.
+    if (targets.length === 0 || !data) return { handedTo: [], newStreams: [], event: null, retryDelaysMs: [] };
+    const event: WebhookEvent = { ...draft, data };
+    const handed = await Promise.all(
+      targets.map(async (target) => {
+        const workflowId = input.streams[target.endpointKey];
+        if (!workflowId) return false;
+        try {
+          await temporal.client.workflow.getHandle(workflowId).signal(enqueueEventSignal, event);
+          return true;
+        } catch (err) {
+          // The stream ended (idle for a day, handed the final event, or terminated): a new one carries on.
+          if (err instanceof WorkflowNotFoundError) return false;
+          throw err;
+        }
+      }),
+    );
+    const newStreams = targets.filter((_, i) => !handed[i]);
+    return {
+      handedTo: targets.filter((_, i) => handed[i]).map((t) => t.endpointKey),
+      newStreams,
+      event: newStreams.length > 0 ? event : null,
+      retryDelaysMs: newStreams.length > 0 ? [...config.WEBHOOK_RETRY_DELAYS] : [],
+    };
+  }
+
+  /**
+   * Routes the event of a change a write activity has just made, with `data` as its payload. A failure
+   * answers undefined rather than failing the write's activity (a dial's retries are few, a capture's
+   * costly): the workflow then looks the endpoints up itself, as before `routeWithWrites`, and a stream
+   * that took the event already takes it once.
+   */
+  async function routeAfterWrite(
+    route: EventRouteAfterWrite,
+    data: Record<string, unknown>,
+  ): Promise<Routed | undefined> {
+    try {
+      return await routeEvent({ ...route, event: { ...route.event, data } });
+    } catch (err) {
+      logger.warn(
+        { callId: route.event.callId, type: route.event.type, err },
+        'could not hand the event on with its write; the workflow looks its endpoints up',
+      );
+      return undefined;
+    }
+  }
+
+  return { resolveTargets, routeEvent, routeAfterWrite };
+}
+
+export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDeps, 'secretBox' | 'metrics'>) {
+  const { config, secretBox, webhooks, metrics } = deps;
+  const { resolveTargets, routeEvent } = createEventRouter(deps);
+
   return {
     /** The endpoints of an event and the call (resolveTargets), for calls that signal their streams themselves. */
     async resolveWebhookTargets(
@@ -67,58 +157,8 @@ export function createWebhookActivities({
       return { ...(await resolveTargets(input)), retryDelaysMs: [...config.WEBHOOK_RETRY_DELAYS] };
     },
 
-    /**
-     * Resolves the endpoints of `event` and hands it, with a signal from the client, to each one whose
-     * delivery stream runs (`streams`: endpoint key -> workflow id). A signal command from the call's
-     * workflow would cost it two history events and a workflow task more per event and endpoint. Answers
-     * which streams took it, and the endpoints that need a stream started (none yet, or it has ended),
-     * with the event whole for their first. A retry may hand an event to a stream again: a stream takes
-     * each event id once (workflows/deliver-webhook.ts).
-     */
-    async routeWebhookEvent(input: {
-      event: WebhookEventDraft;
-      streams: Record<string, string>;
-      ownWebhookEvents?: string[];
-    }): Promise<{
-      handedTo: string[];
-      newStreams: WebhookTarget[];
-      event: WebhookEvent | null;
-      retryDelaysMs: number[];
-    }> {
-      const { event: draft } = input;
-      const { targets, call } = await resolveTargets({
-        callId: draft.callId,
-        teamId: draft.teamId,
-        type: draft.type,
-        ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
-        wantsCall: draft.data === null,
-      });
-      const data = draft.data ?? call;
-      // The record is gone (deleted before the workflow ran): nothing to tell.
-      if (targets.length === 0 || !data) return { handedTo: [], newStreams: [], event: null, retryDelaysMs: [] };
-      const event: WebhookEvent = { ...draft, data };
-      const handed = await Promise.all(
-        targets.map(async (target) => {
-          const workflowId = input.streams[target.endpointKey];
-          if (!workflowId) return false;
-          try {
-            await temporal.client.workflow.getHandle(workflowId).signal(enqueueEventSignal, event);
-            return true;
-          } catch (err) {
-            // The stream ended (idle for a day, handed the final event, or terminated): a new one carries on.
-            if (err instanceof WorkflowNotFoundError) return false;
-            throw err;
-          }
-        }),
-      );
-      const newStreams = targets.filter((_, i) => !handed[i]);
-      return {
-        handedTo: targets.filter((_, i) => handed[i]).map((t) => t.endpointKey),
-        newStreams,
-        event: newStreams.length > 0 ? event : null,
-        retryDelaysMs: newStreams.length > 0 ? [...config.WEBHOOK_RETRY_DELAYS] : [],
-      };
-    },
+    /** Routes an event to its endpoints' streams (createEventRouter's routeEvent), as a local activity. */
+    routeWebhookEvent: (input: RouteRequest): Promise<Routed> => routeEvent(input),
 
     async attemptWebhookDelivery(input: WebhookAttemptActivityInput): Promise<{ ok: boolean; gone: boolean }> {
       const { target, event } = input;

@@ -27,6 +27,7 @@ import type { Activities } from '../activities';
 import type { StatusWritten } from '../activities/call-record';
 import type { CaptureInput } from '../activities/capture';
 import type { Dialled } from '../activities/dial';
+import type { EventRouteAfterWrite, Routed } from '../activities/webhooks';
 import { STATUS_CODES, isTerminal, type CallStatus, type StatusCode } from '../src/contracts/call-status';
 import { isFinalCallEvent, statusEventName, type CallEventName } from '../src/contracts/events';
 import { FAILURES } from '../src/contracts/failures';
@@ -193,9 +194,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     }
   }
 
-  /** Hands an event to a delivery workflow per subscribed endpoint; `data` defaults to the call now. */
-  async function emit(type: CallEventName, data: Record<string, unknown> | null, at: string): Promise<void> {
-    const draft = {
+  /** An event of this call, its payload aside. */
+  function eventDraft(type: CallEventName, at: string): Omit<WebhookEvent, 'data'> {
+    return {
       // Attempts after the first send the same event types again: each gets an id of its own.
       eventId: state.attempt > 1 ? `evt_${input.callId}_${type}_${state.attempt}` : `evt_${input.callId}_${type}`,
       type,
@@ -203,17 +204,73 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       callId: input.callId,
       teamId: input.teamId,
     };
+  }
+
+  /** The streams running now, by endpoint: for an activity that hands an event to them. */
+  function runningStreams(): Record<string, string> {
+    return Object.fromEntries([...deliveries].map(([key, child]) => [key, child.workflowId]));
+  }
+
+  /**
+   * For a write activity, the event its change makes, to hand on once the write lands (calls since
+   * `routeWithWrites`; otherwise undefined, and the workflow looks the endpoints up after the write).
+   */
+  function writeRoute(type: CallEventName, at: string): EventRouteAfterWrite | undefined {
+    if (!input.routeWithWrites) return undefined;
+    return {
+      event: eventDraft(type, at),
+      streams: runningStreams(),
+      ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
+    };
+  }
+
+  /**
+   * An event routed by an activity: the streams that took it are known, and this workflow starts the
+   * others. `before` is the streams as the activity was given them: a stream started since (the
+   * capture routes two events before the workflow starts either's new streams) is handed the event.
+   */
+  async function handOn(type: CallEventName, routed: Routed, before: ReadonlyMap<string, unknown>): Promise<void> {
+    const endsStream = input.streamsEndWithFinalEvent === true && isFinalCallEvent(type);
+    if (endsStream) for (const key of routed.handedTo) endedStreams.add(key);
+    for (const target of routed.newStreams) {
+      const started = deliveries.get(target.endpointKey);
+      const startedSince = input.routeWithWrites && started && started !== before.get(target.endpointKey);
+      if (startedSince && (await signalStream(started, target.endpointKey, routed.event!, endsStream))) continue;
+      await startStream(target, routed.event!, routed.retryDelaysMs, endsStream);
+    }
+  }
+
+  /** Hands an event to a stream this workflow started; false when the stream has ended. */
+  async function signalStream(
+    running: ChildWorkflowHandle<typeof deliverWebhookEventsWorkflow>,
+    endpointKey: string,
+    event: WebhookEvent,
+    endsStream: boolean,
+  ): Promise<boolean> {
+    try {
+      await running.signal(enqueueEventSignal, event);
+      if (endsStream) endedStreams.add(endpointKey);
+      return true;
+    } catch (err) {
+      // The stream ended (idle for a day, or terminated): a new one carries on, in order.
+      log.warn('delivery workflow gone; starting a new one', { endpointKey, error: String(err) });
+      return false;
+    }
+  }
+
+  /** Hands an event to a delivery workflow per subscribed endpoint; `data` defaults to the call now. */
+  async function emit(type: CallEventName, data: Record<string, unknown> | null, at: string): Promise<void> {
+    const draft = eventDraft(type, at);
     const endsStream = input.streamsEndWithFinalEvent === true && isFinalCallEvent(type);
     if (input.streamEventsByActivity) {
       // The lookup hands the event to the streams already running; this workflow starts the others.
+      const before = new Map(deliveries);
       const routed = await localStep(`hand ${type} to its webhook endpoints`).routeWebhookEvent({
         event: { ...draft, data },
-        streams: Object.fromEntries([...deliveries].map(([key, child]) => [key, child.workflowId])),
+        streams: runningStreams(),
         ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
       });
-      if (endsStream) for (const key of routed.handedTo) endedStreams.add(key);
-      for (const target of routed.newStreams)
-        await startStream(target, routed.event!, routed.retryDelaysMs, endsStream);
+      await handOn(type, routed, before);
       return;
     }
     const resolved = await localStep(`webhook endpoints for ${type}`).resolveWebhookTargets({
@@ -232,16 +289,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     const event = { ...draft, data: payload };
     for (const target of targets) {
       const running = deliveries.get(target.endpointKey);
-      try {
-        if (running) {
-          await running.signal(enqueueEventSignal, event);
-          if (endsStream) endedStreams.add(target.endpointKey);
-          continue;
-        }
-      } catch (err) {
-        // The stream ended (idle for a day, or terminated): a new one carries on, in order.
-        log.warn('delivery workflow gone; starting a new one', { endpointKey: target.endpointKey, error: String(err) });
-      }
+      if (running && (await signalStream(running, target.endpointKey, event, endsStream))) continue;
       await startStream(target, event, retryDelaysMs, endsStream);
     }
   }
@@ -290,24 +338,33 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     endedAttempt?: Parameters<Activities['recordStatus']>[0]['endedAttempt'],
     at = new Date().toISOString(),
   ) {
-    const result = await step(RECORD_OPTIONS, `record ${status} (${statusCode})`).recordStatus({
-      callId: input.callId,
-      status,
-      statusCode,
-      at,
-      fields,
-      endedAttempt,
-    });
-    await movedTo(status, statusCode, result, at);
+    const change = { callId: input.callId, status, statusCode, at, fields, endedAttempt };
+    const before = new Map(deliveries);
+    const route = writeRoute(statusEventName(status), at);
+    const record = step(RECORD_OPTIONS, `record ${status} (${statusCode})`);
+    // Histories from before `routeWithWrites` scheduled the write with its change alone.
+    const result = await (route ? record.recordStatus(change, route) : record.recordStatus(change));
+    await movedTo(status, statusCode, result, at, before);
   }
 
-  /** A status change has been written (by recordStatus, or by the dial for `ringing`): show and tell it. */
-  async function movedTo(status: CallStatus, statusCode: StatusCode, result: StatusWritten, at: string) {
+  /**
+   * A status change has been written (by recordStatus, the dial for `ringing`, or the capture): show and
+   * tell it. A write that routed its event (`routeWithWrites`) leaves only its new streams to start.
+   */
+  async function movedTo(
+    status: CallStatus,
+    statusCode: StatusCode,
+    result: StatusWritten,
+    at: string,
+    before: ReadonlyMap<string, unknown>,
+  ) {
     state.status = status;
     state.statusCode = statusCode;
     upsertSearchAttributes([{ key: SA_STATUS, value: status }]);
     upsertMemo({ summary: `${status} (${statusCode}) · ${input.toPhoneNumber} via ${input.provider}` });
-    if (result.applied && result.call) await emit(statusEventName(status), result.call, at);
+    if (!result.applied || !result.call) return;
+    if (result.routed) await handOn(statusEventName(status), result.routed, before);
+    else await emit(statusEventName(status), result.call, at);
   }
 
   try {
@@ -380,7 +437,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     state.phase = 'dialling';
     const triggeredAt = new Date().toISOString();
     state.triggeredAt = triggeredAt;
-    let dialled: Dialled & { ringingAt: string };
+    let dialled: Dialled & { ringingAt: string; before: ReadonlyMap<string, unknown> };
     try {
       dialled = await dialThroughRateLimits(triggeredAt);
     } catch (err) {
@@ -391,7 +448,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     }
     state.providerCallId = dialled.providerCallId;
     state.phase = 'ringing';
-    if (dialled.ringing) await movedTo('ringing', STATUS_CODES.dialling, dialled.ringing, dialled.ringingAt);
+    if (dialled.ringing)
+      await movedTo('ringing', STATUS_CODES.dialling, dialled.ringing, dialled.ringingAt, dialled.before);
     else
       await moveTo('ringing', STATUS_CODES.dialling, {
         callTriggeredAt: triggeredAt,
@@ -410,6 +468,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       state.phase = 'capturing';
       final = input.finalWithCapture && !redials(outcome) ? finalChange(outcome) : null;
       const what = input.record ? 'capture recording, transcript and results' : 'capture transcript and results';
+      const before = new Map(deliveries);
+      const transcriptRoute = writeRoute('transcript.created', state.endedAt!);
+      const finalRoute = final ? writeRoute(statusEventName(final.status), final.at) : undefined;
       try {
         // Named for the timeline with all it does, as the dial that records ringing.
         const captured = await step(
@@ -423,11 +484,15 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           endedAt: state.endedAt!,
           answeredBy: state.answeredBy,
           ...(final ? { final: { callId: input.callId, ...final } } : {}),
+          ...(transcriptRoute
+            ? { route: { transcript: transcriptRoute, ...(finalRoute ? { final: finalRoute } : {}) } }
+            : {}),
         });
-        if (captured.transcriptEvent) await emit('transcript.created', captured.transcriptEvent, state.endedAt!);
+        if (captured.transcriptRouted) await handOn('transcript.created', captured.transcriptRouted, before);
+        else if (captured.transcriptEvent) await emit('transcript.created', captured.transcriptEvent, state.endedAt!);
         if (final && captured.final) {
           state.phase = 'ended';
-          await movedTo(final.status, final.statusCode as StatusCode, captured.final, final.at);
+          await movedTo(final.status, final.statusCode as StatusCode, captured.final, final.at, before);
           return true;
         }
       } catch (err) {
@@ -631,10 +696,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    * A 429 says the call was not placed, so the next dial needs no lookup first (a retried attempt
    * before it already made one). The team's own dial rate, kept by the dial itself, refuses alike.
    */
-  async function dialThroughRateLimits(triggeredAt: string): Promise<Dialled & { ringingAt: string }> {
+  async function dialThroughRateLimits(
+    triggeredAt: string,
+  ): Promise<Dialled & { ringingAt: string; before: ReadonlyMap<string, unknown> }> {
     for (let refusals = 0; ; refusals++) {
       // Fixed here, before the activity: its retries write the same change, and know it as theirs.
       const ringingAt = new Date().toISOString();
+      const before = new Map(deliveries);
+      const route = writeRoute(statusEventName('ringing'), ringingAt);
       try {
         const what = `dial ${input.toPhoneNumber} via ${input.provider}`;
         // Named for the timeline with all it does: the dial stands where `record ringing` stood.
@@ -642,11 +711,13 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           callId: input.callId,
           machineDetection: input.machineDetection,
           // Histories from before the field wrote `ringing` with an activity of its own, and replay so.
-          ...(input.ringingWithDial ? { ringing: { at: ringingAt, callTriggeredAt: triggeredAt } } : {}),
+          ...(input.ringingWithDial
+            ? { ringing: { at: ringingAt, callTriggeredAt: triggeredAt, ...(route ? { route } : {}) } }
+            : {}),
           // The provider request itself waits for its turn on the account (src/calls/dial-spacer.ts).
           ...(input.paced ? { paced: true } : {}),
         });
-        return { ...dialled, ringingAt };
+        return { ...dialled, ringingAt, before };
       } catch (err) {
         const limited = rateLimitDelay(err);
         if (limited === undefined) throw err;

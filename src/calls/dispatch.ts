@@ -119,6 +119,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         finalWithCapture: true,
         streamsEndWithFinalEvent: true,
         streamEventsByActivity: true,
+        routeWithWrites: true,
       };
       const startDelayMs = queuedEventUnsubscribed ? startDelayOf(call.callDelayedUntil) : undefined;
       try {

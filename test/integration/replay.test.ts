@@ -10,7 +10,9 @@
 // no noMoreEvents (`streamsEndWithFinalEvent`), and webhook-delivery-ends-with-final-event.json the stream that then
 // ended by itself after the call's final event. paced-completed-call-stream-events-by-activity.json is a call whose
 // later events reached its two streams from the endpoint lookups (`streamEventsByActivity`), and
-// webhook-delivery-events-from-activity.json one of those streams.
+// webhook-delivery-events-from-activity.json one of those streams. paced-completed-call-route-with-writes.json is a
+// call whose status writes and capture handed their events on themselves (`routeWithWrites`), and
+// webhook-delivery-events-from-writes.json its stream of every event.
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';

@@ -261,6 +261,7 @@ function workerActivities() {
     metrics: createWorkerMetrics(),
     ...createMongoStores(),
     pacingDefaults: pacingDefaults(stack.config),
+    temporal: { client: stack.temporal, taskQueue: stack.config.TEMPORAL_TASK_QUEUE },
     providers: createTeamProviderResolver({
       secretBox: createSecretBox(stack.config.ENCRYPTION_KEY),
       baseUrls: {

@@ -313,13 +313,16 @@ describe('delivery', () => {
       paced: true,
       slotsByLocalActivity: true,
       streamEventsByActivity: true,
+      routeWithWrites: true,
     });
     // A call of today asks its pacer without the patch checks that calls from before replay behind.
     const markers = started!.map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
-    expect(markers).toContain('core_local_activity');
     expect(markers).not.toContain('core_patch');
-    // Three streams, one started per endpoint; /all's later events were handed over by the endpoint
-    // lookups (local activities), with no signal command in the call's history.
+    // Three local activities: the queued event's endpoint lookup, the slot's request and its release.
+    // Every later event went with the write that made it (routeWithWrites), with no lookup of its own.
+    expect(markers).toEqual(['core_local_activity', 'core_local_activity', 'core_local_activity']);
+    // Three streams, one started per endpoint; /all's later events were handed over by the activities
+    // that wrote them, with no signal command in the call's history.
     expect(started!.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toHaveLength(3);
     expect(started!.filter((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
 

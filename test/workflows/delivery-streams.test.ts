@@ -2,13 +2,20 @@
 // (`streamsEndWithFinalEvent`): the call sends them no `noMoreEvents` signal at its end, a signal and a
 // workflow task on each side fewer per endpoint. Calls from before the field tell every stream, as they
 // did. Since `streamEventsByActivity` a running stream gets each later event from the endpoint lookup's
-// local activity, not from a signal command. The real call and delivery workflows on the time-skipping
-// server.
+// local activity, not from a signal command; since `routeWithWrites` from the activity that wrote the
+// change (no lookup after it). The real call and delivery workflows on the time-skipping server.
 import { Types } from 'mongoose';
 import { expect, it } from 'vitest';
-import { createWebhookActivities } from '../../activities/webhooks';
+import type { StatusWritten } from '../../activities/call-record';
+import {
+  createEventRouter,
+  createWebhookActivities,
+  type EventRouteAfterWrite,
+  type EventRouterDeps,
+} from '../../activities/webhooks';
 import type { Activities } from '../../activities';
 import { callWorkflowId, deliveryWorkflowId } from '../../src/contracts/ids';
+import { createLogger } from '../../src/logger';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { deliverWebhookEventsWorkflow } from '../../workflows/deliver-webhook';
 import type { CallWorkflowInput, WebhookEvent, WebhookTarget } from '../../workflows/types';
@@ -39,15 +46,19 @@ async function runWithOneEndpoint(
   args: CallWorkflowInput,
   overrides: Partial<Activities> = {},
   endpointKey = target.endpointKey,
+  writeRinging?: (callId: string, route: EventRouteAfterWrite | undefined) => Promise<StatusWritten>,
 ) {
   const { activities, calls } = stubActivities({
     resolveWebhookTargets: async ({ callId }) => ({ targets: [target], retryDelaysMs: [5_000], call: { _id: callId } }),
     ...overrides,
-    dialCall: async ({ callId }) => {
+    dialCall: async ({ callId, ringing }) => {
       const providerCallId = `pc-${callId}`;
       // Signalled before the dial answers: the server skips no time while an activity runs.
       await signalProviderEvents(env, callId, providerCallId, [{ kind: 'answered' }, { kind: 'completed' }]);
-      return { providerCallId };
+      return {
+        providerCallId,
+        ...(ringing && writeRinging ? { ringing: await writeRinging(callId, ringing.route) } : {}),
+      };
     },
   });
   const taskQueue = uniqueId('q');
@@ -72,7 +83,8 @@ async function runWithOneEndpoint(
     .filter((c) => c.name === 'attemptWebhookDelivery')
     .map((c) => (c.input as { event: WebhookEvent }).event.type);
   const workflowTasks = (history.events ?? []).filter((e) => e.workflowTaskCompletedEventAttributes).length;
-  return { state, stream, signals, delivered, workflowTasks };
+  const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes).length;
+  return { state, stream, signals, delivered, workflowTasks, markers };
 }
 
 const EVENTS = ['phoneCall.queued', 'phoneCall.ringing', 'phoneCall.inProgress', 'phoneCall.completed'];
@@ -136,6 +148,64 @@ it('hands each later event to the running stream from the lookup: no signal comm
   expect(workflowTasks).toBeLessThan(before.workflowTasks);
 });
 
+it('hands each event on from the activity that wrote its change (routeWithWrites): no endpoint lookup after a write', async () => {
+  const { endpointKey, lookup, router } = realLookup();
+  const withWrites = await runWithWritesThatRoute(router, lookup, endpointKey);
+  expect(withWrites.state).toMatchObject({ status: 'completed', phase: 'ended' });
+  expect(withWrites.delivered).toEqual(EVENTS_AFTER_QUEUED);
+  expect(withWrites.stream).toEqual({ delivered: 4, failed: 0 });
+  // The dial's write found no stream, so the workflow started it with `ringing`; each later write
+  // handed its event to it. No lookup ran (no local activity's marker), and no signal command.
+  expect(withWrites.markers).toBe(0);
+  expect(withWrites.signals).toEqual([]);
+
+  // The same call from before the field: a lookup after each write, each a local activity's marker.
+  const before = await runWithWritesThatRoute(router, lookup, endpointKey, {});
+  expect(before.delivered).toEqual(EVENTS_AFTER_QUEUED);
+  expect(before.markers).toBe(4);
+  expect(withWrites.workflowTasks).toBeLessThanOrEqual(before.workflowTasks);
+});
+
+it('leaves an event the write could not hand on to the endpoint lookup: delivered once, in order', async () => {
+  const { hook, endpointKey, lookup } = realLookup();
+  // A router whose every signal to a running stream fails (the Temporal server unreachable from the
+  // activity for a moment): the dial's `ringing` starts the stream, each later write gives up its event.
+  const failing = createEventRouter({
+    config: { WEBHOOK_RETRY_DELAYS: [5_000] },
+    webhooks: { forTeam: async () => [hook] },
+    calls: { findById: async () => null },
+    temporal: {
+      client: {
+        workflow: {
+          getHandle: () => ({
+            signal: async () => {
+              throw new Error('14 UNAVAILABLE: connection refused');
+            },
+          }),
+        },
+      },
+    },
+    logger: createLogger('silent', 'test'),
+  } as unknown as EventRouterDeps);
+  const run = await runWithWritesThatRoute(failing, lookup, endpointKey);
+  expect(run.state).toMatchObject({ status: 'completed', phase: 'ended' });
+  expect(run.delivered).toEqual(EVENTS_AFTER_QUEUED);
+  expect(run.stream).toEqual({ delivered: 4, failed: 0 });
+  // inProgress, transcript.created and completed each took the lookup's local activity instead.
+  expect(run.markers).toBe(3);
+});
+
+it("starts a stream with the transcript's event and hands it the final one when the capture routed both", async () => {
+  // The endpoint wants only what the capture sends: no stream runs when the capture routes either event.
+  const { endpointKey, lookup, router } = realLookup(['transcript.created', 'phoneCall.completed']);
+  const run = await runWithWritesThatRoute(router, lookup, endpointKey);
+  expect(run.state).toMatchObject({ status: 'completed', phase: 'ended' });
+  expect(run.delivered).toEqual(['transcript.created', 'phoneCall.completed']);
+  expect(run.stream).toEqual({ delivered: 2, failed: 0 });
+  // The stream the transcript's event started took the final event by a signal, in order.
+  expect(run.signals).toEqual(['enqueueEvent']);
+});
+
 it('keeps the stream of a call cancelled as it starts: it delivers the queued event and phoneCall.cancelled', async () => {
   const { lookup, endpointKey } = realLookup();
   const { activities, calls } = stubActivities({
@@ -177,23 +247,89 @@ it('keeps the stream of a call cancelled as it starts: it delivers the queued ev
   expect(events!.at(-1)!.workflowExecutionCompletedEventAttributes).toBeTruthy();
 });
 
-/** The real routeWebhookEvent over a team with one webhook subscribed to every event (no MongoDB read). */
-function realLookup() {
+const EVENTS_AFTER_QUEUED = ['phoneCall.ringing', 'phoneCall.inProgress', 'transcript.created', 'phoneCall.completed'];
+
+/**
+ * The real routeWebhookEvent and event router over a team with one webhook subscribed to
+ * `subscribedEvents` (no MongoDB read).
+ */
+function realLookup(subscribedEvents = ['*']) {
   // The call itself is never read: its own webhooks want nothing, and the events carry their payload.
   const hook = {
     _id: new Types.ObjectId(),
     url: target.url,
     method: 'POST',
     secretSealed: 'sealed',
-    subscribedEvents: ['*'],
+    subscribedEvents,
   };
-  const lookup = createWebhookActivities({
+  const deps = {
     config: { WEBHOOK_RETRY_DELAYS: [5_000] },
     webhooks: { forTeam: async () => [hook] },
     calls: { findById: async () => null },
     temporal: { client: env.client },
-  } as unknown as Parameters<typeof createWebhookActivities>[0]);
-  return { hook, lookup, endpointKey: teamTarget(hook).endpointKey };
+    logger: createLogger('silent', 'test'),
+  } as unknown as EventRouterDeps & Parameters<typeof createWebhookActivities>[0];
+  return {
+    hook,
+    lookup: createWebhookActivities(deps),
+    router: createEventRouter(deps),
+    endpointKey: teamTarget(hook).endpointKey,
+  };
+}
+
+type Router = ReturnType<typeof createEventRouter>;
+
+/**
+ * runWithOneEndpoint for a call of today, its queued event unsubscribed, with `input` (by default
+ * `routeWithWrites`; {}: the call from before the field), the dial, recordStatus and the capture
+ * answering as the real ones through `router`, and the lookup's local activity the real one.
+ */
+function runWithWritesThatRoute(
+  router: Router,
+  lookup: ReturnType<typeof realLookup>['lookup'],
+  endpointKey: string,
+  input: Partial<CallWorkflowInput> = { routeWithWrites: true },
+) {
+  const args = callWorkflowInput({
+    finalWithCapture: true,
+    streamsEndWithFinalEvent: true,
+    queuedEventUnsubscribed: true,
+    ownWebhookEvents: [],
+    ringingWithDial: true,
+    streamEventsByActivity: true,
+    ...input,
+  });
+  const overrides = { routeWebhookEvent: lookup.routeWebhookEvent, ...writesThatRoute(router) };
+  return runWithOneEndpoint(args, overrides, endpointKey, ringingWrite(router));
+}
+
+/** recordStatus and the capture as the real ones answer, each handing its event on when asked. */
+function writesThatRoute(router: Router): Partial<Activities> {
+  const written = async (call: Record<string, unknown>, route?: EventRouteAfterWrite) => ({
+    applied: true,
+    call,
+    ...(route ? { routed: await router.routeAfterWrite(route, call) } : {}),
+  });
+  return {
+    recordStatus: (change, route) => written({ _id: change.callId, status: change.status }, route),
+    captureCallOutputs: async ({ callId, final, route }) => {
+      const transcriptEvent = { phoneCallId: callId, transcripts: [{ speaker: 'agent', text: 'Hello' }] };
+      const transcriptRouted = route ? await router.routeAfterWrite(route.transcript, transcriptEvent) : undefined;
+      return {
+        transcriptEvent,
+        ...(transcriptRouted ? { transcriptRouted } : {}),
+        ...(final ? { final: await written({ _id: callId, status: final.status }, route?.final) } : {}),
+      };
+    },
+  };
+}
+
+/** The dial's `ringing` write, handing its event on when asked. */
+function ringingWrite(router: Router) {
+  return async (callId: string, route?: EventRouteAfterWrite): Promise<StatusWritten> => {
+    const call = { _id: callId, status: 'ringing' };
+    return { applied: true, call, ...(route ? { routed: await router.routeAfterWrite(route, call) } : {}) };
+  };
 }
 
 function teamTarget(hook: { _id: Types.ObjectId; url: string; secretSealed: string }): WebhookTarget {

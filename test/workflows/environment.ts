@@ -150,10 +150,11 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
     deliverDialGrants: record('deliverDialGrants', async () => []),
     releaseDialSlot: record('releaseDialSlot', async () => undefined),
   };
-  for (const [name, fn] of Object.entries(overrides) as Array<[keyof Activities, (input: never) => unknown]>) {
-    (activities as Record<string, unknown>)[name] = (input: never) => {
-      calls.push({ name, input });
-      return fn(input);
+  for (const [name, fn] of Object.entries(overrides) as Array<[keyof Activities, (...args: never[]) => unknown]>) {
+    // Every argument passed on (recordStatus takes a route after its change); the first is recorded.
+    (activities as Record<string, unknown>)[name] = (...args: never[]) => {
+      calls.push({ name, input: args[0] });
+      return fn(...args);
     };
   }
   return { activities, calls };
