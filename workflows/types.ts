@@ -74,7 +74,7 @@ export interface CallWorkflowInput {
    */
   streamEventsByActivity?: boolean;
   /**
-   * True for calls created since the evening of 2026-11-28 (with `streamEventsByActivity`): the activity
+   * True for calls created since the night of 2026-11-28 (with `streamEventsByActivity`): the activity
    * that writes a status change (the dial's `ringing`, recordStatus, the capture's final write) also
    * hands its event, and the capture `transcript.created`, to the endpoints' streams once the write
    * lands: a local activity, and the workflow's activation for it, fewer per event. Absent (histories
