@@ -3,7 +3,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FAILURES } from '../src/contracts/failures';
 import type { StatusChange } from '../src/data/call-store';
 import type { ActivityDeps } from './deps';
-import { createEventRouter, type EventRouteAfterWrite, type EventRouterDeps, type Routed } from './webhooks';
+import {
+  createEventRouter,
+  type EventRouteAfterWrite,
+  type EventRouter,
+  type EventRouterDeps,
+  type Routed,
+} from './webhooks';
 
 /** What a status write answers: `applied` is false when the machine does not allow it (nothing changes). */
 export interface StatusWritten {
@@ -48,8 +54,10 @@ export async function writeStatusChange(
  * the endpoints' streams with the call as the write left it: the endpoint lookup's local activity, and
  * its activation of the workflow, saved. A retry routes again; a stream takes each event id once.
  */
-export function createStatusWriter(deps: WriteDeps & EventRouterDeps) {
-  const { routeAfterWrite } = createEventRouter(deps);
+export function createStatusWriter(
+  deps: WriteDeps & EventRouterDeps,
+  { routeAfterWrite }: Pick<EventRouter, 'routeAfterWrite'> = createEventRouter(deps),
+) {
   return async (change: StatusChange, route?: EventRouteAfterWrite): Promise<StatusWritten> => {
     const written = await writeStatusChange(deps, change);
     if (!route || !written.applied || !written.call) return written;

@@ -57,8 +57,10 @@ export function createCaptureActivities(
   >,
 ) {
   const { config, providers, calls, templates, conversations, doNotCall } = deps;
-  const writeStatus = createStatusWriter(deps);
-  const { routeAfterWrite } = createEventRouter(deps);
+  // One router for the final write and for transcript.created.
+  const router = createEventRouter(deps);
+  const writeStatus = createStatusWriter(deps, router);
+  const { routeAfterWrite } = router;
   return {
     // Heartbeats while it runs (the provider's media and transcript may take a while): see CAPTURE_OPTIONS.
     captureCallOutputs: (input: CaptureInput): Promise<Captured> => withHeartbeats(() => capture(input)),

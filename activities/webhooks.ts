@@ -145,6 +145,8 @@ export function createEventRouter({ config, calls, webhooks, temporal, logger }:
   return { resolveTargets, routeEvent, routeAfterWrite };
 }
 
+export type EventRouter = ReturnType<typeof createEventRouter>;
+
 export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDeps, 'secretBox' | 'metrics'>) {
   const { config, secretBox, webhooks, metrics } = deps;
   const { resolveTargets, routeEvent } = createEventRouter(deps);

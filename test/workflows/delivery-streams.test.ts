@@ -11,6 +11,7 @@ import {
   createEventRouter,
   createWebhookActivities,
   type EventRouteAfterWrite,
+  type EventRouter as Router,
   type EventRouterDeps,
 } from '../../activities/webhooks';
 import type { Activities } from '../../activities';
@@ -276,8 +277,6 @@ function realLookup(subscribedEvents = ['*']) {
     endpointKey: teamTarget(hook).endpointKey,
   };
 }
-
-type Router = ReturnType<typeof createEventRouter>;
 
 /**
  * runWithOneEndpoint for a call of today, its queued event unsubscribed, with `input` (by default
