@@ -6,7 +6,10 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { FERRETDB_VERSION, TEMPORAL_CLI_VERSION } from '../../src/local/binaries';
+import { FERRETDB_GC_PERCENT } from '../../src/local/servers';
 import { benchEnv, ROOT } from '../helpers/bench';
 
 const MARK = `OCO_BENCH_INTERRUPT_MARK=${randomBytes(6).toString('hex')}`;
@@ -66,11 +69,25 @@ async function interruptBench(
     started = await markedProcesses();
   }
   expect(started.length, output).toBeGreaterThanOrEqual(processes);
+  const goServers = await goServersAmong(started);
   await new Promise((resolve) => setTimeout(resolve, settleMs));
 
   process.kill(-bench.pid!, 'SIGINT');
   const code = await exited;
-  return { code, output, left: await markedProcesses() };
+  return { code, output, left: await markedProcesses(), goServers };
+}
+
+/** The Go servers among `pids` (by their executable's name), each with the GOGC it runs with. */
+async function goServersAmong(pids: number[]): Promise<Array<{ name: string; gogc: string | undefined }>> {
+  const found = [];
+  for (const pid of pids) {
+    const [command] = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    const name = path.basename(command ?? '');
+    if (!/^(ferretdb|temporal)-/.test(name)) continue;
+    const environ = (await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '')).split('\0');
+    found.push({ name, gogc: environ.find((v) => v.startsWith('GOGC='))?.slice('GOGC='.length) });
+  }
+  return found.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 it('stops every process it started when interrupted, then exits with 130', async () => {
@@ -93,10 +110,16 @@ it('finishes its stop when calls of the interrupted scenario fail during it', as
   // the bench, its four processes, PostgreSQL, FerretDB and the Temporal dev server at least.
   const args = ['end-to-end', 'end-to-end.calls=100'];
   const env = { MONGODB_URI: '', TEMPORAL_ADDRESS: '' };
-  const { code, output, left } = await interruptBench(args, 'waiting for its calls to end', 8, {
+  const { code, output, left, goServers } = await interruptBench(args, 'waiting for its calls to end', 8, {
     env,
     settleMs: 1_000,
   });
+  // The Go servers it started: FerretDB with its collector's target (src/local/servers.ts), the
+  // Temporal dev server with Go's default.
+  expect(goServers).toEqual([
+    { name: `ferretdb-${FERRETDB_VERSION}`, gogc: process.env.GOGC || FERRETDB_GC_PERCENT },
+    { name: `temporal-${TEMPORAL_CLI_VERSION}`, gogc: process.env.GOGC },
+  ]);
   expect(code, output).toBe(130);
   expect(output).not.toContain('Channel has been shut down');
   expect(left, output).toEqual([]);

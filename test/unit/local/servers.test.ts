@@ -5,7 +5,7 @@ import path from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MissingToolchainError, cacheDir, ensureBinaries } from '../../../src/local/binaries';
-import { PortInUseError, assertPortFree } from '../../../src/local/servers';
+import { FERRETDB_GC_PERCENT, PortInUseError, assertPortFree, ferretdbEnv } from '../../../src/local/servers';
 
 describe('local servers', () => {
   const saved = { PATH: process.env.PATH, OCO_CACHE_DIR: process.env.OCO_CACHE_DIR };
@@ -42,5 +42,11 @@ describe('local servers', () => {
     await expect(ensureBinaries({ temporal: false, ferretdb: true }, () => undefined)).rejects.toThrow(
       /to build FerretDB into .*Install Go .*MONGODB_URI and TEMPORAL_ADDRESS/s,
     );
+  });
+
+  it("sets FerretDB's collector target unless the environment sets its own", () => {
+    expect(ferretdbEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin', GOGC: FERRETDB_GC_PERCENT });
+    expect(ferretdbEnv({ PATH: '/bin', GOGC: '100' })).toEqual({ PATH: '/bin', GOGC: '100' });
+    expect(ferretdbEnv({ GOGC: '' }).GOGC).toBe(FERRETDB_GC_PERCENT);
   });
 });
