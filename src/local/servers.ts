@@ -108,7 +108,7 @@ export async function waitForPort(
  * collects whenever the heap has doubled, and FerretDB keeps a small heap while allocating fast: it
  * decodes every document it hands back into fresh objects, so under a list read it collected every
  * few milliseconds. At 400 a list slice of 128 calls, at 100,000 in a team, cost FerretDB 66.7 ms of
- * CPU against 99.4 ms (p50 70.1 against 87.6 ms), for a peak RSS of 55-62 MiB against 38 MiB
+ * CPU against 99.4 ms (p50 70.1 against 87.6 ms), for a peak RSS of 53-60 MiB against 38 MiB
  * (README, "FerretDB on this machine"). The Temporal dev server keeps Go's default: at 400 its RSS
  * doubled, to 902 MiB.
  */
