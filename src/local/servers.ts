@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../contracts/search-attributes';
 import { ensureBinaries } from './binaries';
+import { postgresSocketDir, preparePostgresSocketDir, removePostgresSocketDir } from './postgres-socket-dir';
 
 export interface RunningServer {
   name: string;
@@ -168,7 +169,7 @@ export interface MongoStackOptions {
   log: Log;
 }
 
-/** PostgreSQL's data folder within a stack's; its Unix socket is there too (`unix_socket_directories`). */
+/** PostgreSQL's data folder within a stack's; its Unix socket is there too when the path fits (postgres-socket-dir.ts). */
 function postgresDir(dataDir: string): string {
   return path.resolve(dataDir, 'postgres');
 }
@@ -193,6 +194,8 @@ export async function startPostgres(dataDir: string, port: number, password: str
     await grantTraverse(path.dirname(binaries.postgres), owner, log);
     await grantTraverse(dataDir, owner, log);
   }
+  const socketDir = postgresSocketDir(pgDir);
+  await preparePostgresSocketDir(socketDir, pgDir, owner);
   if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
     await mkdir(pgDir, { recursive: true });
     const passwordFile = path.join(dataDir, 'postgres-initdb-password');
@@ -229,7 +232,7 @@ export async function startPostgres(dataDir: string, port: number, password: str
       '-c',
       'listen_addresses=127.0.0.1',
       '-c',
-      `unix_socket_directories=${pgDir}`,
+      `unix_socket_directories=${socketDir}`,
       // A local development and test database: not waiting for the disk on every commit makes
       // FerretDB's per-document writes faster; a crash can lose the last moments, never corrupt.
       '-c',
@@ -248,9 +251,19 @@ export async function startPostgres(dataDir: string, port: number, password: str
     log,
     { owner },
   );
-  await waitForPort(port, server.child, server.output, 'PostgreSQL', 60_000);
+  await waitForPort(port, server.child, server.output, 'PostgreSQL', 60_000).catch(async (err: unknown) => {
+    await removePostgresSocketDir(socketDir, pgDir);
+    throw err;
+  });
   // SIGINT is PostgreSQL's "fast shutdown": it ends sessions and checkpoints.
-  return { name: 'postgres', pid: server.child.pid, stop: () => stopChild(server.child, 30_000, 'SIGINT') };
+  return {
+    name: 'postgres',
+    pid: server.child.pid,
+    stop: async () => {
+      await stopChild(server.child, 30_000, 'SIGINT');
+      await removePostgresSocketDir(socketDir, pgDir);
+    },
+  };
 }
 
 /**
@@ -334,7 +347,7 @@ export async function startMongoStack(
     // couple of hundred zero-window advertisements per run, whose reopening TCP may leave to its
     // persist timer (200 ms at least). Over the socket neither happened (README, "Lists at 100,000
     // calls per team").
-    const socketUrl = `postgres://${login}@/postgres?host=${encodeURIComponent(postgresDir(options.dataDir))}&port=${options.postgresPort}`;
+    const socketUrl = `postgres://${login}@/postgres?host=${encodeURIComponent(postgresSocketDir(postgresDir(options.dataDir)))}&port=${options.postgresPort}`;
     // Loaded here, not at the top: `pg` is a development dependency, and the worker of a production
     // image imports this module (for freePort) without it.
     const { installFerretdbIndexes } = await import('./ferretdb-indexes.js');
