@@ -299,6 +299,12 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
   // Ctrl-C: the servers and processes run in process groups of their own (so that the terminal's
   // signal does not cut their ordered stop short), so this run stops them before it leaves.
   function interrupted(signal: NodeJS.Signals) {
+    // A second Ctrl-C while the stop runs: the stop goes on in order (a second handler would count
+    // each abandoned failure twice and exit as soon as either stop settled).
+    if (stopping) {
+      log(`${signal}: already stopping; every process and server of this run is stopped before it exits`);
+      return;
+    }
     log(`${signal}: stopping every process and server of this run...`);
     // The scenario under way is abandoned, not stopped: its calls fail as the stop closes what they use
     // (a Temporal client's retry, for one, throws from a timer once its channel is closed). Such a

@@ -33,13 +33,13 @@ afterAll(async () => {
 /**
  * Runs the bench with `args` in a process group of its own, waits for `readyLine` in its output and
  * for at least `processes` marked processes, `settleMs` more, then sends the group SIGINT as a terminal's
- * Ctrl-C would.
+ * Ctrl-C would (`twice`: again once the bench says it is stopping).
  */
 async function interruptBench(
   args: string[],
   readyLine: string,
   processes: number,
-  { env = {}, settleMs = 0 }: { env?: NodeJS.ProcessEnv; settleMs?: number } = {},
+  { env = {}, settleMs = 0, twice = false }: { env?: NodeJS.ProcessEnv; settleMs?: number; twice?: boolean } = {},
 ) {
   const [name, value] = MARK.split('=') as [string, string];
   const bench = spawn(
@@ -73,6 +73,12 @@ async function interruptBench(
   await new Promise((resolve) => setTimeout(resolve, settleMs));
 
   process.kill(-bench.pid!, 'SIGINT');
+  if (twice) {
+    // Ctrl-C again once the stop is under way, as an impatient person would.
+    const stopping = () => output.includes('stopping every process and server');
+    for (let tries = 0; tries < 50 && !stopping(); tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+    process.kill(-bench.pid!, 'SIGINT');
+  }
   const code = await exited;
   return { code, output, left: await markedProcesses(), goServers };
 }
@@ -108,11 +114,13 @@ it('finishes its stop when calls of the interrupted scenario fail during it', as
   // FerretDB and its PostgreSQL running. So this run starts servers of its own (no URI, no address),
   // and places enough calls that the polls still wait a second after the batch was accepted. By then
   // the bench, its four processes, PostgreSQL, FerretDB and the Temporal dev server at least.
+  // Ctrl-C comes twice: the second must neither cut the stop short nor count a failure twice.
   const args = ['end-to-end', 'end-to-end.calls=100'];
   const env = { MONGODB_URI: '', TEMPORAL_ADDRESS: '' };
   const { code, output, left, goServers } = await interruptBench(args, 'waiting for its calls to end', 8, {
     env,
     settleMs: 1_000,
+    twice: true,
   });
   // The Go servers it started: FerretDB with its collector's target (src/local/servers.ts), the
   // Temporal dev server with Go's default.
@@ -122,5 +130,8 @@ it('finishes its stop when calls of the interrupted scenario fail during it', as
   ]);
   expect(code, output).toBe(130);
   expect(output).not.toContain('Channel has been shut down');
+  expect(output.match(/SIGINT: stopping every process and server/g), output).toHaveLength(1);
+  expect(output, output).toContain('SIGINT: already stopping');
+  expect((output.match(/calls of the interrupted scenario failed/g) ?? []).length, output).toBeLessThanOrEqual(1);
   expect(left, output).toEqual([]);
 }, 180_000);
