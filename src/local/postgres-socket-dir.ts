@@ -1,14 +1,14 @@
 // Where the local PostgreSQL puts its Unix socket (`unix_socket_directories`), which FerretDB connects
 // through. Beside its data when the path fits; else in a short folder of its own under the temporary
-// directory. A Unix socket's path is capped at 107 bytes (`sun_path`), and PostgreSQL refuses to start
-// when it can create none: a checkout a few folders deeper than usual would make `npm start` fail.
+// directory. A Unix socket's path is capped (107 bytes on Linux: `sun_path`), and PostgreSQL refuses
+// to start when it can create none: a checkout a few folders deeper than most made `npm start` fail.
 import { createHash } from 'node:crypto';
 import { chown, lstat, mkdir, rmdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-/** The longest socket path Linux takes: `sun_path` is 108 bytes with its terminating zero. */
-export const MAX_SOCKET_PATH_BYTES = 107;
+/** The longest socket path: `sun_path` with its terminating zero is 108 bytes on Linux, 104 on macOS. */
+export const MAX_SOCKET_PATH_BYTES = process.platform === 'darwin' ? 103 : 107;
 
 /** The socket's name in its folder, at its longest (PostgreSQL names it after its port). */
 const LONGEST_SOCKET_NAME = '.s.PGSQL.65535';
