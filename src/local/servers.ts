@@ -15,6 +15,8 @@ export interface RunningServer {
   name: string;
   /** Its process (a benchmark reads its CPU time, and its children's). */
   pid?: number;
+  /** The signal `stop` sends it first (npm start stops a server its killed predecessor left with it too). */
+  stopSignal?: NodeJS.Signals;
   stop(): Promise<void>;
 }
 
@@ -259,6 +261,7 @@ export async function startPostgres(dataDir: string, port: number, password: str
   return {
     name: 'postgres',
     pid: server.child.pid,
+    stopSignal: 'SIGINT',
     stop: async () => {
       await stopChild(server.child, 30_000, 'SIGINT');
       await removePostgresSocketDir(socketDir, pgDir);

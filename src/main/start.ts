@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { withNodeProcessEnv } from '../local/node-process-env';
+import { createProcessRecord, processRecordPath, stopLeftoverProcesses } from '../local/leftover-processes';
 import { assertPortFree, startMongoStack, startTemporal, stopChild, type RunningServer } from '../local/servers';
 import { dataDir, removeStackSettings, writeStackSettings } from '../local/stack-settings';
 
@@ -171,6 +172,9 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   let stopping = false;
   let stackFileWritten = false;
+  // Each server and service process as it starts: should this process be killed, the next npm start
+  // stops what it left running.
+  const recorded = createProcessRecord(processRecordPath(DATA));
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
@@ -180,14 +184,21 @@ async function main(): Promise<void> {
     for (const server of [...servers].reverse())
       await server.stop().catch((err: unknown) => say(`${server.name}: ${String(err)}`));
     if (stackFileWritten) removeStackSettings({ OCO_DATA_DIR: DATA });
+    recorded.remove();
     say('Stopped. Data is kept in .data/ for the next npm start.');
     process.exit(code);
   };
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
+  // The terminal closed: stop in order all the same. Nothing reads this process's output any more.
+  process.on('SIGHUP', () => {
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+    void stopAll(0);
+  });
   process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
 
   try {
+    await stopLeftoverProcesses(processRecordPath(DATA), say);
     await assertPortFree(PORTS.api, 'API, set PORT');
     await assertPortFree(PORTS.emulator, 'provider emulator, set EMULATOR_PORT');
     await assertPortFree(PORTS.workerMetrics, "worker's metrics, set WORKER_METRICS_PORT");
@@ -209,6 +220,7 @@ async function main(): Promise<void> {
       });
       servers.push(...[...stack.servers].reverse());
       mongoUri = stack.uri;
+      for (const server of [...stack.servers].reverse()) recorded.add(server.name, server.pid, server.stopSignal);
     }
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
     let temporalUi = process.env.TEMPORAL_UI_URL ?? null;
@@ -223,6 +235,7 @@ async function main(): Promise<void> {
         log: (l) => (l.startsWith('Building') || l.startsWith('  ...') ? say(l) : log(l)),
       });
       servers.push(temporal.server);
+      recorded.add(temporal.server.name, temporal.server.pid, temporal.server.stopSignal);
       temporalAddress = temporal.address;
       temporalUi = temporal.uiUrl;
     }
@@ -245,9 +258,11 @@ async function main(): Promise<void> {
       EMULATOR_VONAGE_SIGNATURE_SECRET: secrets.vonageSignatureSecret,
       EMULATOR_TELNYX_PRIVATE_KEY: secrets.telnyxPrivateKeyPem,
     };
-    children.push(startNode('emulator', 'src/main/emulator.ts', env));
-    children.push(startNode('worker', 'src/main/worker.ts', env));
-    children.push(startNode('api', 'src/main/api.ts', env));
+    for (const name of ['emulator', 'worker', 'api']) {
+      const child = startNode(name, `src/main/${name}.ts`, env);
+      children.push(child);
+      recorded.add(name, child.pid);
+    }
     await waitForReady(`${apiUrl}/readyz`, children);
     // From here on `npm run -s admin -- ...` in another terminal finds this stack by itself.
     writeStackSettings({ ...env, OCO_DATA_DIR: DATA });
