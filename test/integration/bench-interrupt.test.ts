@@ -11,6 +11,7 @@ import { afterAll, expect, it } from 'vitest';
 import { FERRETDB_VERSION, TEMPORAL_CLI_VERSION } from '../../src/local/binaries';
 import { FERRETDB_GC_PERCENT } from '../../src/local/servers';
 import { benchEnv, ROOT } from '../helpers/bench';
+import { followOutput } from '../helpers/child-output';
 
 const MARK = `OCO_BENCH_INTERRUPT_MARK=${randomBytes(6).toString('hex')}`;
 
@@ -52,17 +53,8 @@ async function interruptBench(
       detached: true,
     },
   );
-  let output = '';
-  const exited = new Promise<number | null>((resolve) => bench.on('close', (code) => resolve(code)));
-  const ready = new Promise<void>((resolve) => {
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes(readyLine)) resolve();
-    };
-    bench.stdout.on('data', read);
-    bench.stderr.on('data', read);
-  });
-  await Promise.race([ready, exited]);
+  const followed = followOutput(bench);
+  const output = await followed.until(readyLine);
   let started: number[] = [];
   for (let tries = 0; tries < 50 && started.length < processes; tries++) {
     if (tries) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -75,12 +67,11 @@ async function interruptBench(
   process.kill(-bench.pid!, 'SIGINT');
   if (twice) {
     // Ctrl-C again once the stop is under way, as an impatient person would.
-    const stopping = () => output.includes('stopping every process and server');
-    for (let tries = 0; tries < 50 && !stopping(); tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+    await followed.until('stopping every process and server');
     process.kill(-bench.pid!, 'SIGINT');
   }
-  const code = await exited;
-  return { code, output, left: await markedProcesses(), goServers };
+  const code = await followed.exited;
+  return { code, output: followed.output(), left: await markedProcesses(), goServers };
 }
 
 /** The Go servers among `pids` (by their executable's name), each with the GOGC it runs with. */

@@ -1,0 +1,122 @@
+// `npm start` as a person runs it (src/main/start.ts, from a shell with none of the service's variables
+// but the suite's servers, free ports and a data folder of its own): it comes up Ready with a curl that
+// places a call. Killed outright, it leaves its processes running in their own process groups; the
+// next `npm start` stops them and comes up, a second one beside it is refused, and a closed terminal
+// (SIGHUP) stops everything in order.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { processRecordPath, processStartedAt } from '../../src/local/leftover-processes';
+import { freePorts } from '../../src/local/servers';
+import { followOutput } from '../helpers/child-output';
+import { withDatabase } from '../helpers/database-uri';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'oco-npm-start-'));
+  await chmod(dataDir, 0o755);
+  const [api, emulator, metrics] = (await freePorts(3)) as [number, number, number];
+  const database = `npm_start_${randomBytes(4).toString('hex')}`;
+  env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    OCO_DATA_DIR: dataDir,
+    MONGODB_URI: withDatabase(inject('mongoUri'), database),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: `test-${database}`,
+    // The suite's bundle: the worker would otherwise bundle the workflow code at every start.
+    WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
+    PORT: String(api),
+    EMULATOR_PORT: String(emulator),
+    WORKER_METRICS_PORT: String(metrics),
+  };
+});
+
+afterAll(async () => {
+  // Whatever a failed assertion left running goes with the test: every process with this data folder.
+  for (const pid of await processesOf(dataDir)) process.kill(pid, 'SIGKILL');
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** Processes whose environment names `folder` as their data folder (npm start passes it on to each). */
+async function processesOf(folder: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
+    if (environ.split('\0').includes(`OCO_DATA_DIR=${folder}`)) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** The pids `npm start` recorded for its processes. */
+function recordedPids(): number[] {
+  const file = processRecordPath(dataDir);
+  if (!existsSync(file)) return [];
+  return (JSON.parse(readFileSync(file, 'utf8')) as { processes: Array<{ pid: number }> }).processes.map((p) => p.pid);
+}
+
+/** Runs `npm start`'s script, as `npm start` does. */
+function npmStart() {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/start.ts'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return { child, ...followOutput(child) };
+}
+
+it('comes up again after being killed, stopping what it left running; refuses a second; stops on SIGHUP', async () => {
+  const first = npmStart();
+  const firstOutput = await first.until('Ctrl-C stops everything.');
+  expect(firstOutput, firstOutput).toContain('Ready.');
+
+  // The printed curl places a call.
+  const curl = /curl -sS -X POST (\S+) -H 'content-type: application\/json' -H 'service-api-key: (\S+)' -d '(.+)'/.exec(
+    firstOutput,
+  );
+  expect(curl, firstOutput).not.toBeNull();
+  const [, url, key, body] = curl!;
+  const created = await fetch(url!, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'service-api-key': key! },
+    body,
+  });
+  expect(created.status).toBe(201);
+
+  // Killed outright: its emulator, worker and API run on.
+  const left = recordedPids();
+  expect(left).toHaveLength(3);
+  first.child.kill('SIGKILL');
+  await first.exited;
+  for (const pid of left) expect(processStartedAt(pid), `pid ${pid}`).not.toBeNull();
+
+  const second = npmStart();
+  const secondOutput = await second.until('Ctrl-C stops everything.');
+  expect(secondOutput).toContain(
+    `A previous npm start (pid ${first.child.pid}) ended without stopping its processes; stopping emulator (pid ${left[0]}), worker (pid ${left[1]}), api (pid ${left[2]})`,
+  );
+  expect(secondOutput, secondOutput).toContain('Ready.');
+  for (const pid of left) expect(processStartedAt(pid), `pid ${pid}`).toBeNull();
+  // The same demo key still works against the new processes.
+  expect((await fetch(url!, { headers: { 'service-api-key': key! } })).status).toBe(200);
+
+  const third = npmStart();
+  expect(await third.exited).toBe(1);
+  expect(third.output()).toContain(`npm start is already running (pid ${second.child.pid})`);
+
+  const running = recordedPids();
+  expect(running).toHaveLength(3);
+  second.child.kill('SIGHUP');
+  expect(await second.exited).toBe(0);
+  expect(second.output()).toContain('Stopped.');
+  for (const pid of running) expect(processStartedAt(pid), `pid ${pid}`).toBeNull();
+  expect(existsSync(processRecordPath(dataDir))).toBe(false);
+}, 240_000);
