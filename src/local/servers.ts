@@ -15,7 +15,10 @@ export interface RunningServer {
   name: string;
   /** Its process (a benchmark reads its CPU time, and its children's). */
   pid?: number;
-  /** The signal `stop` sends it first (npm start stops a server its killed predecessor left with it too). */
+  /**
+   * What stops it in order (SIGTERM when unset): `stop` sends it, and so does the next npm start to a
+   * server that a killed one left running (leftover-processes.ts).
+   */
   stopSignal?: NodeJS.Signals;
   stop(): Promise<void>;
 }
@@ -171,7 +174,10 @@ export interface MongoStackOptions {
   log: Log;
 }
 
-/** PostgreSQL's data folder within a stack's; its Unix socket is there too when the path fits (postgres-socket-dir.ts). */
+/**
+ * PostgreSQL's data folder within a stack's; its Unix socket is there too when the path fits
+ * (postgres-socket-dir.ts).
+ */
 function postgresDir(dataDir: string): string {
   return path.resolve(dataDir, 'postgres');
 }
