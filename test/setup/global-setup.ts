@@ -1,12 +1,15 @@
 // Starts the real servers once per test run: FerretDB on PostgreSQL and the Temporal dev server,
 // on free ports in a temporary folder (or uses MONGODB_URI / TEMPORAL_ADDRESS when given), and
 // bundles the workflow code once. A server that cannot start fails the run with its own output.
+import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
+import { createProcessRecord, processRecordPath } from '../../src/local/leftover-processes';
 import { freePorts, startMongoStack, startTemporal, type RunningServer } from '../../src/local/servers';
+import { TEST_RUN_PREFIX, sweepEarlierTestRuns } from './leftover-test-servers';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -47,16 +50,30 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 async function startServers(): Promise<Servers> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'oco-test-'));
+  // Servers an interrupted or killed run left running, and its folder (leftover-test-servers.ts).
+  const swept = await sweepEarlierTestRuns();
+  if (swept) process.stderr.write(`Stopped the servers of ${swept} earlier test run(s) that were cut short.\n`);
+  const dir = await mkdtemp(path.join(os.tmpdir(), TEST_RUN_PREFIX));
   // PostgreSQL runs as its own user (it refuses root) and must be able to reach its data folder.
   await chmod(dir, 0o755);
   const servers: RunningServer[] = [];
+  const recorded = createProcessRecord(processRecordPath(dir));
+  // Vitest exits at once on Ctrl-C, without the teardown below: a process of its own then stops the
+  // servers and removes the folder once this one is gone.
+  const stopWhenGone = () =>
+    spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'stop-left-test-servers.ts'), dir], {
+      cwd: process.cwd(),
+      detached: true,
+      stdio: 'ignore',
+    }).unref();
+  process.once('exit', stopWhenGone);
   const log = (line: string) => {
     // Building the binaries takes minutes on a fresh machine: always show that progress.
     const building = /^(Building| {2}\.\.\.|Temporal CLI ready|FerretDB ready|Granted)/.test(line);
     if (building || process.env.TEST_SERVER_LOGS) process.stderr.write(`${line}\n`);
   };
   const teardown = async () => {
+    process.off('exit', stopWhenGone);
     for (const server of servers.reverse()) await server.stop().catch(() => undefined);
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   };
@@ -77,6 +94,7 @@ async function startServers(): Promise<Servers> {
         log,
       });
       servers.push(...stack.servers.reverse());
+      for (const server of servers) recorded.add(server.name, server.pid, server.stopSignal);
       mongoUri = stack.uri;
     }
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
@@ -92,6 +110,7 @@ async function startServers(): Promise<Servers> {
         inMemory: true,
       });
       servers.push(temporal.server);
+      recorded.add(temporal.server.name, temporal.server.pid, temporal.server.stopSignal);
       temporalAddress = temporal.address;
       temporalUiUrl = temporal.uiUrl;
     }
