@@ -1,5 +1,6 @@
 // Workflow tests run on Temporal's time-skipping test server (Java, fetched once into the cache) with
 // the workflow code bundled once per run. A missing Java or Maven fails the run with what to install.
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +17,9 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'oco-workflow-tests-'));
+  // Vitest exits at once on Ctrl-C, without the teardown below: the folder goes all the same.
+  const removeNow = () => rmSync(dir, { recursive: true, force: true });
+  process.once('exit', removeNow);
   const serverPath = await ensureTimeSkippingServer();
   const bundle = await bundleWorkflowCode({
     workflowsPath: path.resolve(process.cwd(), 'workflows/index.ts'),
@@ -33,6 +37,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('timeSkippingServerPath', serverPath);
   project.provide('workflowBundlePath', workflowBundlePath);
   return async () => {
+    process.off('exit', removeNow);
     await rm(dir, { recursive: true, force: true });
   };
 }
