@@ -2,9 +2,9 @@
 // exits at once, and a killed run never tears down. They run in process groups of their own
 // (src/local/servers.ts), so nothing else stops them, and each interrupted run left PostgreSQL and a
 // Temporal dev server running and its folder in /tmp. So the global setup records its servers in its
-// folder (src/local/leftover-processes.ts); when Vitest exits without tearing down, a detached run of
-// stop-left-test-servers.ts waits for it to be gone, then stops them in order and removes the folder; and each
-// run's setup does the same for any earlier run that left its folder behind.
+// folder (src/local/leftover-processes.ts). When Vitest exits without tearing down, a detached run of
+// stop-left-test-servers.ts waits for it to be gone, then stops them in order and removes the folder;
+// and each run's setup does the same for any earlier run that left its folder behind.
 import { readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
