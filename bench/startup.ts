@@ -17,6 +17,7 @@ import { chmod, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { procStatFields } from '../src/local/proc-stat';
 import { freePort, freePorts, startMongoStack, startTemporal, type RunningServer } from '../src/local/servers';
 import { runBuild } from './build';
 
@@ -112,10 +113,8 @@ async function memoryOf(pid: number): Promise<{ rssMiB: number; peakRssMiB: numb
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-      // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after the last ')'.
-      const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-      if (pgrp === pid) rssKiB += kib(await readFile(`/proc/${entry}/status`, 'utf8'), 'VmRSS');
+      if (Number(procStatFields(Number(entry))?.[2]) === pid)
+        rssKiB += kib(await readFile(`/proc/${entry}/status`, 'utf8'), 'VmRSS');
     } catch {
       // gone meanwhile
     }

@@ -1,6 +1,7 @@
 // CPU time per process (and its children) and of the whole machine, read from /proc (Linux): what
 // each scenario cost each process, so that a report can say where the cores went.
 import { readFileSync, readdirSync } from 'node:fs';
+import { procStatFields } from '../../src/local/proc-stat';
 
 interface ProcStat {
   ppid: number;
@@ -14,15 +15,10 @@ interface ProcStat {
 const TICKS = 100;
 
 function readStat(pid: number): ProcStat | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const own = (Number(fields[11]) + Number(fields[12])) / TICKS;
-    return { ppid: Number(fields[1]), own, seconds: own + (Number(fields[13]) + Number(fields[14])) / TICKS };
-  } catch {
-    return null; // gone meanwhile
-  }
+  const fields = procStatFields(pid);
+  if (!fields) return null; // gone meanwhile
+  const own = (Number(fields[11]) + Number(fields[12])) / TICKS;
+  return { ppid: Number(fields[1]), own, seconds: own + (Number(fields[13]) + Number(fields[14])) / TICKS };
 }
 
 /** User + system CPU time of `pid` itself in seconds, or null when it is gone (or this is not Linux). */

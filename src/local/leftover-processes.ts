@@ -8,6 +8,7 @@
 // handed to another process is never signalled. Without /proc (not Linux) nothing is recorded.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { procStatFields } from './proc-stat';
 
 export interface RecordedProcess {
   name: string;
@@ -34,17 +35,10 @@ export function processRecordPath(dataDir: string): string {
  * reaped (a zombie), or there is no /proc.
  */
 export function processStartedAt(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name, in brackets, may hold spaces and brackets: the fields after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // The state is field 3 of the line, the first after the command name; starttime is field 22.
-    if (fields[0] === 'Z' || fields[0] === 'X') return null;
-    const startedAt = Number(fields[19]);
-    return Number.isFinite(startedAt) ? startedAt : null;
-  } catch {
-    return null;
-  }
+  const fields = procStatFields(pid);
+  if (!fields || fields[0] === 'Z' || fields[0] === 'X') return null;
+  const startedAt = Number(fields[19]);
+  return Number.isFinite(startedAt) ? startedAt : null;
 }
 
 function isStill(proc: { pid: number; startedAt: number }): boolean {

@@ -5,26 +5,19 @@
 // in its environment, and none may be left afterwards.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { FERRETDB_VERSION, TEMPORAL_CLI_VERSION } from '../../src/local/binaries';
 import { FERRETDB_GC_PERCENT } from '../../src/local/servers';
 import { benchEnv, ROOT } from '../helpers/bench';
 import { followOutput } from '../helpers/child-output';
+import { processesWithEnv } from '../helpers/processes';
 
 const MARK = `OCO_BENCH_INTERRUPT_MARK=${randomBytes(6).toString('hex')}`;
 
 /** Process ids whose environment carries this test's mark. */
-async function markedProcesses(): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
-    if (environ.split('\0').includes(MARK)) found.push(Number(entry));
-  }
-  return found;
-}
+const markedProcesses = () => processesWithEnv(MARK);
 
 afterAll(async () => {
   // Should the bench have left anything behind, the suite does not keep it.

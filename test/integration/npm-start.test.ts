@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
@@ -14,6 +14,7 @@ import { processRecordPath, processStartedAt } from '../../src/local/leftover-pr
 import { freePorts } from '../../src/local/servers';
 import { followOutput } from '../helpers/child-output';
 import { withDatabase } from '../helpers/database-uri';
+import { processesWithEnv } from '../helpers/processes';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 let dataDir: string;
@@ -40,21 +41,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // Whatever a failed assertion left running goes with the test: every process with this data folder.
-  for (const pid of await processesOf(dataDir)) process.kill(pid, 'SIGKILL');
+  // Whatever a failed assertion left running goes with the test: every process with this data folder
+  // (npm start passes it on to each).
+  for (const pid of await processesWithEnv(`OCO_DATA_DIR=${dataDir}`)) process.kill(pid, 'SIGKILL');
   await rm(dataDir, { recursive: true, force: true });
 });
-
-/** Processes whose environment names `folder` as their data folder (npm start passes it on to each). */
-async function processesOf(folder: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
-    if (environ.split('\0').includes(`OCO_DATA_DIR=${folder}`)) found.push(Number(entry));
-  }
-  return found;
-}
 
 /** The pids `npm start` recorded for its processes. */
 function recordedPids(): number[] {
