@@ -189,10 +189,19 @@ export async function withIdempotency(
   }
   clearInterval(renewal);
   await renewing;
-  await IdempotencyRecord.updateOne(
-    { ...identity, createdAt: now },
-    { $set: { state: 'done', responseStatus: response.status, responseBody: response.body } },
-  );
+  try {
+    await IdempotencyRecord.updateOne(
+      { ...identity, createdAt: now },
+      { $set: { state: 'done', responseStatus: response.status, responseBody: response.body } },
+    );
+  } catch (err) {
+    // The calls exist and their workflows run, so the client gets its answer. The key stays pending
+    // and the batch is kept: once the lease runs out a retry takes the batch over and answers with
+    // its calls, creating nothing (an answer too large for one document, 16 MiB, ends here too).
+    ctx.state.log.error({ err }, "could not store the Idempotency-Key's answer; a retry will rebuild it");
+    respond(response);
+    return;
+  }
   void options
     .forgetBatch(batchId)
     .catch((err: unknown) => ctx.state.log.warn({ err }, 'could not remove the dispatch batch'));

@@ -384,6 +384,13 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; examp
     description: 'The request did not arrive in time: its headers within 20 s, the whole of it within 5 minutes.',
     example: 'the request took too long to arrive',
   },
+  409: {
+    name: 'Conflict',
+    description:
+      'A retry with the `Idempotency-Key` of a create whose request ended before answering, when the call it ' +
+      'created has been deleted since: nothing is created again, and later retries get the same answer.',
+    example: 'the call created with this Idempotency-Key was deleted since; nothing was created again',
+  },
   413: {
     name: 'PayloadTooLarge',
     description: 'The request body is larger than the configured limit.',
@@ -504,7 +511,10 @@ const DESCRIPTION = [
     'A retry with the same key and the same body within 24 hours gets the first answer ' +
     '(with `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is 400; ' +
     'while the first request is still running, the retry waits up to 10 s for its answer, ' +
-    'then gets 429 with `Retry-After`.',
+    'then gets 429 with `Retry-After`. If the first request ended without an answer (its API process stopped), ' +
+    'a retry 15 s or more after it gets the calls it created as they were created (`status` `queued`), even ' +
+    'if they were dialled since; a batch leaves out calls deleted since, and a single create whose call was ' +
+    'deleted since gets 409. Nothing is created twice.',
   '',
   '## Limits',
   'Each API key may send a burst of `RATE_LIMIT_BURST` requests within any one second (600 by default) and ' +
@@ -601,7 +611,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           security: securityFor('calls:write'),
           parameters: [idempotencyKey],
           requestBody: jsonBody('PhoneCallCreateRequest', ex.createCall),
-          responses: { '201': created('PhoneCallCreatedResponse', ex.callCreated), ...errorRefs(V1_BODY_ERRORS) },
+          responses: {
+            '201': created('PhoneCallCreatedResponse', ex.callCreated),
+            ...errorRefs([...V1_BODY_ERRORS, 409]),
+          },
         },
         get: {
           tags: ['Phone calls'],

@@ -175,9 +175,12 @@ const INCOMPLETE_BATCH_DEAD_AFTER_MS = 15 * 60 * 1000;
  * every one of them was; null when the batch is unknown or its writing was cut short.
  */
 export async function writtenBatchCalls(batchId: Types.ObjectId): Promise<PhoneCallDoc[] | null> {
-  const batch = await DispatchBatch.findById(batchId, { size: 1 }).lean();
+  const batch = await DispatchBatch.findById(batchId, { size: 1, state: 1 }).lean();
   if (!batch) return null;
   const calls = await PhoneCall.find({ dispatchBatchId: batchId }).sort({ _id: 1 }).lean();
+  // A started batch had every call written and its workflow started: fewer now were deleted since
+  // (queued calls cancelled). Those left are still the request's, never to be written again.
+  if (batch.state === 'started') return calls;
   return calls.length === batch.size ? calls : null;
 }
 

@@ -61,6 +61,15 @@ export function toCreateView(doc: Lean): PhoneCallCreateView {
   return definedOnly<PhoneCallCreateView>({ ...common(doc), status: doc.status });
 }
 
+/**
+ * The create form a request that died before answering would have given: its call as stored, queued
+ * and not updated since. A retry with its Idempotency-Key answers so, though the call may have been
+ * dialled (or ended) meanwhile: the answer is the create's, the call's state now is a read away.
+ */
+export function toCreateViewAsStored(doc: Lean): PhoneCallCreateView {
+  return definedOnly<PhoneCallCreateView>({ ...common(doc), status: 'queued', updatedAt: iso(doc.createdAt) });
+}
+
 export function toReadView(doc: Lean): PhoneCallReadView {
   return definedOnly<PhoneCallReadView>({
     ...common(doc),

@@ -8,6 +8,7 @@ import type { ApiContext } from '../../src/api/state';
 import {
   createDispatcher,
   reconcilePendingCalls,
+  startWrittenBatch,
   STARTED_BATCH_KEPT_MS,
   sweepStartedBatches,
 } from '../../src/calls/dispatch';
@@ -17,6 +18,7 @@ import { PhoneCall } from '../../src/data/models/phone-call';
 import { createLogger } from '../../src/logger';
 import { createApiApp, listen } from '../../src/main/api';
 import { connectTemporalClient } from '../../src/temporal/connection';
+import { CALL_DELETED_SINCE } from '../../src/api/routes/phone-calls';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
@@ -233,6 +235,119 @@ describe('a retry with the Idempotency-Key of a request whose API process died',
     expect(replay.body.data.map((c: { _id: string }) => c._id)).toEqual(left.ids);
   });
 
+  /**
+   * A dead request that got as far as starting its calls: written, workflows started, batch closed.
+   * Calls in `later` are scheduled an hour ahead and stay queued; the others are placed at once.
+   */
+  async function deadRequestStarted(
+    scope: 'POST /v1/phoneCalls' | 'POST /v1/phoneCalls/batch',
+    key: string,
+    requestBody: unknown,
+    tos: string[],
+    later: Set<string>,
+  ) {
+    const batch = await DispatchBatch.create({ teamId: new Types.ObjectId(stack.team.teamId), size: tos.length });
+    const ids = tos.map(() => new Types.ObjectId());
+    await PhoneCall.collection.insertMany(
+      ids.map((id, i) =>
+        rawQueuedCall(
+          id,
+          batch._id,
+          tos[i]!,
+          later.has(tos[i]!) ? { callDelayedUntil: new Date(Date.now() + 3_600_000) } : {},
+        ),
+      ),
+    );
+    const dispatcher = createDispatcher({ client: stack.temporal, config: stack.config });
+    await startWrittenBatch(
+      dispatcher,
+      batch._id,
+      await PhoneCall.find({ _id: { $in: ids } })
+        .sort({ _id: 1 })
+        .lean(),
+    );
+    await IdempotencyRecord.create({
+      teamId: new Types.ObjectId(stack.team.teamId),
+      scope,
+      key,
+      requestHash: requestHashOf(requestBody),
+      state: 'pending',
+      createdAt: new Date(Date.now() - 30_000),
+      leaseUntil: new Date(Date.now() - 15_000),
+      dispatchBatchId: batch._id,
+    });
+    return ids.map((id) => id.toHexString());
+  }
+
+  it('answers with its calls as created though they were dialled or deleted since, and rings no one twice', async () => {
+    const api = apiClient(stack.baseUrl, stack.team.key);
+    const key = `died-before-answering-${Date.now()}`;
+    const tos = ['+14155556041', '+14155556042', '+14155556043'];
+    const requestBody = {
+      phoneCalls: tos.map((to) => ({
+        teamId: stack.team.teamId,
+        callTemplateId: stack.team.templateId,
+        toPhoneNumber: to,
+        promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
+      })),
+    };
+    const ids = await deadRequestStarted('POST /v1/phoneCalls/batch', key, requestBody, tos, new Set([tos[2]!]));
+    await ended(api, ids.slice(0, 2));
+    expect((await api.delete(`/v1/phoneCalls/${ids[2]}`)).status).toBe(200);
+
+    const res = await api.post('/v1/phoneCalls/batch', requestBody, { headers: { 'Idempotency-Key': key } });
+    expect(res.status).toBe(201);
+    const data = res.body.data as Array<{ _id: string; status: string; createdAt: string; updatedAt: string }>;
+    expect(data.map((c) => c._id)).toEqual(ids.slice(0, 2));
+    for (const call of data) {
+      expect(call.status).toBe('queued');
+      expect(call.updatedAt).toBe(call.createdAt);
+    }
+    const replay = await api.post('/v1/phoneCalls/batch', requestBody, { headers: { 'Idempotency-Key': key } });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(res.body);
+    expect(tos.map((to) => stack.emulator.callsTo(to))).toEqual([1, 1, 0]);
+    const team = new Types.ObjectId(stack.team.teamId);
+    for (const [i, to] of tos.entries()) {
+      expect(await PhoneCall.countDocuments({ teamId: team, toPhoneNumber: to }), to).toBe(i === 2 ? 0 : 1);
+    }
+  });
+
+  it('answers a single create with its call as created, or 409 once that call was deleted', async () => {
+    const api = apiClient(stack.baseUrl, stack.team.key);
+    const [dialled, deleted] = ['+14155556044', '+14155556045'];
+    const single = (to: string) => ({
+      teamId: stack.team.teamId,
+      callTemplateId: stack.team.templateId,
+      toPhoneNumber: to,
+      promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
+    });
+    const keyA = `single-died-${Date.now()}-a`;
+    const [id] = await deadRequestStarted('POST /v1/phoneCalls', keyA, single(dialled), [dialled], new Set());
+    await ended(api, [id!]);
+    const res = await api.post('/v1/phoneCalls', single(dialled), { headers: { 'Idempotency-Key': keyA } });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ _id: id, status: 'queued', toPhoneNumber: dialled });
+
+    const keyB = `single-died-${Date.now()}-b`;
+    const [gone] = await deadRequestStarted(
+      'POST /v1/phoneCalls',
+      keyB,
+      single(deleted),
+      [deleted],
+      new Set([deleted]),
+    );
+    expect((await api.delete(`/v1/phoneCalls/${gone}`)).status).toBe(200);
+    for (let round = 0; round < 2; round += 1) {
+      const again = await api.post('/v1/phoneCalls', single(deleted), { headers: { 'Idempotency-Key': keyB } });
+      expect(errorMessages(again, 409)).toEqual([CALL_DELETED_SINCE]);
+    }
+    expect([stack.emulator.callsTo(dialled), stack.emulator.callsTo(deleted)]).toEqual([1, 0]);
+    expect(
+      await PhoneCall.countDocuments({ teamId: new Types.ObjectId(stack.team.teamId), toPhoneNumber: deleted }),
+    ).toBe(0);
+  });
+
   it('discards what a request cut short while writing left, and writes the batch once', async () => {
     const api = apiClient(stack.baseUrl, stack.team.key);
     const key = `died-while-writing-${Date.now()}`;
@@ -286,19 +401,50 @@ describe('a retry with the Idempotency-Key of a request whose API process died',
   });
 });
 
+/** What `withIdempotency` reads of a request sent with `Idempotency-Key: key`, and where it answers. */
+function requestWithKey(key: string) {
+  const headers: Record<string, string> = { 'idempotency-key': key };
+  return {
+    headers,
+    get: (name: string) => headers[name.toLowerCase()] ?? '',
+    set: () => undefined,
+    state: { log: createLogger('silent', 'test') },
+  } as unknown as ApiContext & { status: number; body: unknown };
+}
+
+it("answers the request when its key's answer cannot be stored, and keeps its batch for a retry", async () => {
+  // An answer over what one command may carry (48 MB; MongoDB also caps a document at 16 MiB, which
+  // FerretDB does not): the store refuses it after the calls were made.
+  const identity = { teamId: stack.team.teamId, scope: 'answer too large', key: `too-large-${Date.now()}` };
+  const ctx = requestWithKey(identity.key);
+  const forgotten: string[] = [];
+  const answer = { calls: 'x'.repeat(50_000_000) };
+  await withIdempotency(
+    ctx,
+    {
+      teamId: identity.teamId,
+      scope: identity.scope,
+      body: { large: true },
+      forgetBatch: async (batchId) => void forgotten.push(batchId.toHexString()),
+    },
+    async () => ({ status: 201, body: answer }),
+  );
+  expect(ctx.status).toBe(201);
+  expect(ctx.body).toBe(answer);
+  // The key stays pending, so that once its lease runs out a retry takes its batch over.
+  const record = await IdempotencyRecord.findOne(identity, { state: 1, dispatchBatchId: 1 }).lean();
+  expect(record?.state).toBe('pending');
+  expect(record?.dispatchBatchId).toBeDefined();
+  expect(forgotten).toEqual([]);
+});
+
 it('stores the answer after the lease renewal under way: a finished key never goes back to pending', async () => {
   // Renewals every millisecond, so that one is nearly always under way when the answer is written.
   // On FerretDB 1.x an update is a read and then a write of the whole record: a renewal that read
   // the record before the answer was written and wrote it after would put it back to pending.
   for (let round = 0; round < 20; round += 1) {
     const identity = { teamId: stack.team.teamId, scope: 'lease renewal race', key: `race-${Date.now()}-${round}` };
-    const headers: Record<string, string> = { 'idempotency-key': identity.key };
-    const ctx = {
-      headers,
-      get: (name: string) => headers[name.toLowerCase()] ?? '',
-      set: () => undefined,
-      state: { log: createLogger('silent', 'test') },
-    } as unknown as ApiContext;
+    const ctx = requestWithKey(identity.key);
     await withIdempotency(
       ctx,
       {

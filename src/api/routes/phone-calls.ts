@@ -16,12 +16,12 @@ import type { SecretBox } from '../../crypto/secret-box';
 import { findCallPage } from '../../data/call-list-query';
 import { LIST_FILTER_FIELDS, placeInTeamList } from '../../data/call-list-positions';
 import { PhoneCall, type PhoneCallDoc } from '../../data/models/phone-call';
-import { toCreateView, toReadView } from '../../data/phone-call-view';
+import { toCreateView, toCreateViewAsStored, toReadView } from '../../data/phone-call-view';
 import { teamWebhookEvents } from '../../data/webhook-store';
 import { newDocument, writesTogether } from '../../data/writes-together';
 import type { Logger } from '../../logger';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
-import { badRequest, HttpError, notFound } from '../errors';
+import { badRequest, errorBody, HttpError, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
 import { withIdempotency } from '../idempotency';
 import {
@@ -63,6 +63,10 @@ async function webhookUrlProblems(
 const insertCall = writesTogether(() => PhoneCall.collection);
 
 const isObjectId = isObjectIdHex;
+/** A retry's answer when the call its Idempotency-Key created has been deleted since. */
+export const CALL_DELETED_SINCE =
+  'the call created with this Idempotency-Key was deleted since; nothing was created again';
+
 /** Path ids are compared in lower case, as body ids are normalised. */
 const pathId = (value: string) => value.toLowerCase();
 
@@ -82,7 +86,9 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body, forgetBatch },
       async ({ batchId, abandonedBatchId, retryMayTakeOver }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
-        if (left) return { status: 201, body: { data: toCreateView(left[0]!) } };
+        if (left?.[0]) return { status: 201, body: { data: toCreateViewAsStored(left[0]) } };
+        // Its call was written, started and deleted since: the key's answer says so, and creates nothing.
+        if (left) return { status: 409, body: errorBody(409, [CALL_DELETED_SINCE]) };
         // Side by side: the batch record (what the reconciler finds if this process dies before the
         // workflow starts), the reads that check and build the call, and the team's webhooks.
         const [, { calls, problems }, webhookEvents] = await Promise.all([
@@ -156,7 +162,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         if (left) {
           return {
             status: 201,
-            body: { data: left.map((doc) => toCreateView(doc)), batchId: abandonedBatchId.toHexString() },
+            body: { data: left.map((doc) => toCreateViewAsStored(doc)), batchId: abandonedBatchId.toHexString() },
           };
         }
         await deps.dispatcher.openBatch(auth.teamId, inputs.length, batchId);
