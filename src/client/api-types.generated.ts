@@ -1956,6 +1956,28 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
+    /** @description A retry with the `Idempotency-Key` of a create whose request ended before answering, when the call it created has been deleted since: nothing is created again, and later retries get the same answer. */
+    Conflict: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": {
+         *         "statusCode": 409,
+         *         "message": [
+         *           "the call created with this Idempotency-Key was deleted since; nothing was created again"
+         *         ],
+         *         "error": "Conflict"
+         *       },
+         *       "payload": {}
+         *     }
+         */
+        'application/json': components['schemas']['Error'];
+      };
+    };
     /** @description The key lacks the scope of the operation, or a body `teamId` is not the team of the key. */
     Forbidden: {
       headers: {
@@ -2822,6 +2844,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       408: components['responses']['RequestTimeout'];
+      409: components['responses']['Conflict'];
       413: components['responses']['PayloadTooLarge'];
       415: components['responses']['UnsupportedMediaType'];
       429: components['responses']['TooManyRequests'];
