@@ -105,6 +105,11 @@ export function createPacingActivities({
       await pacing.dropPage(teamId, page, belowSeq);
     },
 
+    /** Removes waiters that withdrew from the pages; deleting what is gone already changes nothing. */
+    async forgetSpilledWaiters(input: { teamId: string; withdrawn: Array<{ callId: string; belowTicket?: number }> }) {
+      await pacing.forget(input.teamId, input.withdrawn);
+    },
+
     /** The calls among these whose workflows are closed or gone: their slots can be given back. */
     async findEndedCalls({ callIds }: { callIds: string[] }): Promise<string[]> {
       // A few describes at a time: a cap of thousands stays well inside the local activity's timeout.

@@ -35,7 +35,7 @@ const { readPacingLimits, findEndedCalls, deliverDialGrants } = proxyLocalActivi
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
-const { spillWaiters, loadSpilledWaiters, dropSpilledWaiters } = proxyActivities<Activities>({
+const { spillWaiters, loadSpilledWaiters, dropSpilledWaiters, forgetSpilledWaiters } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -62,6 +62,8 @@ export interface PacerCarriedState {
   spillTail: number;
   /** Earliest next dial per provider account (epoch ms). */
   nextDialAt: Partial<Record<ProviderName, number>>;
+  /** Withdrawn waiters still to be removed from the pages (call id, and the ticket below which). */
+  withdrawnSpilled?: Array<[callId: string, belowTicket: number | null]>;
 }
 
 export interface PacerInput {
@@ -111,6 +113,16 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   // - the next dial and the sweep have standing timers, not a timeout on every wait: a signal no longer
   //   cancels and restarts a timer (two more history events for every request and release).
   const batched = patched('pacer-batched-grants');
+  // Waiters that withdrew (a paused batch, calling hours closed) while spilled are forgotten: taken
+  // out of `unspilled`, and out of the pages before the next page is read. Before, a spilled waiter
+  // that withdrew was granted when its page came back, and held a slot its call never took (runs
+  // begun before keep the old way to their end).
+  const forgetsWithdrawn = patched('pacer-forgets-withdrawn-waiters');
+  /** Calls that withdrew and may still be in pages: their entries below `belowTicket` (all, if unset) go. */
+  const withdrawnSpilled = new Map<string, number | undefined>(
+    (carried?.withdrawnSpilled ?? []).map(([callId, below]) => [callId, below ?? undefined]),
+  );
+
   /** Granted, not yet sent (batched). */
   const unsent: Array<{ callId: string; ticket: number }> = [];
   /** When the standing dial timer fires (batched), if one is set. */
@@ -129,6 +141,8 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
       return;
     }
     if (queue.some((w) => w.callId === request.callId)) return;
+    // Asking again after withdrawing: the pages' older entries go, this one stays.
+    if (withdrawnSpilled.has(request.callId)) withdrawnSpilled.set(request.callId, request.ticket);
     if (spillHead === spillTail && unspilled.length === 0 && queue.length < memoryQueueMax) queue.push(request);
     else unspilled.push(request);
   }
@@ -136,7 +150,10 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
     changed = true;
     const withdrawn = new Set(callIds.filter((callId) => !holders.delete(callId)));
     if (withdrawn.size) queue = queue.filter((w) => !withdrawn.has(w.callId));
-    // A spilled waiter that withdrew is skipped when its grant finds the call gone.
+    if (!forgetsWithdrawn || withdrawn.size === 0) return;
+    const kept = unspilled.filter((w) => !withdrawn.has(w.callId));
+    unspilled.splice(0, unspilled.length, ...kept);
+    if (spillHead < spillTail) for (const callId of withdrawn) withdrawnSpilled.set(callId, undefined);
   }
   setHandler(requestDialSlotSignal, enqueue);
   setHandler(requestDialSlotsSignal, ({ requests }) => requests.forEach(enqueue));
@@ -239,8 +256,28 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
     return null;
   }
 
+  /** Whether a waiter read back from a page is still to be served (not withdrawn, not queued twice). */
+  function stillWaiting(request: DialSlotRequest): boolean {
+    if (!forgetsWithdrawn) return true;
+    if (withdrawnSpilled.has(request.callId)) {
+      const below = withdrawnSpilled.get(request.callId);
+      if (below === undefined || request.ticket < below) return false;
+    }
+    // A call asking again (hourly) while spilled was queued twice: the copy is not served again.
+    return !holders.has(request.callId) && !queue.some((w) => w.callId === request.callId);
+  }
+
   /** Keeps the in-memory queue between refillBelow and memoryQueueMax, in arrival order. */
   async function balanceQueue(): Promise<void> {
+    // Before anything is spilled or read: a waiter asking again after this is not removed with these.
+    if (withdrawnSpilled.size > 0 && spillHead < spillTail) {
+      const withdrawn = [...withdrawnSpilled].map(([callId, belowTicket]) => ({ callId, belowTicket }));
+      await forgetSpilledWaiters({ teamId, withdrawn });
+      for (const { callId, belowTicket } of withdrawn) {
+        if (withdrawnSpilled.get(callId) === belowTicket) withdrawnSpilled.delete(callId);
+      }
+    }
+    if (spillHead === spillTail) withdrawnSpilled.clear();
     if (spillHead === spillTail && unspilled.length > 0 && queue.length < memoryQueueMax) {
       queue.push(...unspilled.splice(0, memoryQueueMax - queue.length));
     }
@@ -254,7 +291,9 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
       const page = Math.floor(spillHead / pageSize);
       const entries = await loadSpilledWaiters({ teamId, page });
       const pageEnd = Math.min(spillTail, (page + 1) * pageSize);
-      queue.push(...entries.filter((e) => e.seq >= spillHead && e.seq < pageEnd).map((e) => e.request));
+      for (const { seq, request } of entries) {
+        if (seq >= spillHead && seq < pageEnd && stillWaiting(request)) queue.push(request);
+      }
       spillHead = pageEnd;
       await dropSpilledWaiters({ teamId, page, belowSeq: spillHead });
     }
@@ -273,7 +312,17 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
       if (!(await settle())) continue;
       return await continueAsNew<typeof teamPacerWorkflow>({
         teamId,
-        carried: { holders: [...holders], queue, unspilled, spillHead, spillTail, nextDialAt },
+        carried: {
+          holders: [...holders],
+          queue,
+          unspilled,
+          spillHead,
+          spillTail,
+          nextDialAt,
+          ...(withdrawnSpilled.size
+            ? { withdrawnSpilled: [...withdrawnSpilled].map(([callId, below]) => [callId, below ?? null]) }
+            : {}),
+        },
         tuning: input.tuning,
       });
     }

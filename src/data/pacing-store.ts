@@ -17,6 +17,8 @@ export interface PacingStore {
   spill(teamId: string, firstSeq: number, waiters: DialSlotRequest[], pageSize: number): Promise<void>;
   loadPage(teamId: string, page: number): Promise<SpilledWaiter[]>;
   dropPage(teamId: string, page: number, belowSeq: number): Promise<void>;
+  /** Removes the entries of calls that withdrew: all of a call's, or those below `belowTicket`. */
+  forget(teamId: string, withdrawn: Array<{ callId: string; belowTicket?: number }>): Promise<void>;
 }
 
 export function createPacingStore(): PacingStore {
@@ -54,6 +56,15 @@ export function createPacingStore(): PacingStore {
     },
     async dropPage(teamId, page, belowSeq) {
       await DialQueueEntry.deleteMany({ teamId, page, seq: { $lt: belowSeq } });
+    },
+    async forget(teamId, withdrawn) {
+      const all = withdrawn.filter((w) => w.belowTicket === undefined).map((w) => w.callId);
+      if (all.length) await DialQueueEntry.deleteMany({ teamId, callId: { $in: all } });
+      // A call that asked again since keeps its new entry (a higher ticket); rare, so one delete each.
+      for (const { callId, belowTicket } of withdrawn) {
+        if (belowTicket !== undefined)
+          await DialQueueEntry.deleteMany({ teamId, callId, ticket: { $lt: belowTicket } });
+      }
     },
   };
 }

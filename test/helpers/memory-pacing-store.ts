@@ -28,6 +28,13 @@ export function memoryPacingStore(
       for (const [key, e] of entries)
         if (e.teamId === teamId && e.page === page && e.seq < belowSeq) entries.delete(key);
     },
+    async forget(teamId, withdrawn) {
+      for (const [key, e] of entries) {
+        const w = withdrawn.find((w) => w.callId === e.request.callId);
+        if (e.teamId === teamId && w && (w.belowTicket === undefined || e.request.ticket < w.belowTicket))
+          entries.delete(key);
+      }
+    },
   };
   return { store, spilled: () => entries.size, spilledEver: () => spilledEver };
 }

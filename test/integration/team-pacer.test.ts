@@ -311,6 +311,53 @@ describe('team pacer', () => {
     expect(stubs.dials.map((d) => d.callId)).toEqual([first!.callId, second!.callId]);
   });
 
+  it('a paused call waiting in a spill page gives up its place, and holds no slot while paused', async () => {
+    const limits: PacingLimits = { maxConcurrentCalls: 1, dialsPerSecond: { twilio: 20, vonage: 3, telnyx: 1 } };
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    const stubs = await pacedWorker(teamId, limits);
+    const { worker, taskQueue } = stubs;
+    const first = callInput({ teamId, ringTimeoutSeconds: 4 });
+    const [b, c, d, e, f] = Array.from({ length: 5 }, () => callInput({ teamId }));
+    await worker.runUntil(async () => {
+      await client.workflow.start(teamPacerWorkflow, {
+        workflowId: pacerWorkflowId(teamId),
+        taskQueue,
+        args: [{ teamId, tuning: { memoryQueueMax: 2, spillPageSize: 2, idleMs: 1_000 } }],
+      });
+      const handles = new Map<string, Awaited<ReturnType<typeof stubs.start>>>();
+      for (const args of [first, b!, c!, d!, e!, f!]) {
+        handles.set(args.callId, await stubs.start(args));
+        await waitFor(() => stubs.requested(args.callId));
+      }
+      // The first holds the slot, two wait in the workflow, the rest in MongoDB pages.
+      const spilledD = () => DialQueueEntry.exists({ teamId, callId: d!.callId });
+      await waitForAsync(async () => (await spilledD()) !== null);
+      await handles.get(d!.callId)!.executeUpdate(setPausedUpdate, { args: [true] });
+      await Promise.all([first, b!, c!, e!, f!].map((args) => handles.get(args.callId)!.result()));
+      const state = await client.workflow.getHandle(pacerWorkflowId(teamId)).query(pacingStateQuery);
+      expect({ live: state.liveCalls, waiting: state.waitingCalls }).toEqual({ live: 0, waiting: 0 });
+      expect(await spilledD()).toBeNull();
+      await handles.get(d!.callId)!.executeUpdate(setPausedUpdate, { args: [false] });
+      await handles.get(d!.callId)!.result();
+    });
+    expect(stubs.dials.map((dial) => dial.callId)).toEqual([first, b!, c!, e!, f!, d!].map((args) => args.callId));
+    expect(stubs.maxLive()).toBe(1);
+  });
+
+  it("forgets a withdrawn waiter's page entries, but not the one it asked with again since", async () => {
+    const store = createPacingStore();
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    const waiter = (callId: string, ticket: number) => ({ callId, provider: 'twilio' as const, ticket });
+    await store.spill(teamId, 0, [waiter('x', 1), waiter('y', 1), waiter('z', 1), waiter('x', 2)], 2);
+    await store.forget(teamId, [{ callId: 'x', belowTicket: 2 }, { callId: 'y' }]);
+    const left = [...(await store.loadPage(teamId, 0)), ...(await store.loadPage(teamId, 1))];
+    expect(left.map((w) => [w.request.callId, w.request.ticket])).toEqual([
+      ['z', 1],
+      ['x', 2],
+    ]);
+    await DialQueueEntry.deleteMany({ teamId });
+  });
+
   it('a paused call gives up its place, waits, and is dialled after resume', async () => {
     const limits: PacingLimits = { maxConcurrentCalls: 1, dialsPerSecond: { twilio: 10, vonage: 3, telnyx: 1 } };
     const teamId = new mongoose.Types.ObjectId().toHexString();
@@ -338,6 +385,14 @@ describe('team pacer', () => {
     expect(codes).toContain('paused');
   });
 });
+
+async function waitForAsync(probe: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 async function waitFor(probe: () => boolean): Promise<void> {
   const deadline = Date.now() + 30_000;

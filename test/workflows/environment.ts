@@ -146,6 +146,7 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
     spillWaiters: record('spillWaiters', async () => undefined),
     loadSpilledWaiters: record('loadSpilledWaiters', async () => []),
     dropSpilledWaiters: record('dropSpilledWaiters', async () => undefined),
+    forgetSpilledWaiters: record('forgetSpilledWaiters', async () => undefined),
     findEndedCalls: record('findEndedCalls', async () => []),
     deliverDialGrants: record('deliverDialGrants', async () => []),
     releaseDialSlot: record('releaseDialSlot', async () => undefined),

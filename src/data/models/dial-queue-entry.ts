@@ -19,5 +19,7 @@ const dialQueueEntrySchema = new Schema(
   { versionKey: false },
 );
 dialQueueEntrySchema.index({ teamId: 1, page: 1 });
+// Waiters that withdrew are removed by call (a paused batch, calling hours closed).
+dialQueueEntrySchema.index({ teamId: 1, callId: 1 });
 
 export const DialQueueEntry = model('DialQueueEntry', dialQueueEntrySchema, 'dial_queue_entries');
