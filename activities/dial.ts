@@ -151,8 +151,14 @@ export function createDialActivities(
         // Its callbacks may have named the call already (a provider's search may no longer list one
         // that has ended); else the provider is asked.
         const sighted = (await calls.sightedProviderCallIds(callId)).find((id) => !earlierAttempts.has(id));
-        const found = sighted ? { providerCallId: sighted } : await provider.findPlacedCall(request);
-        const earlier = found && !earlierAttempts.has(found.providerCallId) ? found : null;
+        // Twilio and Vonage list calls by their two numbers only: one of another of our calls to the
+        // same person (a follow-up, a duplicate row) is set aside, never taken as this dial's.
+        const earlier = sighted
+          ? { providerCallId: sighted }
+          : await provider.findPlacedCall(request, {
+              since: new Date(activityInfo().scheduledTimestampMs),
+              setAside: async (id) => earlierAttempts.has(id) || (await calls.heldByAnotherCall(call, id)),
+            });
         if (earlier) {
           logger.info(
             { callId, providerCallId: earlier.providerCallId },

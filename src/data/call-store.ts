@@ -121,6 +121,14 @@ export interface CallStore {
   setProviderCallId(callId: string, providerCallId: string): Promise<void>;
   /** Provider call ids seen in the call's callbacks (src/calls/provider-events.ts), newest first. */
   sightedProviderCallIds(callId: string): Promise<string[]>;
+  /**
+   * Whether a provider call is known to be another of our calls: recorded on another call to the
+   * same number (as its call or an earlier attempt's), or seen in another call's callbacks.
+   */
+  heldByAnotherCall(
+    call: Pick<PhoneCallDoc, '_id' | 'teamId' | 'toPhoneNumber'>,
+    providerCallId: string,
+  ): Promise<boolean>;
   /** Says why a queued call waits (its status code); a call no longer queued is left alone. */
   setQueuedStatusCode(callId: string, statusCode: string, at: Date): Promise<void>;
   saveResults(callId: string | Types.ObjectId, results: CallResults): Promise<void>;
@@ -146,6 +154,18 @@ export function createCallStore(): CallStore {
     async sightedProviderCallIds(callId) {
       const sightings = await ProviderCallSighting.find({ callId }, { providerCallId: 1, seenAt: 1 }).lean();
       return sightings.sort((a, b) => b.seenAt.getTime() - a.seenAt.getTime()).map((s) => s.providerCallId);
+    },
+    async heldByAnotherCall(call, providerCallId) {
+      const [recorded, sighted] = await Promise.all([
+        PhoneCall.exists({
+          teamId: call.teamId,
+          toPhoneNumber: call.toPhoneNumber,
+          _id: { $ne: call._id },
+          $or: [{ providerCallId }, { 'attempts.providerCallId': providerCallId }],
+        }),
+        ProviderCallSighting.exists({ providerCallId, callId: { $ne: call._id } }),
+      ]);
+      return recorded !== null || sighted !== null;
     },
     async setQueuedStatusCode(callId, statusCode, at) {
       await PhoneCall.updateOne(

@@ -335,20 +335,8 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
     calls.set(call.id, entry);
     ctx.dialled(call);
     const response = callResource(entry);
-    logEvent(entry, {
-      request: {
-        method: 'POST',
-        url: `${ctx.publicUrl()}/${API_VERSION}/Accounts/${accountSid}/Calls.json`,
-        parameters: Object.fromEntries([...form].map(([k, v]) => [snake(k), v])),
-      },
-      response: {
-        response_code: 201,
-        request_duration: 0,
-        content_type: 'application/json',
-        response_body: JSON.stringify(response),
-        date_created: rfc2822(call.createdAt),
-      },
-    });
+    // Like Twilio's, the call's Events list only the requests it sends the application (its
+    // callbacks), never the API request that created the call.
     // Over the account's calls per second, Twilio queues the call and places it later.
     ctx.simulator.start(call, observer(entry), ctx.dialRate.queueDelayMs('twilio', accountSid));
     return json(201, response);

@@ -49,9 +49,9 @@ export const INDEXED_FIELDS_BY_COLLECTION: Readonly<Record<string, readonly stri
   [WebhookDelivery.collection.collectionName]: ['eventId', 'phoneCallId'],
   // Every event's endpoints, and every create (the team's webhooks).
   [Webhook.collection.collectionName]: ['teamId'],
-  // A retried dial reads its call's sightings: rare, but a day of calls' worth of rows, and retries
-  // come in numbers when a provider falters.
-  [ProviderCallSighting.collection.collectionName]: ['callId'],
+  // A retried dial reads its call's sightings, and whether another call was seen with a provider call
+  // it found: rare, but a day of calls' worth of rows, and retries come in numbers when a provider falters.
+  [ProviderCallSighting.collection.collectionName]: ['callId', 'providerCallId'],
   // Every create with an Idempotency-Key.
   [IdempotencyRecord.collection.collectionName]: ['key'],
   // Every dial checks its number against the team's list (equality); a create of several numbers

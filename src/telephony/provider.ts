@@ -70,12 +70,24 @@ export interface InboundCallback {
   rawBody: Buffer;
 }
 
+/** What a retried dial knows when it asks the provider for the call an earlier try placed. */
+export interface PlacedCallSearch {
+  /** When the dial's first try began: a call placed before it is not this dial's. */
+  since: Date;
+  /** Whether a candidate is known not to be this dial's call. */
+  setAside(providerCallId: string): Promise<boolean>;
+}
+
 export interface TelephonyProvider {
   readonly name: ProviderName;
   /** Places the call. Throws ProviderRejectedError when the provider refuses it for good. */
   placeCall(request: PlaceCallRequest): Promise<PlacedCall>;
-  /** A call this service placed earlier for `callId`, if any (checked before a retried dial). */
-  findPlacedCall(request: PlaceCallRequest): Promise<PlacedCall | null>;
+  /**
+   * The call an earlier try of this dial placed for `request.callId`, if any (asked before a retried
+   * dial): the newest the provider has, placed since `search.since`, that `search.setAside` does not
+   * claim (a call of an earlier redial attempt, or another of our calls between the same numbers).
+   */
+  findPlacedCall(request: PlaceCallRequest, search: PlacedCallSearch): Promise<PlacedCall | null>;
   /** Ends the call; a call that has already ended is not an error. */
   hangUp(providerCallId: string): Promise<void>;
   /**

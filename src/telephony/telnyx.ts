@@ -20,6 +20,7 @@ import {
   CallbackSignatureError,
   type InboundCallback,
   type PlaceCallRequest,
+  type PlacedCallSearch,
   type PlacedCall,
   type TelephonyProvider,
   type TelnyxCredentials,
@@ -165,11 +166,12 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
   };
 
   /**
-   * The latest call to `req.to` on this connection whose webhooks carried our call id, from the Call
-   * Events debugging API (ordered by occurred_at; the last 24 hours unless a leg is named).
+   * The latest call to `req.to` on this connection whose webhooks carried our call id, and that the
+   * search does not set aside, from the Call Events debugging API (ordered by occurred_at; the last
+   * 24 hours unless a leg is named).
    */
-  const findEndedCall = async (req: PlaceCallRequest): Promise<PlacedCall | null> => {
-    let latest: PlacedCall | null = null;
+  const findEndedCall = async (req: PlaceCallRequest, search: PlacedCallSearch): Promise<PlacedCall | null> => {
+    const found: string[] = [];
     for (let page = 1; page <= CALL_EVENTS_MAX_PAGES; page += 1) {
       const query = new URLSearchParams({
         'filter[connection_id]': connectionId,
@@ -185,11 +187,14 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
       for (const event of data) {
         const payload = event.metadata?.payload ?? {};
         if (decodeClientState(payload.client_state)?.callId !== req.callId) continue;
-        if (typeof payload.call_control_id === 'string') latest = { providerCallId: payload.call_control_id };
+        const id = payload.call_control_id;
+        if (typeof id === 'string' && !found.includes(id)) found.push(id);
       }
       if (data.length === 0 || page >= (meta?.total_pages ?? 1)) break;
     }
-    return latest;
+    for (const providerCallId of found.reverse())
+      if (!(await search.setAside(providerCallId))) return { providerCallId };
+    return null;
   };
 
   /** A call command; Telnyx's 422 for a call that has already ended is not an error. */
@@ -236,9 +241,9 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
      * A call that has already ended is not listed there, and its webhooks may never have reached us
      * (our store was down while Telnyx tried): the Call Events debugging API still has them, with the
      * same client_state, for 24 hours. The latest such call is the one an earlier try of this dial
-     * placed (the dial activity sets aside those of earlier redial attempts).
+     * placed (the search sets aside those of earlier redial attempts).
      */
-    async findPlacedCall(req: PlaceCallRequest): Promise<PlacedCall | null> {
+    async findPlacedCall(req: PlaceCallRequest, search: PlacedCallSearch): Promise<PlacedCall | null> {
       let after: string | undefined;
       for (let page = 0; page < ACTIVE_CALLS_MAX_PAGES; page += 1) {
         const query = new URLSearchParams({ 'page[limit]': String(ACTIVE_CALLS_PAGE) });
@@ -247,12 +252,14 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
           'active call list',
           url(`/connections/${encodeURIComponent(connectionId)}/active_calls?${query}`),
         );
-        const match = data.find((call) => decodeClientState(call.client_state)?.callId === req.callId);
-        if (match) return { providerCallId: match.call_control_id };
+        for (const call of data) {
+          if (decodeClientState(call.client_state)?.callId !== req.callId) continue;
+          if (!(await search.setAside(call.call_control_id))) return { providerCallId: call.call_control_id };
+        }
         after = meta?.cursors?.after ?? undefined;
         if (!after || data.length === 0) break;
       }
-      return findEndedCall(req);
+      return findEndedCall(req, search);
     },
 
     async hangUp(providerCallId: string): Promise<void> {

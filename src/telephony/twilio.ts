@@ -21,6 +21,7 @@ import {
   CallbackSignatureError,
   type InboundCallback,
   type PlaceCallRequest,
+  type PlacedCallSearch,
   type PlacedCall,
   type TelephonyProvider,
   type TwilioCredentials,
@@ -62,13 +63,15 @@ const ANSWERED_BY: Record<string, { answeredBy: AnsweredBy; greetingEnded: boole
 const INVALID_DESTINATION_CODES = new Set([13224, 21211, 21214, 21217, 21401, 21407]);
 
 const STATUS_CALLBACK_EVENTS = ['initiated', 'ringing', 'answered', 'completed'];
-/** A retried dial happens within minutes; older calls to the same number are other calls. */
-const FIND_LOOKBACK_MS = 24 * 60 * 60 * 1000;
+/** Calls listed per search for a retried dial's call (the newest between the two numbers come first). */
 const FIND_MAX_CANDIDATES = 20;
+/** Our clock against Twilio's, when comparing a call's creation with the dial's first try. */
+const CLOCK_SKEW_MS = 60_000;
 
 interface TwilioCall {
   sid: string;
   status: string;
+  direction?: string;
   date_created: string | null;
   date_updated?: string | null;
   end_time?: string | null;
@@ -78,9 +81,6 @@ interface TwilioCall {
 interface TwilioRecording {
   sid: string;
   status: string;
-}
-interface TwilioEvent {
-  request?: { url?: string; parameters?: Record<string, unknown> } | null;
 }
 interface TwilioTranscript {
   sid: string;
@@ -113,13 +113,6 @@ export function twilioSignature(authToken: string, url: string, params: URLSearc
   );
   const payload = url + pairs.map(([key, value]) => key + value).join('');
   return createHmac('sha1', authToken).update(payload, 'utf8').digest('base64');
-}
-
-/** Our call id in a Call Event's request: the StatusCallback we sent, or a callback's own URL. */
-function eventCarriesCallId(event: TwilioEvent, callId: string): boolean {
-  const statusCallback = event.request?.parameters?.status_callback;
-  const urls = [event.request?.url, typeof statusCallback === 'string' ? statusCallback : undefined];
-  return urls.some((url) => url !== undefined && callIdFromUrl(url) === callId);
 }
 
 /**
@@ -184,7 +177,7 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
         To: req.to,
         From: req.from,
         Twiml: sayTwiml(req.script.openingLine),
-        // Carries our call id: callbacks route by it, and findPlacedCall finds the call by it.
+        // Carries our call id: callbacks route by it.
         StatusCallback: withCallId(req.statusCallbackUrl, req.callId),
         StatusCallbackMethod: 'POST',
         Record: String(req.record),
@@ -215,23 +208,19 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
     },
 
     /**
-     * A Twilio call carries no client metadata and the Calls list filters only by To/From/time.
-     * So: list the recent calls To/From these numbers, then read each one's Events subresource,
-     * which records the API request that created it (its `status_callback` parameter holds our
-     * call id) and every callback made. Twilio documents that events may lag; a call it does not
-     * show yet has still sent its first status callback, with our call id, to our router.
+     * A Twilio call carries no client data, and its Events (the requests Twilio sent us) can be read
+     * only 15 minutes after the call ends, so nothing Twilio lists names our call id. The Calls list
+     * filters by To and From, newest first: the newest outbound call between the two numbers placed
+     * since the dial's first try, that is not another of ours, is the one an earlier try placed.
      */
-    async findPlacedCall(req: PlaceCallRequest): Promise<PlacedCall | null> {
+    async findPlacedCall(req: PlaceCallRequest, search: PlacedCallSearch): Promise<PlacedCall | null> {
       const query = new URLSearchParams({ To: req.to, From: req.from, PageSize: String(FIND_MAX_CANDIDATES) });
       const { calls } = await getJson<{ calls: TwilioCall[] }>('call list', accountUrl(`/Calls.json?${query}`));
-      const since = Date.now() - FIND_LOOKBACK_MS;
+      const since = search.since.getTime() - CLOCK_SKEW_MS;
       for (const call of calls) {
+        if (call.direction !== undefined && call.direction !== 'outbound-api') continue;
         if (call.date_created !== null && Date.parse(call.date_created) < since) continue;
-        const { events } = await getJson<{ events: TwilioEvent[] }>(
-          'call events',
-          accountUrl(`/Calls/${encodeURIComponent(call.sid)}/Events.json?PageSize=50`),
-        );
-        if (events.some((event) => eventCarriesCallId(event, req.callId))) return { providerCallId: call.sid };
+        if (!(await search.setAside(call.sid))) return { providerCallId: call.sid };
       }
       return null;
     },

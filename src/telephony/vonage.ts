@@ -22,6 +22,7 @@ import {
   CallbackSignatureError,
   type InboundCallback,
   type PlaceCallRequest,
+  type PlacedCallSearch,
   type PlacedCall,
   type TelephonyProvider,
   type Utterance,
@@ -58,6 +59,8 @@ const BEEP_TIMEOUT_SECONDS = 45;
 /** Signed webhooks older than this are refused, so a captured one cannot be replayed later. */
 const MAX_WEBHOOK_AGE_SECONDS = 5 * 60;
 const FIND_LOOKBACK_MS = 10 * 60 * 1000;
+/** Our clock against Vonage's, when comparing a call's start with the dial's first try. */
+const CLOCK_SKEW_MS = 60_000;
 const FIND_MAX_PAGES = 5;
 const PAGE_SIZE = 100;
 
@@ -220,13 +223,14 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
     /**
      * Vonage keeps no client data on a call and its call list filters only by time, status and
      * conversation, so the call id we put in event_url cannot be searched for. We take the newest
-     * outbound call between the same two numbers placed in the last ten minutes (a retried dial
-     * follows its first attempt within that); the dial activity asks only on a retry.
+     * outbound call between the same two numbers placed since the dial's first try (at most ten
+     * minutes back: a retried dial follows its first try within that) that is not another of ours.
      */
-    async findPlacedCall(req: PlaceCallRequest): Promise<PlacedCall | null> {
+    async findPlacedCall(req: PlaceCallRequest, search: PlacedCallSearch): Promise<PlacedCall | null> {
       const to = digits(req.to);
       const from = digits(req.from);
-      const dateStart = new Date(Date.now() - FIND_LOOKBACK_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const since = Math.max(search.since.getTime() - CLOCK_SKEW_MS, Date.now() - FIND_LOOKBACK_MS);
+      const dateStart = new Date(since).toISOString().replace(/\.\d{3}Z$/, 'Z');
       for (let page = 0; page < FIND_MAX_PAGES; page += 1) {
         const query = new URLSearchParams({
           date_start: dateStart,
@@ -236,11 +240,11 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
         });
         const { _embedded } = await getJson<VonageCallPage>('call list', joinUrl(baseUrl, `/v1/calls?${query}`));
         const calls = _embedded?.calls ?? [];
-        const match = calls.find(
-          (c) =>
-            c.direction !== 'inbound' && digits(c.to?.number ?? '') === to && digits(c.from?.number ?? '') === from,
-        );
-        if (match) return { providerCallId: match.uuid };
+        for (const c of calls) {
+          if (c.direction === 'inbound' || digits(c.to?.number ?? '') !== to || digits(c.from?.number ?? '') !== from)
+            continue;
+          if (!(await search.setAside(c.uuid))) return { providerCallId: c.uuid };
+        }
         if (calls.length < PAGE_SIZE) break;
       }
       return null;

@@ -83,6 +83,11 @@ describe('lookups by a field other than _id', () => {
     // What a retried dial reads: the provider call ids the API saw in the call's callbacks.
     const providerCallId = (await PhoneCall.findById(id, { providerCallId: 1 }).lean())!.providerCallId;
     expect(await createMongoStores().calls.sightedProviderCallIds(id)).toEqual([providerCallId]);
+    // And what it asks of a provider call its search found: is it another of our calls?
+    const same = { teamId: new mongoose.Types.ObjectId(stack.team.teamId), toPhoneNumber: '+14155557301' };
+    const { heldByAnotherCall } = createMongoStores().calls;
+    expect(await heldByAnotherCall({ ...same, _id: new mongoose.Types.ObjectId(id) }, providerCallId!)).toBe(false);
+    expect(await heldByAnotherCall({ ...same, _id: new mongoose.Types.ObjectId() }, providerCallId!)).toBe(true);
     expect((await api.get(`/v1/transcripts?phoneCallId=${id}`)).body.data.length).toBeGreaterThan(0);
     expect((await api.get(`/v1/phoneCalls/${id}/webhookDeliveries`)).body.data).toHaveLength(1);
     const listed = await api.post('/v1/doNotCall', {

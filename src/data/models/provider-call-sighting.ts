@@ -16,6 +16,8 @@ const providerCallSightingSchema = new Schema(
   { versionKey: false },
 );
 providerCallSightingSchema.index({ callId: 1 });
+// A retried dial's search sets aside a provider call seen in another call's callbacks.
+providerCallSightingSchema.index({ providerCallId: 1 });
 // A dial's retries are over within minutes; MongoDB expires sightings after a day, and the worker's
 // reconciler removes them on FerretDB, which has no TTL monitor (sweepProviderCallSightings).
 export const SIGHTING_KEPT_MS = 24 * 60 * 60 * 1000;

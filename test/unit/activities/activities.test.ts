@@ -102,6 +102,24 @@ describe('dialCall', () => {
     expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(1);
   });
 
+  it("a retry never takes another call's to the same number as its own: it dials", async () => {
+    // Twilio lists calls by their two numbers only. A follow-up to the same person whose first dial
+    // never reached the provider must not take over the call already placed for the other record.
+    const { memory, activities } = setUp();
+    const template = templateDoc();
+    const { call: other, callId: otherId } = addRoutedCall(memory, template);
+    const placed = await run(activities.dialCall, [{ callId: otherId }]);
+    const followUp = callDoc(template, {
+      _id: new Types.ObjectId(harness.request('twilio').callId),
+      toPhoneNumber: other.toPhoneNumber,
+      fromPhoneNumber: other.fromPhoneNumber,
+    });
+    memory.add(template, followUp);
+    const retried = await run(activities.dialCall, [{ callId: followUp._id.toHexString() }], 2);
+    expect(retried.providerCallId).not.toBe(placed.providerCallId);
+    expect(harness.emulator.callsTo(other.toPhoneNumber)).toBe(2);
+  });
+
   it("takes a retry's call from the callbacks' sightings without asking the provider, but never an earlier attempt's", async () => {
     // The provider's search must not be needed: it may no longer list a call that has ended.
     const asked: string[] = [];
@@ -109,9 +127,9 @@ describe('dialCall', () => {
       providers: async (_team, name) => {
         const provider = harness.provider(name);
         return Object.assign(Object.create(provider) as typeof provider, {
-          findPlacedCall: async (request: Parameters<typeof provider.findPlacedCall>[0]) => {
-            asked.push(request.callId);
-            return provider.findPlacedCall(request);
+          findPlacedCall: async (...args: Parameters<typeof provider.findPlacedCall>) => {
+            asked.push(args[0].callId);
+            return provider.findPlacedCall(...args);
           },
         });
       },

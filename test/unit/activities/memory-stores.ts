@@ -91,6 +91,17 @@ export function memoryStores() {
     async sightedProviderCallIds(callId) {
       return sightings.get(callId) ?? [];
     },
+    async heldByAnotherCall(call, providerCallId) {
+      const others = [...calls.values()].filter(
+        (c) => !c._id.equals(call._id) && c.teamId.equals(call.teamId) && c.toPhoneNumber === call.toPhoneNumber,
+      );
+      const recorded = others.some(
+        (c) =>
+          c.providerCallId === providerCallId || (c.attempts ?? []).some((a) => a.providerCallId === providerCallId),
+      );
+      const sighted = [...sightings].some(([id, ids]) => id !== call._id.toHexString() && ids.includes(providerCallId));
+      return recorded || sighted;
+    },
     async setQueuedStatusCode(callId, statusCode, at) {
       const call = calls.get(callId);
       if (call?.status === 'queued') call.statusExtraInfo = { statusCode, dateTime: at };

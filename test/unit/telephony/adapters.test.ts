@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderName } from '../../../src/contracts/providers';
 import { parseWavHeader } from '../../../src/audio';
-import { ProviderRejectedError } from '../../../src/telephony/provider';
+import { ProviderRejectedError, type PlacedCallSearch } from '../../../src/telephony/provider';
 import { OPENING_LINE, startHarness, uniqueNumber, type Harness } from './harness';
 
 let h: Harness;
@@ -14,6 +14,11 @@ afterAll(async () => {
 });
 
 const kinds = (events: { kind: string }[]): string[] => events.map((e) => e.kind);
+
+/** A retried dial's search: its first try a minute ago, setting aside what `setAside` names. */
+function retrySearch(setAside: (providerCallId: string) => boolean = () => false): PlacedCallSearch {
+  return { since: new Date(Date.now() - 60_000), setAside: async (id) => setAside(id) };
+}
 
 describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against the emulator', (name) => {
   it.concurrent('completes a recorded conversation: callbacks, recording, transcript', async () => {
@@ -116,7 +121,7 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     const request = h.request(name);
     const placed = await adapter.placeCall(request);
     // The dial activity's retry: ask first, dial only when the provider has nothing.
-    const earlier = await adapter.findPlacedCall(request);
+    const earlier = await adapter.findPlacedCall(request, retrySearch());
     expect(earlier).toEqual(placed);
     if (!earlier) await adapter.placeCall(request);
     expect(h.emulator.callsTo(request.to)).toBe(1);
@@ -133,7 +138,7 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     const ended = async () => h.emulator.calls().find((c) => c.providerCallId === placed.providerCallId)?.end;
     await expect.poll(ended, { timeout: 10_000 }).toBeDefined();
     expect(h.eventsFor(request.callId)).toEqual([]);
-    expect(await adapter.findPlacedCall(request)).toEqual(placed);
+    expect(await adapter.findPlacedCall(request, retrySearch())).toEqual(placed);
   });
 
   it.concurrent('findPlacedCall answers the latest of the calls placed for one call id', async () => {
@@ -148,16 +153,42 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     // Both ended: no active-call list has either, so the search among ended calls must pick the latest.
     const ended = async () => h.emulator.calls().find((c) => c.providerCallId === second.providerCallId)?.end;
     await expect.poll(ended, { timeout: 10_000 }).toBeDefined();
-    expect(await adapter.findPlacedCall(request)).toEqual(second);
+    expect(await adapter.findPlacedCall(request, retrySearch())).toEqual(second);
+    // What the search sets aside is passed over for the next newest, and with both aside nothing is left.
+    expect(
+      await adapter.findPlacedCall(
+        request,
+        retrySearch((id) => id === second.providerCallId),
+      ),
+    ).toEqual(first);
+    const both = retrySearch((id) => id === second.providerCallId || id === first.providerCallId);
+    expect(await adapter.findPlacedCall(request, both)).toBeNull();
   });
 
   it.concurrent('findPlacedCall finds nothing for a call never placed', async () => {
     const adapter = h.provider(name);
     const placed = h.request(name);
     await adapter.placeCall(placed);
-    // Vonage can only match on the two numbers (see vonage.ts), so it is asked about another number.
-    const other = name === 'vonage' ? h.request(name, { to: uniqueNumber() }) : h.request(name, { to: placed.to });
-    expect(await adapter.findPlacedCall(other)).toBeNull();
+    // Twilio and Vonage can only match on the two numbers (see their adapters): asked about another.
+    const other = name === 'telnyx' ? h.request(name, { to: placed.to }) : h.request(name, { to: uniqueNumber() });
+    expect(await adapter.findPlacedCall(other, retrySearch())).toBeNull();
+    await h.waitFor(placed.callId, 'terminal');
+  });
+
+  it.concurrent("findPlacedCall never takes another of our calls to the same person as the dial's", async () => {
+    // A follow-up call to the same number, whose first dial never reached the provider: its retry
+    // must dial, not take over the other call (the activity sets aside calls that other records hold).
+    const adapter = h.provider(name);
+    const placed = h.request(name);
+    const other = await adapter.placeCall(placed);
+    const followUp = h.request(name, { to: placed.to, from: placed.from });
+    const heldByTheOther = retrySearch((id) => id === other.providerCallId);
+    expect(await adapter.findPlacedCall(followUp, heldByTheOther)).toBeNull();
+    // Nor a call placed before the dial's first try began (Telnyx matches the call id itself).
+    if (name !== 'telnyx') {
+      const later = { since: new Date(Date.now() + 5 * 60_000), setAside: async () => false };
+      expect(await adapter.findPlacedCall(followUp, later)).toBeNull();
+    }
     await h.waitFor(placed.callId, 'terminal');
   });
 
