@@ -41,6 +41,29 @@ export interface Captured {
   final?: StatusWritten;
 }
 
+/**
+ * How long after a recorded call ends its recording is waited for. Vonage and Telnyx list a recording
+ * only once processed, seconds after the hang-up that starts the capture (their `record` and
+ * `call.recording.saved` webhooks come later too); a call whose recording is still missing then ends
+ * without one.
+ */
+export const RECORDING_WAIT_MS = 90_000;
+const RECORDING_POLL_FIRST_MS = 250;
+const RECORDING_POLL_MAX_MS = 5_000;
+
+/** The call's recording, asked for again while it may still be processing (until RECORDING_WAIT_MS). */
+async function recordingOnceProcessed(
+  provider: { fetchRecording(providerCallId: string): Promise<Buffer | null> },
+  input: Pick<CaptureInput, 'providerCallId' | 'endedAt'>,
+): Promise<Buffer | null> {
+  const deadline = Date.parse(input.endedAt) + RECORDING_WAIT_MS;
+  for (let pause = RECORDING_POLL_FIRST_MS; ; pause = Math.min(pause * 2, RECORDING_POLL_MAX_MS)) {
+    const audio = await provider.fetchRecording(input.providerCallId);
+    if (audio || Date.now() + pause > deadline) return audio;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
 export function createCaptureActivities(
   deps: Pick<
     ActivityDeps,
@@ -80,7 +103,7 @@ export function createCaptureActivities(
 
     let recordingUrl: string | undefined;
     if (input.record) {
-      const audio = await provider.fetchRecording(input.providerCallId);
+      const audio = await recordingOnceProcessed(provider, input);
       if (audio) {
         const token = await conversations.saveRecording(call, audio, 'audio/wav');
         recordingUrl = `${config.PUBLIC_BASE_URL}/recordings/${token}.wav`;

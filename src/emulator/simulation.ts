@@ -138,9 +138,17 @@ function stepsOf(plan: CallPlan): Step[] {
   return steps.sort((a, b) => a.atSeconds - b.atSeconds);
 }
 
+/**
+ * How long after a recorded call ends its recording is processed before Vonage and Telnyx list it (and
+ * send its webhook), as theirs are: the capture that runs at the hang-up must wait for it.
+ */
+export const RECORDING_PROCESSING_SECONDS = 3;
+
 export class CallSimulator {
   private readonly running = new Map<EmulatedCall, RunningCall>();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Work due after calls have ended (`afterCall`), cut short by `stop`. */
+  private readonly pendingAfterCalls = new Set<() => void>();
   private readonly rendered = new Map<EmulatedCall, Promise<Buffer>>();
   private stopped = false;
 
@@ -208,6 +216,30 @@ export class CallSimulator {
   }
 
   /** Resolves once every running call has ended and notified its observer. */
+  /**
+   * Runs `work` an emulated `seconds` from now: what a provider does after a call, such as
+   * processing its recording. `idle` waits for it; `stop` drops it.
+   */
+  afterCall(seconds: number, work: () => void): void {
+    const done = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.pendingAfterCalls.delete(cancel);
+        try {
+          if (!this.stopped) work();
+        } finally {
+          resolve();
+        }
+      }, this.scaledMs(seconds));
+      const cancel = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.pendingAfterCalls.add(cancel);
+    });
+    this.inFlight.add(done);
+    void done.then(() => this.inFlight.delete(done));
+  }
+
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
@@ -215,6 +247,8 @@ export class CallSimulator {
   /** Ends every simulation without further callbacks (the emulator is shutting down). */
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const cancel of this.pendingAfterCalls) cancel();
+    this.pendingAfterCalls.clear();
     for (const running of this.running.values()) running.hangUp.abort();
     await this.idle();
   }

@@ -8,7 +8,12 @@ import type { CallbackQueue } from './delivery';
 import { bearerToken, isRecord, json, parseJsonBody, wav, type ApiRequest, type ApiResponse, type Route } from './http';
 import { planCall, type MachineDetectionResult, type PlannedDetection, type PlannedGreetingEnd } from './scenarios';
 import { opaqueToken, telnyxSignatureHeaders } from './signing';
-import type { CallEndOutcome, EmulatedCall, SpokenUtterance } from './simulation';
+import {
+  RECORDING_PROCESSING_SECONDS,
+  type CallEndOutcome,
+  type EmulatedCall,
+  type SpokenUtterance,
+} from './simulation';
 
 const E164 = /^\+[1-9]\d{6,14}$/;
 /**
@@ -234,7 +239,6 @@ export function createTelnyxEmulator(
     spoken: () => webhook(entry, 'call.speak.ended', { status: 'completed', ...speakState(entry) }),
     ended: (call: EmulatedCall) => {
       const hangup = hangupOf(call);
-      if (call.recording) entry.recording = { id: randomUUID(), token: opaqueToken(), createdAt: new Date() };
       webhook(entry, 'call.hangup', {
         state: 'hangup',
         hangup_cause: hangup.cause,
@@ -243,15 +247,19 @@ export function createTelnyxEmulator(
         start_time: (call.answeredAt ?? call.createdAt).toISOString(),
         end_time: (call.endedAt ?? new Date()).toISOString(),
       });
-      if (call.recording && entry.recording) {
+      const recording = call.recording;
+      if (!recording) return;
+      // Processed after the hang-up: listed, and its webhook sent, seconds later.
+      ctx.simulator.afterCall(RECORDING_PROCESSING_SECONDS, () => {
+        entry.recording = { id: randomUUID(), token: opaqueToken(), createdAt: new Date() };
         webhook(entry, 'call.recording.saved', {
           channels: 'single',
-          recording_started_at: call.recording.startedAt.toISOString(),
-          recording_ended_at: call.recording.endedAt.toISOString(),
+          recording_started_at: recording.startedAt.toISOString(),
+          recording_ended_at: recording.endedAt.toISOString(),
           recording_urls: { wav: downloadUrl(entry) },
           public_recording_urls: {},
         });
-      }
+      });
     },
   });
 

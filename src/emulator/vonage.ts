@@ -20,7 +20,12 @@ import {
 } from './http';
 import { planCall, type PlannedDetection, type PlannedGreetingEnd } from './scenarios';
 import { decodeJwt, vonageWebhookToken } from './signing';
-import type { CallEndOutcome, EmulatedCall, SpokenUtterance } from './simulation';
+import {
+  RECORDING_PROCESSING_SECONDS,
+  type CallEndOutcome,
+  type EmulatedCall,
+  type SpokenUtterance,
+} from './simulation';
 
 const END_STATUS: Record<CallEndOutcome, string> = {
   completed: 'completed',
@@ -273,7 +278,15 @@ export function createVonageEmulator(
         ...(call.answeredAt ? { start_time: isoSeconds(call.answeredAt) } : {}),
         end_time: isoSeconds(call.endedAt ?? new Date()),
       };
-      if (call.recording) {
+      const billing =
+        outcome === 'completed'
+          ? { duration: String(Math.round(call.talkSeconds ?? 0)), rate: RATE_PER_MINUTE.toFixed(8), network: '65512' }
+          : {};
+      statusEvent(entry, { ...times, ...billing });
+      const recording = call.recording;
+      if (!recording) return;
+      // Processed after the hang-up: in the conversation's events, and its webhook sent, seconds later.
+      ctx.simulator.afterCall(RECORDING_PROCESSING_SECONDS, () => {
         const recordingId = randomUUID();
         entry.recordingId = recordingId;
         files.set(recordingId, entry);
@@ -281,27 +294,20 @@ export function createVonageEmulator(
           destination_url: `${ctx.publicUrl()}/v1/files/${recordingId}`,
           format: 'wav',
           recording_id: recordingId,
-          size: call.recording.sizeBytes,
-          start_time: call.recording.startedAt.toISOString(),
-          end_time: call.recording.endedAt.toISOString(),
+          size: recording.sizeBytes,
+          start_time: recording.startedAt.toISOString(),
+          end_time: recording.endedAt.toISOString(),
         });
-      }
-      const billing =
-        outcome === 'completed'
-          ? { duration: String(Math.round(call.talkSeconds ?? 0)), rate: RATE_PER_MINUTE.toFixed(8), network: '65512' }
-          : {};
-      statusEvent(entry, { ...times, ...billing });
-      if (call.recording && entry.recordingId) {
         webhook(entry, 'record', {
-          start_time: isoSeconds(call.recording.startedAt),
-          end_time: isoSeconds(call.recording.endedAt),
-          recording_url: `${ctx.publicUrl()}/v1/files/${entry.recordingId}`,
-          recording_uuid: entry.recordingId,
-          size: call.recording.sizeBytes,
+          start_time: isoSeconds(recording.startedAt),
+          end_time: isoSeconds(recording.endedAt),
+          recording_url: `${ctx.publicUrl()}/v1/files/${recordingId}`,
+          recording_uuid: recordingId,
+          size: recording.sizeBytes,
           conversation_uuid: entry.conversationUuid,
           timestamp: new Date().toISOString(),
         });
-      }
+      });
     },
   });
 

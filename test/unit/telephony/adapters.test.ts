@@ -1,5 +1,5 @@
 // Each adapter against the emulator over real HTTP, its callbacks through the callback router.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ProviderName } from '../../../src/contracts/providers';
 import { parseWavHeader } from '../../../src/audio';
 import { ProviderRejectedError, type PlacedCallSearch } from '../../../src/telephony/provider';
@@ -29,9 +29,16 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     expect(kinds(events)).toEqual(['ringing', 'answered', 'completed']);
     expect(events.every((e) => e.providerCallId === providerCallId && e.provider === name)).toBe(true);
 
-    const wav = await adapter.fetchRecording(providerCallId);
-    expect(wav).not.toBeNull();
-    const header = parseWavHeader(wav as Buffer);
+    // Vonage and Telnyx list the recording once processed, moments after the hang-up.
+    const wav = await vi.waitFor(
+      async () => {
+        const audio = await adapter.fetchRecording(providerCallId);
+        if (!audio) throw new Error('no recording yet');
+        return audio;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    const header = parseWavHeader(wav);
     expect(header).toMatchObject({ channels: 1, bitsPerSample: 16 });
     expect(header.durationSeconds).toBeGreaterThan(5);
 
