@@ -135,8 +135,8 @@ function phoneCallCreateRequest(): JsonSchema {
     'promptVariableValues[].value': { description: 'Its value for this call.' },
     phoneNumberId: {
       description:
-        "ID of one of the team's phone numbers; the call is made from it (and through its provider when " +
-        '`telephonyProvider` is left out).',
+        "ID of one of the team's phone numbers. The call is made from it when it belongs to the call's provider " +
+        "(`telephonyProvider`, else the team's default provider), which it does not choose.",
     },
     fromPhoneNumber: {
       description:
@@ -468,7 +468,9 @@ const DESCRIPTION = [
   '## Conventions',
   '- JSON in and out (`application/json; charset=utf-8`); success bodies are `{"data": ...}`; ' +
     'lists add `nextCursor`.',
-  '- Unknown body fields and unknown query parameters are 400, so typos never pass silently.',
+  '- Unknown body fields are 400 (an operation that takes no body names any field sent), and so are unknown ' +
+    'query parameters of the operations that take query parameters (the lists), so typos never pass silently; ' +
+    'an operation without query parameters ignores a query string (a cache-busting `?_=` stays harmless).',
   '- Timestamps are ISO 8601 UTC with milliseconds (`2026-11-22T10:00:00.000Z`); ' +
     'ids are 24-hex ObjectIds and a malformed id in a path is 404.',
   '- Every answer carries `X-Request-Id` (the one sent, if well formed, else a new one).',
@@ -1143,8 +1145,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           name: 'batchId',
           in: 'path',
           required: true,
-          description: 'The `batchId` of a batch create answer (24 hex characters; anything else is 400).',
-          schema: { type: 'string', pattern: `^${OBJECT_ID_HEX_ANY_CASE}$` },
+          description:
+            'The `batchId` of a batch create answer (24 hex characters, either letter case; anything else is 404).',
+          schema: { type: 'string' },
         },
         DoNotCallNumber: {
           name: 'phoneNumber',
@@ -1167,7 +1170,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           name: 'id',
           in: 'path',
           required: true,
-          description: "The call's `_id` (24 lowercase hex characters; anything else is 404).",
+          description: "The call's `_id` (24 hex characters, either letter case; anything else is 404).",
           schema: { type: 'string' },
         },
         WebhookDeliveryId: {
@@ -1181,7 +1184,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           name: '_id',
           in: 'path',
           required: true,
-          description: "The webhook's `_id` (24 lowercase hex characters; anything else is 404).",
+          description: "The webhook's `_id` (24 hex characters, either letter case; anything else is 404).",
           schema: { type: 'string' },
         },
         'Idempotency-Key': {

@@ -44,3 +44,11 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, pre
   if (!result.success) throw badRequest(...formatIssues(result.error.issues, value, prefix));
   return result.data;
 }
+
+const NO_FIELDS = z.strictObject({}, { error: 'must be a JSON object (this operation takes no fields)' });
+
+/** For an operation that takes no body: none, or `{}`; any field in it is a 400 naming it. */
+export function assertNoBodyFields(body: unknown): void {
+  if (body === undefined || body === null) return;
+  parseOrThrow(NO_FIELDS, body);
+}

@@ -202,7 +202,11 @@ export async function prepareCalls(
         fileId: options.fileId,
         fileName: options.fileName,
         callOrigin: options.origin,
-        statusExtraInfo: { statusCode: input.callDelayedUntil ? 'scheduled' : 'queued', dateTime: new Date() },
+        // Due now (or in the past, placed at once: decisions.md) is queued, not scheduled.
+        statusExtraInfo: {
+          statusCode: input.callDelayedUntil && input.callDelayedUntil.getTime() > Date.now() ? 'scheduled' : 'queued',
+          dateTime: new Date(),
+        },
         dispatchBatchId: options.dispatchBatchId,
         calleeTimeZone: input.calleeTimeZone,
         calleeTimeZones: zones,

@@ -196,7 +196,7 @@ export interface paths {
       query?: never;
       header?: never;
       path: {
-        /** @description The call's `_id` (24 lowercase hex characters; anything else is 404). */
+        /** @description The call's `_id` (24 hex characters, either letter case; anything else is 404). */
         id: components['parameters']['PhoneCallId'];
       };
       cookie?: never;
@@ -223,7 +223,7 @@ export interface paths {
       query?: never;
       header?: never;
       path: {
-        /** @description The call's `_id` (24 lowercase hex characters; anything else is 404). */
+        /** @description The call's `_id` (24 hex characters, either letter case; anything else is 404). */
         id: components['parameters']['PhoneCallId'];
       };
       cookie?: never;
@@ -266,7 +266,7 @@ export interface paths {
       query?: never;
       header?: never;
       path: {
-        /** @description The `batchId` of a batch create answer (24 hex characters; anything else is 400). */
+        /** @description The `batchId` of a batch create answer (24 hex characters, either letter case; anything else is 404). */
         batchId: components['parameters']['BatchId'];
       };
       cookie?: never;
@@ -289,7 +289,7 @@ export interface paths {
       query?: never;
       header?: never;
       path: {
-        /** @description The `batchId` of a batch create answer (24 hex characters; anything else is 400). */
+        /** @description The `batchId` of a batch create answer (24 hex characters, either letter case; anything else is 404). */
         batchId: components['parameters']['BatchId'];
       };
       cookie?: never;
@@ -312,7 +312,7 @@ export interface paths {
       query?: never;
       header?: never;
       path: {
-        /** @description The `batchId` of a batch create answer (24 hex characters; anything else is 400). */
+        /** @description The `batchId` of a batch create answer (24 hex characters, either letter case; anything else is 404). */
         batchId: components['parameters']['BatchId'];
       };
       cookie?: never;
@@ -487,7 +487,7 @@ export interface paths {
       query?: never;
       header?: never;
       path: {
-        /** @description The webhook's `_id` (24 lowercase hex characters; anything else is 404). */
+        /** @description The webhook's `_id` (24 hex characters, either letter case; anything else is 404). */
         _id: components['parameters']['WebhookId'];
       };
       cookie?: never;
@@ -1587,7 +1587,7 @@ export interface components {
          */
         url: string;
       }[];
-      /** @description ID of one of the team's phone numbers; the call is made from it (and through its provider when `telephonyProvider` is left out). */
+      /** @description ID of one of the team's phone numbers. The call is made from it when it belongs to the call's provider (`telephonyProvider`, else the team's default provider), which it does not choose. */
       phoneNumberId?: string;
       /** @description Values for the prompt variables of the template (`{{name}}` in its prompt). Every variable the template declares as required must be given; unknown or duplicate keys are 400. */
       promptVariableValues?: {
@@ -2179,7 +2179,7 @@ export interface components {
     };
   };
   parameters: {
-    /** @description The `batchId` of a batch create answer (24 hex characters; anything else is 400). */
+    /** @description The `batchId` of a batch create answer (24 hex characters, either letter case; anything else is 404). */
     BatchId: string;
     /** @description The `nextCursor` of the previous page; leave out for the first page. */
     Cursor: string;
@@ -2191,7 +2191,7 @@ export interface components {
     'Idempotency-Key': string;
     /** @description Page size. */
     Limit: number;
-    /** @description The call's `_id` (24 lowercase hex characters; anything else is 404). */
+    /** @description The call's `_id` (24 hex characters, either letter case; anything else is 404). */
     PhoneCallId: string;
     /** @description Unique per event, the same on every retry: deduplicate on it. */
     'webhook-id': string;
@@ -2201,7 +2201,7 @@ export interface components {
     'webhook-timestamp': string;
     /** @description A delivery's `_id`, as `GET /v1/phoneCalls/{id}/webhookDeliveries` lists them. */
     WebhookDeliveryId: string;
-    /** @description The webhook's `_id` (24 lowercase hex characters; anything else is 404). */
+    /** @description The webhook's `_id` (24 hex characters, either letter case; anything else is 404). */
     WebhookId: string;
   };
   requestBodies: never;
@@ -2857,7 +2857,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The call's `_id` (24 lowercase hex characters; anything else is 404). */
+        /** @description The call's `_id` (24 hex characters, either letter case; anything else is 404). */
         id: components['parameters']['PhoneCallId'];
       };
       cookie?: never;
@@ -2949,7 +2949,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The call's `_id` (24 lowercase hex characters; anything else is 404). */
+        /** @description The call's `_id` (24 hex characters, either letter case; anything else is 404). */
         id: components['parameters']['PhoneCallId'];
       };
       cookie?: never;
@@ -3015,7 +3015,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The call's `_id` (24 lowercase hex characters; anything else is 404). */
+        /** @description The call's `_id` (24 hex characters, either letter case; anything else is 404). */
         id: components['parameters']['PhoneCallId'];
       };
       cookie?: never;
@@ -3205,7 +3205,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The `batchId` of a batch create answer (24 hex characters; anything else is 400). */
+        /** @description The `batchId` of a batch create answer (24 hex characters, either letter case; anything else is 404). */
         batchId: components['parameters']['BatchId'];
       };
       cookie?: never;
@@ -3251,7 +3251,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The `batchId` of a batch create answer (24 hex characters; anything else is 400). */
+        /** @description The `batchId` of a batch create answer (24 hex characters, either letter case; anything else is 404). */
         batchId: components['parameters']['BatchId'];
       };
       cookie?: never;
@@ -3297,7 +3297,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The `batchId` of a batch create answer (24 hex characters; anything else is 400). */
+        /** @description The `batchId` of a batch create answer (24 hex characters, either letter case; anything else is 404). */
         batchId: components['parameters']['BatchId'];
       };
       cookie?: never;
@@ -3738,7 +3738,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The webhook's `_id` (24 lowercase hex characters; anything else is 404). */
+        /** @description The webhook's `_id` (24 hex characters, either letter case; anything else is 404). */
         _id: components['parameters']['WebhookId'];
       };
       cookie?: never;
@@ -3785,7 +3785,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The webhook's `_id` (24 lowercase hex characters; anything else is 404). */
+        /** @description The webhook's `_id` (24 hex characters, either letter case; anything else is 404). */
         _id: components['parameters']['WebhookId'];
       };
       cookie?: never;

@@ -33,6 +33,11 @@ export const e164 = z.string({ error: 'must be a string' }).transform((value, ct
     ctx.addIssue({ code: 'custom', message: 'must be a valid E.164 phone number' });
     return z.NEVER;
   }
+  // E.164 has no extension, and a call cannot dial one: dropping it would ring the wrong desk.
+  if (parsed.ext) {
+    ctx.addIssue({ code: 'custom', message: 'must be a valid E.164 phone number, without an extension' });
+    return z.NEVER;
+  }
   return parsed.number;
 });
 

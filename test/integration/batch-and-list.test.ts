@@ -37,12 +37,20 @@ describe('POST /v1/phoneCalls/batch', () => {
   it('refuses the whole batch when any element is invalid, naming each by index', async () => {
     const before = await PhoneCall.countDocuments({});
     const res = await api.post('/v1/phoneCalls/batch', {
-      phoneCalls: [element(1), element(2, { toPhoneNumber: 'x' }), element(3), element(4, { record: 'no', extra: 1 })],
+      phoneCalls: [
+        element(1),
+        element(2, { toPhoneNumber: 'x' }),
+        element(3),
+        element(4, { record: 'no', extra: 1 }),
+        element(5, { callTemplateId: 'c'.repeat(24) }),
+      ],
     });
+    // The elements that pass the schema are checked against the store too: every problem at once.
     expect(errorMessages(res, 400)).toEqual([
       'phoneCalls.1.toPhoneNumber must be a valid E.164 phone number',
       'phoneCalls.3.record must be a boolean',
       'phoneCalls.3.extra is not allowed',
+      'phoneCalls.4.callTemplateId does not name a call template of this team',
     ]);
     expect(await PhoneCall.countDocuments({})).toBe(before);
     expect(errorMessages(await api.post('/v1/phoneCalls/batch', { phoneCalls: [] }), 400)).toEqual([

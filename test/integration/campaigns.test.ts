@@ -288,7 +288,11 @@ describe('batch controls', () => {
       ],
     });
     expect((await client.post(`/v1/phoneCalls/batch/${res.body.batchId}/pause`)).status).toBe(404);
-    expect((await client.post('/v1/phoneCalls/batch/not-an-id/pause')).status).toBe(400);
+    expect((await client.post('/v1/phoneCalls/batch/not-an-id/pause')).status).toBe(404);
+    // It takes no body: a field sent is named, not ignored.
+    expect(errorMessages(await client.post(`/v1/phoneCalls/batch/${res.body.batchId}/pause`, { foo: 1 }), 400)).toEqual(
+      ['foo is not allowed'],
+    );
     await apiClient(stack.baseUrl, theirs.key).post(`/v1/phoneCalls/batch/${res.body.batchId}/cancel`);
   });
 });

@@ -518,7 +518,7 @@ describe('campaigns', () => {
     // The cancels deleted the queued calls: neither selector finds a call any more.
     expect((await control('batch', 'cancel', batchId)).status).toBe(404);
     expect((await control('file', 'cancel', fileId)).status).toBe(404);
-    expect((await control('batch', 'pause', 'not-an-id')).status).toBe(400);
+    expect((await control('batch', 'pause', 'not-an-id')).status).toBe(404);
     expect((await control('batch', 'resume', 'f'.repeat(24))).status).toBe(404);
     expect((await control('file', 'pause', 'x'.repeat(201))).status).toBe(400);
     expect((await control('file', 'resume', `${fileId}-unknown`)).status).toBe(404);

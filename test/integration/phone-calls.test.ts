@@ -1,7 +1,11 @@
 // Endpoints 4-8 through HTTP against the real servers: create, get, list basics, delete, auth,
 // validation and the error shape.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Types } from 'mongoose';
 import { createKey, revokeKey } from '../../src/admin/commands';
+import { prepareCalls } from '../../src/calls/prepare-calls';
+import { createSecretBox } from '../../src/crypto/secret-box';
+import { phoneCallCreateSchema } from '../../src/schemas/phone-calls';
 import { SA_PROVIDER, SA_STATUS, SA_TEAM_ID, SA_TO_NUMBER } from '../../src/contracts/search-attributes';
 import { callStateQuery } from '../../workflows/messages';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
@@ -102,6 +106,29 @@ describe('POST /v1/phoneCalls', () => {
     ]);
     const got = await api.get(`/v1/phoneCalls/${res.body.data._id}`);
     expect(JSON.stringify(got.body)).not.toContain('a-long-secret');
+  });
+
+  it('refuses a number with an extension rather than dialling it without', async () => {
+    const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: '+1 415 555 2671 ext. 12' }));
+    expect(errorMessages(res, 400)).toEqual(['toPhoneNumber must be a valid E.164 phone number, without an extension']);
+  });
+
+  it('records a call due in the past as queued, not scheduled: it is placed at once', async () => {
+    const schema = phoneCallCreateSchema.parse(callBody({ callDelayedUntil: '2020-01-01T00:00:00Z' }));
+    const prepare = (input: typeof schema) =>
+      prepareCalls([{ input, prefix: '' }], {
+        teamId: stack.team.teamId,
+        origin: 'api',
+        secretBox: createSecretBox(stack.config.ENCRYPTION_KEY),
+        dispatchBatchId: new Types.ObjectId(),
+      });
+    const past = await prepare(schema);
+    expect(past.problems).toEqual([]);
+    expect(past.calls[0]!.doc.statusExtraInfo).toMatchObject({ statusCode: 'queued' });
+    const ahead = phoneCallCreateSchema.parse(
+      callBody({ callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() }),
+    );
+    expect((await prepare(ahead)).calls[0]!.doc.statusExtraInfo).toMatchObject({ statusCode: 'scheduled' });
   });
 
   it('names every invalid field, one message per problem', async () => {

@@ -5,9 +5,9 @@ import { BATCH_ACTIONS, controlBatch, type BatchAction, type BatchSelector } fro
 import type { QueuedCallControl } from '../../calls/queued-call-control';
 import { isObjectIdHex } from '../../contracts/ids';
 import { authOf, requireScope } from '../auth';
-import { badRequest, notFound } from '../errors';
+import { notFound } from '../errors';
 import { fileIdText } from '../../schemas/phone-calls';
-import { parseOrThrow } from '../validation';
+import { assertNoBodyFields, parseOrThrow } from '../validation';
 import { z } from 'zod';
 import type { ApiContext, RequestState } from '../state';
 
@@ -30,11 +30,14 @@ export function createPhoneCallBatchesRouter(deps: { control: QueuedCallControl;
 
   for (const action of BATCH_ACTIONS) {
     router.post(`/batch/:batchId/${action}`, requireScope('calls:write'), async (ctx) => {
+      assertNoBodyFields(ctx.request.body);
       const batchId = ctx.params.batchId!.toLowerCase();
-      if (!isObjectIdHex(batchId)) throw badRequest('batchId must be a 24-character hex id');
+      // A malformed id in a path is 404, as for every id (decisions.md): no batch has it.
+      if (!isObjectIdHex(batchId)) throw notFound(`batch ${ctx.params.batchId} not found`);
       await run(ctx, action, { batchId });
     });
     router.post(`/file/:fileId/${action}`, requireScope('calls:write'), async (ctx) => {
+      assertNoBodyFields(ctx.request.body);
       const { fileId } = parseOrThrow(fileIdParam, { fileId: ctx.params.fileId });
       await run(ctx, action, { fileId });
     });

@@ -153,7 +153,18 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       );
     }
     problems.push(...(await webhookUrlProblems(inputs, deps.allowPrivateWebhookUrls)));
-    if (problems.length) throw badRequest(...problems);
+    if (problems.length) {
+      // Every problem at once (decisions.md): the elements that passed the schema are checked against
+      // the team's templates, numbers and do-not-call list too (reads only; nothing is written).
+      const { problems: found } = await prepareCalls(inputs, {
+        teamId: auth.teamId,
+        team: auth.team,
+        origin: 'batch',
+        secretBox: deps.secretBox,
+        dispatchBatchId: new Types.ObjectId(),
+      });
+      throw badRequest(...problems, ...found);
+    }
     await withIdempotency(
       ctx,
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body, forgetBatch },

@@ -8,6 +8,7 @@ import { RedeliveryRefused, type Redelivery } from '../../webhooks/redelivery';
 import { authOf, requireScope } from '../auth';
 import { badRequest, notFound } from '../errors';
 import type { RequestState } from '../state';
+import { assertNoBodyFields } from '../validation';
 
 export function createWebhookDeliveriesRouter(deps: { redelivery: Redelivery }): Router {
   const router = new Router<RequestState>({ prefix: '/v1' });
@@ -32,6 +33,7 @@ export function createWebhookDeliveriesRouter(deps: { redelivery: Redelivery }):
 
   router.post('/webhookDeliveries/:id/redeliver', requireScope('webhooks:write'), async (ctx) => {
     const auth = authOf(ctx);
+    assertNoBodyFields(ctx.request.body);
     try {
       const claimed = await deps.redelivery.redeliver(auth.teamId, ctx.params.id);
       ctx.status = 202;
