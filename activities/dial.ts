@@ -19,6 +19,11 @@ import type { EventRouteAfterWrite } from './webhooks';
 /** A dial waits for its turn on the account at most this long in the activity (20 s to close, a
  * provider request taking up to 15); a turn further off is waited for by the workflow, on a timer. */
 const DIAL_TURN_WAIT_MAX_MS = 3_000;
+/**
+ * A dial's tries place the call only this long after its first began; later ones (the store or the
+ * provider down for longer) only look for the call an earlier try placed.
+ */
+export const DIAL_PLACING_WINDOW_MS = 5 * 60 * 1000;
 
 /**
  * The call's move to `ringing`, written by the dial itself once the provider has the call (workflows
@@ -166,6 +171,16 @@ export function createDialActivities(
           );
           metrics.dialled(provider.name, 'found-placed');
           return dialled(callId, earlier.providerCallId, ringing, false);
+        }
+        // Tries go on for as long as our store or the provider is down, to find a call placed early;
+        // one placed now, that late, could fall outside the calling hours the workflow checked.
+        if (Date.now() - activityInfo().scheduledTimestampMs > DIAL_PLACING_WINDOW_MS) {
+          metrics.dialled(provider.name, 'window-passed');
+          throw ApplicationFailure.create({
+            type: FAILURES.dialWindowPassed,
+            message: `no earlier try placed the call, and ${DIAL_PLACING_WINDOW_MS / 60_000} minutes have passed: not placed`,
+            nonRetryable: true,
+          });
         }
       }
       // Checked right before every dial (create checked too): a number listed since is never rung.

@@ -65,9 +65,12 @@ const DIAL_OPTIONS: ActivityOptions = {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
     maximumInterval: '1 minute',
-    maximumAttempts: 8,
+    // No cap on attempts: a call an early try placed must be found, however long our store or the
+    // provider stays down (capped, the dial would end "never placed" while the person's phone rang).
+    // Tries past the placing window only look for that call (activities/dial.ts).
     nonRetryableErrorTypes: [
       FAILURES.providerRejected,
+      FAILURES.dialWindowPassed,
       FAILURES.callRecordMissing,
       FAILURES.providerNotConfigured,
       FAILURES.providerRateLimited,

@@ -18,5 +18,10 @@ export const FAILURES = {
   accountDialRateReached: 'ACCOUNT_DIAL_RATE_REACHED',
   /** The number is on the team's do-not-call list (listed after the call was created): never dialled. */
   doNotCall: 'DO_NOT_CALL',
+  /**
+   * A dial retried past its placing window (activities/dial.ts) found no call placed by its earlier
+   * tries: not placed, and not placed now, so late.
+   */
+  dialWindowPassed: 'DIAL_WINDOW_PASSED',
 } as const;
 export type FailureType = (typeof FAILURES)[keyof typeof FAILURES];

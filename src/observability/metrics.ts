@@ -39,7 +39,8 @@ export function createApiMetrics(): ApiMetrics {
 }
 
 /** How a dial activity ended. */
-export type DialOutcome = 'placed' | 'found-placed' | 'rejected' | 'rate-limited' | 'turn-ahead' | 'do-not-call';
+export type DialOutcome =
+  'placed' | 'found-placed' | 'rejected' | 'rate-limited' | 'turn-ahead' | 'do-not-call' | 'window-passed';
 /** How one webhook delivery attempt ended. */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'gone';
 
@@ -64,7 +65,8 @@ export function createWorkerMetrics(): WorkerMetrics {
     name: 'phone_call_dials_total',
     help:
       'Dial activities by provider and outcome: placed, found-placed (a retry found the call placed), ' +
-      'rejected, rate-limited (the provider answered 429), do-not-call. rate(placed[1m]) is dials per second.',
+      'rejected, rate-limited (the provider answered 429), do-not-call, window-passed (retried too late to ' +
+      'place, and no earlier try had). rate(placed[1m]) is dials per second.',
     labelNames: ['provider', 'outcome'] as const,
     registers: [registry],
   });

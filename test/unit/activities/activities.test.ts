@@ -8,6 +8,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../../activities';
+import { DIAL_PLACING_WINDOW_MS } from '../../../activities/dial';
 import { FAILURES } from '../../../src/contracts/failures';
 import { createSecretBox } from '../../../src/crypto/secret-box';
 import type { PhoneCallDoc } from '../../../src/data/models/phone-call';
@@ -64,12 +65,18 @@ function setUp(
 }
 
 /** Runs one activity as a given attempt, keeping its argument and result types. */
-function run<A extends unknown[], R>(fn: (...args: A) => Promise<R>, args: A, attempt = 1): Promise<R> {
+function run<A extends unknown[], R>(
+  fn: (...args: A) => Promise<R>,
+  args: A,
+  attempt = 1,
+  info: { scheduledTimestampMs?: number } = {},
+): Promise<R> {
   // Failures are what several tests expect: keep the SDK's activity log quiet.
-  return new MockActivityEnvironment({ attempt }, { logger: new DefaultLogger('ERROR', () => undefined) }).run(
-    fn,
-    ...args,
-  ) as Promise<R>;
+  // The first try scheduled now, unless the test says otherwise (the SDK's mock says 1970).
+  return new MockActivityEnvironment(
+    { attempt, scheduledTimestampMs: Date.now(), ...info },
+    { logger: new DefaultLogger('ERROR', () => undefined) },
+  ).run(fn, ...args) as Promise<R>;
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
@@ -100,6 +107,24 @@ describe('dialCall', () => {
     const retried = await run(activities.dialCall, [{ callId }], 2);
     expect(retried).toEqual(first);
     expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(1);
+  });
+
+  it('a retry past the placing window takes the call an earlier try placed, and never places one itself', async () => {
+    // Our store was down for longer than the window: the try that placed the call lost its answer.
+    const { memory, activities } = setUp();
+    const { call, callId } = addRoutedCall(memory);
+    const placed = await run(activities.dialCall, [{ callId }]);
+    memory.calls.get(callId)!.providerCallId = undefined;
+    const firstTry = { scheduledTimestampMs: Date.now() - DIAL_PLACING_WINDOW_MS - 60_000 };
+    expect(await run(activities.dialCall, [{ callId }], 12, firstTry)).toEqual(placed);
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(1);
+
+    // No try placed this one (the provider was down): it is not placed this late.
+    const { call: never, callId: neverId } = addRoutedCall(memory);
+    const failure = await failureOf(run(activities.dialCall, [{ callId: neverId }], 12, firstTry));
+    expect(failure.type).toBe(FAILURES.dialWindowPassed);
+    expect(failure.nonRetryable).toBe(true);
+    expect(harness.emulator.callsTo(never.toPhoneNumber)).toBe(0);
   });
 
   it("a retry never takes another call's to the same number as its own: it dials", async () => {
