@@ -464,8 +464,21 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     // The call is no longer live: its slot goes to the next call while this one's outputs are captured.
     if (slotRequested) await releaseSlot();
 
-    // 4. Capture what an answered call left behind, then record the final status: with the results,
-    // in the capture's own write, for calls created since `finalWithCapture` (not when it redials).
+    // 4. Capture what an answered call left behind, then record the final status (step 4 of "What
+    // runs where"). For calls since `captureOutlivesCancel`, an operator's cancel arriving now no
+    // longer cuts this short: the call has ended, its outputs are kept and its true ending recorded,
+    // and a cancelled write could not race the capture's final one.
+    const ending = () => captureAndEnd(outcome);
+    const ended = input.captureOutlivesCancel ? await CancellationScope.nonCancellable(ending) : await ending();
+    if (ended !== null) return ended;
+    return await endAttempt(outcome, null);
+  }
+
+  /**
+   * Captures an answered call's outputs and writes its final status, with them or after; answers
+   * null when the attempt is to be dialled again (endAttempt waits out the spacing, cancellably).
+   */
+  async function captureAndEnd(outcome: { status: CallStatus; code: StatusCode }): Promise<boolean | null> {
     let final: FinalChange | null = null;
     if (state.answeredAt) {
       state.phase = 'capturing';
@@ -481,7 +494,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           final ? `${what}, record ${final.status} (${final.statusCode})` : what,
         ).captureCallOutputs({
           callId: input.callId,
-          providerCallId: dialled.providerCallId,
+          providerCallId: state.providerCallId!,
           record: input.record,
           answeredAt: state.answeredAt,
           endedAt: state.endedAt!,
@@ -505,6 +518,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         log.error('capturing the call outputs failed; the call ends without them', { error: String(err) });
       }
     }
+    if (redials(outcome)) return null;
     return await endAttempt(outcome, final);
   }
 

@@ -60,6 +60,12 @@ export interface CallWorkflowInput {
    */
   finalWithCapture?: boolean;
   /**
+   * True for calls created since 2026-11-29: once the call has ended, its capture and final status
+   * write run to their end though an operator cancels the workflow meanwhile (the call is over; a
+   * `cancelled` write would race the capture's). Absent (histories from before): cancellable, as then.
+   */
+  captureOutlivesCancel?: boolean;
+  /**
    * True for calls created since the night of 2026-11-26: a delivery stream handed the call's final
    * event ends once it has delivered it, so the call sends it no `noMoreEvents` signal (a signal, and a
    * workflow task on each side, fewer per endpoint). Absent (histories from before): every stream is

@@ -117,6 +117,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         ringingWithDial: true,
         slotsByLocalActivity: true,
         finalWithCapture: true,
+        captureOutlivesCancel: true,
         streamsEndWithFinalEvent: true,
         streamEventsByActivity: true,
         routeWithWrites: true,

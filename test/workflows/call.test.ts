@@ -164,6 +164,53 @@ describe('phoneCallWorkflow', () => {
     expect(statuses(calls)).toEqual(['cancelled/cancelled-by-operator']);
   });
 
+  it('cancelled once the call has ended, still captures it and records how it really ended', async () => {
+    let captureStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => {
+      captureStarted = resolve;
+    });
+    let finishCapture: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => {
+      finishCapture = resolve;
+    });
+    const { activities, calls } = stubActivities();
+    const capture = activities.captureCallOutputs;
+    activities.captureCallOutputs = async (captureInput) => {
+      captureStarted();
+      await finished;
+      return capture(captureInput);
+    };
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = input({ finalWithCapture: true, captureOutlivesCancel: true });
+    const event = (kind: ProviderEvent['kind'], providerStatus: string): ProviderEvent => ({
+      callId: args.callId,
+      provider: 'twilio',
+      providerCallId: `pc-${args.callId}`,
+      kind,
+      occurredAt: new Date().toISOString(),
+      providerStatus,
+    });
+    const state = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(phoneCallWorkflow, {
+        workflowId: uniqueId('wf'),
+        taskQueue,
+        args: [args],
+      });
+      await until(() => count(calls, 'dialCall') === 1 && statuses(calls).length === 1, 'the dial');
+      await handle.signal(providerEventSignal, event('answered', 'in-progress'));
+      await handle.signal(providerEventSignal, event('completed', 'completed'));
+      await started;
+      await handle.cancel();
+      setTimeout(finishCapture, 300);
+      return handle.result();
+    });
+    expect(state).toMatchObject({ status: 'completed', statusCode: 'completed' });
+    expect(statuses(calls)).toEqual(['ringing/dialling', 'inProgress/answered']);
+    expect(calls.find((c) => c.name === 'captureCallOutputs')?.input).toMatchObject({ final: { status: 'completed' } });
+    expect(count(calls, 'hangUpCall')).toBe(0);
+  });
+
   it('never both deletes and dials a call when the delete races the dial', async () => {
     for (let round = 0; round < 4; round++) {
       const { activities, calls } = stubActivities();
