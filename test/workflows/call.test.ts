@@ -45,6 +45,29 @@ async function runCall(activities: Activities, args: CallWorkflowInput) {
   );
 }
 
+/** What the provider's callback brings the call workflow. */
+function providerEvent(args: CallWorkflowInput, kind: ProviderEvent['kind'], providerStatus: string): ProviderEvent {
+  return {
+    callId: args.callId,
+    provider: 'twilio',
+    providerCallId: `pc-${args.callId}`,
+    kind,
+    occurredAt: new Date().toISOString(),
+    providerStatus,
+  };
+}
+
+/** Starts the call on `taskQueue` and waits until it has dialled and recorded ringing. */
+async function startAndDial(taskQueue: string, args: CallWorkflowInput, calls: Calls) {
+  const handle = await env.client.workflow.start(phoneCallWorkflow, {
+    workflowId: uniqueId('wf'),
+    taskQueue,
+    args: [args],
+  });
+  await until(() => count(calls, 'dialCall') === 1 && statuses(calls).length === 1, 'the dial');
+  return handle;
+}
+
 async function until(probe: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (!probe()) {
@@ -103,21 +126,8 @@ describe('phoneCallWorkflow', () => {
     const worker = await workerFor(env, activities, taskQueue);
     const args = input({ maxDurationSeconds: 15 * 60 });
     const state = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(phoneCallWorkflow, {
-        workflowId: uniqueId('wf'),
-        taskQueue,
-        args: [args],
-      });
-      await until(() => count(calls, 'dialCall') === 1 && statuses(calls).length === 1, 'the dial');
-      const answered: ProviderEvent = {
-        callId: args.callId,
-        provider: 'twilio',
-        providerCallId: `pc-${args.callId}`,
-        kind: 'answered',
-        occurredAt: new Date().toISOString(),
-        providerStatus: 'in-progress',
-      };
-      await handle.signal(providerEventSignal, answered);
+      const handle = await startAndDial(taskQueue, args, calls);
+      await handle.signal(providerEventSignal, providerEvent(args, 'answered', 'in-progress'));
       return handle.result();
     });
     expect(state).toMatchObject({ status: 'failed', statusCode: 'max-duration' });
@@ -183,23 +193,10 @@ describe('phoneCallWorkflow', () => {
     const taskQueue = uniqueId('q');
     const worker = await workerFor(env, activities, taskQueue);
     const args = input({ finalWithCapture: true, captureOutlivesCancel: true });
-    const event = (kind: ProviderEvent['kind'], providerStatus: string): ProviderEvent => ({
-      callId: args.callId,
-      provider: 'twilio',
-      providerCallId: `pc-${args.callId}`,
-      kind,
-      occurredAt: new Date().toISOString(),
-      providerStatus,
-    });
     const state = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(phoneCallWorkflow, {
-        workflowId: uniqueId('wf'),
-        taskQueue,
-        args: [args],
-      });
-      await until(() => count(calls, 'dialCall') === 1 && statuses(calls).length === 1, 'the dial');
-      await handle.signal(providerEventSignal, event('answered', 'in-progress'));
-      await handle.signal(providerEventSignal, event('completed', 'completed'));
+      const handle = await startAndDial(taskQueue, args, calls);
+      await handle.signal(providerEventSignal, providerEvent(args, 'answered', 'in-progress'));
+      await handle.signal(providerEventSignal, providerEvent(args, 'completed', 'completed'));
       await started;
       await handle.cancel();
       setTimeout(finishCapture, 300);
