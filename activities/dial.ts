@@ -20,10 +20,11 @@ import type { EventRouteAfterWrite } from './webhooks';
  * provider request taking up to 15); a turn further off is waited for by the workflow, on a timer. */
 const DIAL_TURN_WAIT_MAX_MS = 3_000;
 /**
- * A dial's tries place the call only this long after its first began; later ones (the store or the
- * provider down for longer) only look for the call an earlier try placed.
+ * A dial's retries place the call only this long after the dial was scheduled (its first try's wait
+ * for a worker counts too: the SDK says when the dial was scheduled, not when its first try began);
+ * later ones (our store or the provider down for longer) only look for the call an earlier try placed.
  */
-export const DIAL_PLACING_WINDOW_MS = 5 * 60 * 1000;
+export const DIAL_PLACING_WINDOW_MS = 15 * 60 * 1000;
 
 /**
  * The call's move to `ringing`, written by the dial itself once the provider has the call (workflows

@@ -59,15 +59,18 @@ const RECORD_OPTIONS: ActivityOptions = {
 const DIAL_OPTIONS: ActivityOptions = {
   // Room for one provider request (15 s each) and the lookup a retry makes first.
   startToCloseTimeout: '20 seconds',
+  // Tries go on while our store or the provider fails (see retry), but not for ever: a dial whose
+  // every lookup fails for an hour ends failed, its call unknown.
+  scheduleToCloseTimeout: '1 hour',
   // A cancel arriving mid-dial waits for the dial to settle, so that a call it placed is hung up.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
     maximumInterval: '1 minute',
-    // No cap on attempts: a call an early try placed must be found, however long our store or the
-    // provider stays down (capped, the dial would end "never placed" while the person's phone rang).
-    // Tries past the placing window only look for that call (activities/dial.ts).
+    // No cap on attempts (the hour above caps them): a call an early try placed must be found,
+    // however long our store or the provider stays down (capped at 8, the dial ended "never placed"
+    // while the person's phone rang). Tries past the placing window only look (activities/dial.ts).
     nonRetryableErrorTypes: [
       FAILURES.providerRejected,
       FAILURES.dialWindowPassed,

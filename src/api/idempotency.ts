@@ -17,6 +17,11 @@ import type { ApiContext } from './state';
 export interface StoredResponse {
   status: number;
   body: unknown;
+  /**
+   * The batch whose calls the answer names, when not the request's own: an abandoned request's that
+   * it took over (not stored; the key's record names it should the answer not be stored).
+   */
+  batchId?: Types.ObjectId;
 }
 
 function canonical(value: unknown): string {
@@ -197,13 +202,20 @@ export async function withIdempotency(
   } catch (err) {
     // The calls exist and their workflows run, so the client gets its answer. The key stays pending
     // and the batch is kept: once the lease runs out a retry takes the batch over and answers with
-    // its calls, creating nothing (an answer too large for one document, 16 MiB, ends here too).
+    // its calls, creating nothing (an answer too large for one document, 16 MiB, ends here too). An
+    // answer taken over from an abandoned request names that request's batch: the key must too.
     ctx.state.log.error({ err }, "could not store the Idempotency-Key's answer; a retry will rebuild it");
+    if (response.batchId) {
+      await IdempotencyRecord.updateOne(
+        { ...identity, createdAt: now, state: 'pending' },
+        { $set: { dispatchBatchId: response.batchId } },
+      ).catch((failed: unknown) => ctx.state.log.error({ err: failed }, 'could not name the batch on the key'));
+    }
     respond(response);
     return;
   }
   void options
-    .forgetBatch(batchId)
+    .forgetBatch(response.batchId ?? batchId)
     .catch((err: unknown) => ctx.state.log.warn({ err }, 'could not remove the dispatch batch'));
   respond(response);
 }

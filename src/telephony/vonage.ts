@@ -58,7 +58,6 @@ const BEEP_TIMEOUT_SECONDS = 45;
 
 /** Signed webhooks older than this are refused, so a captured one cannot be replayed later. */
 const MAX_WEBHOOK_AGE_SECONDS = 5 * 60;
-const FIND_LOOKBACK_MS = 10 * 60 * 1000;
 /** Our clock against Vonage's, when comparing a call's start with the dial's first try. */
 const CLOCK_SKEW_MS = 60_000;
 const FIND_MAX_PAGES = 5;
@@ -223,13 +222,13 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
     /**
      * Vonage keeps no client data on a call and its call list filters only by time, status and
      * conversation, so the call id we put in event_url cannot be searched for. We take the newest
-     * outbound call between the same two numbers placed since the dial's first try (at most ten
-     * minutes back: a retried dial follows its first try within that) that is not another of ours.
+     * outbound call between the same two numbers placed since the dial was first scheduled (its
+     * tries go on while our store is down, so that may be long ago) that is not another of ours.
      */
     async findPlacedCall(req: PlaceCallRequest, search: PlacedCallSearch): Promise<PlacedCall | null> {
       const to = digits(req.to);
       const from = digits(req.from);
-      const since = Math.max(search.since.getTime() - CLOCK_SKEW_MS, Date.now() - FIND_LOOKBACK_MS);
+      const since = search.since.getTime() - CLOCK_SKEW_MS;
       const dateStart = new Date(since).toISOString().replace(/\.\d{3}Z$/, 'Z');
       for (let page = 0; page < FIND_MAX_PAGES; page += 1) {
         const query = new URLSearchParams({

@@ -438,6 +438,39 @@ it("answers the request when its key's answer cannot be stored, and keeps its ba
   expect(forgotten).toEqual([]);
 });
 
+it("keeps naming the dead request's batch when a takeover's answer cannot be stored either", async () => {
+  // The answer that could not be stored (over 16 MiB) cannot be stored on the retry either: each
+  // later retry must still find the batch that holds the calls, or it would write them all again.
+  const identity = { teamId: stack.team.teamId, scope: 'takeover too large', key: `takeover-${Date.now()}` };
+  const deadBatch = new Types.ObjectId();
+  const lapse = () =>
+    IdempotencyRecord.updateOne(
+      { ...identity, teamId: new Types.ObjectId(identity.teamId) },
+      { $set: { leaseUntil: new Date(Date.now() - 1_000) } },
+    );
+  await IdempotencyRecord.create({
+    ...identity,
+    requestHash: requestHashOf({ large: true }),
+    state: 'pending',
+    createdAt: new Date(Date.now() - 30_000),
+    leaseUntil: new Date(Date.now() - 15_000),
+    dispatchBatchId: deadBatch,
+  });
+  const taken: Array<string | null> = [];
+  for (let retry = 0; retry < 2; retry += 1) {
+    await withIdempotency(
+      requestWithKey(identity.key),
+      { ...identity, body: { large: true }, forgetBatch: async () => undefined },
+      async ({ abandonedBatchId }) => {
+        taken.push(abandonedBatchId?.toHexString() ?? null);
+        return { status: 201, body: { calls: 'x'.repeat(50_000_000) }, batchId: abandonedBatchId ?? undefined };
+      },
+    );
+    await lapse();
+  }
+  expect(taken).toEqual([deadBatch.toHexString(), deadBatch.toHexString()]);
+});
+
 it('stores the answer after the lease renewal under way: a finished key never goes back to pending', async () => {
   // Renewals every millisecond, so that one is nearly always under way when the answer is written.
   // On FerretDB 1.x an update is a read and then a write of the whole record: a renewal that read

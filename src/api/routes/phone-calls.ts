@@ -86,9 +86,11 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body, forgetBatch },
       async ({ batchId, abandonedBatchId, retryMayTakeOver }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
-        if (left?.[0]) return { status: 201, body: { data: toCreateViewAsStored(left[0]) } };
+        if (left?.[0])
+          return { status: 201, body: { data: toCreateViewAsStored(left[0]) }, batchId: abandonedBatchId ?? undefined };
         // Its call was written, started and deleted since: the key's answer says so, and creates nothing.
-        if (left) return { status: 409, body: errorBody(409, [CALL_DELETED_SINCE]) };
+        if (left)
+          return { status: 409, body: errorBody(409, [CALL_DELETED_SINCE]), batchId: abandonedBatchId ?? undefined };
         // Side by side: the batch record (what the reconciler finds if this process dies before the
         // workflow starts), the reads that check and build the call, and the team's webhooks.
         const [, { calls, problems }, webhookEvents] = await Promise.all([
@@ -174,6 +176,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           return {
             status: 201,
             body: { data: left.map((doc) => toCreateViewAsStored(doc)), batchId: abandonedBatchId.toHexString() },
+            batchId: abandonedBatchId,
           };
         }
         await deps.dispatcher.openBatch(auth.teamId, inputs.length, batchId);
