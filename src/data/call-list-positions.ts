@@ -121,7 +121,8 @@ async function storedTip(teamId: Types.ObjectId): Promise<ListTip> {
  * then a conditional write of the counter is not atomic there: both racers could win). A process
  * that lost follows the chain past the winner's block and tries again. Then the counter, which the
  * list reads start from, is moved on to the block; a counter write that loses to a later one is
- * dropped. Usually two writes: the block, the counter.
+ * dropped on MongoDB, and on FerretDB may land after it, leaving the counter behind: readers follow
+ * the chain from it either way. Usually two writes: the block, the counter.
  */
 export async function allocateListBlock(teamId: Types.ObjectId, count: number): Promise<ListBlock> {
   if (!Number.isSafeInteger(count) || count < 1)
