@@ -244,7 +244,14 @@ export function createDialActivities(
       const template = await templates.findById(call.callTemplateId);
       const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
       const message = fillPrompt(template?.voicemailMessage ?? template?.prompt ?? '', call.promptVariableValues);
-      await provider.leaveMessage({ callId, providerCallId, message });
+      try {
+        await provider.leaveMessage({ callId, providerCallId, message });
+      } catch (err) {
+        // Refused for good (a message Twilio cannot take): no second try.
+        if (err instanceof ProviderRejectedError)
+          throw ApplicationFailure.nonRetryable(err.message, FAILURES.providerRejected);
+        throw err;
+      }
     },
 
     /** Hangs up the call; without a provider call id, whatever the dial stored (nothing: never placed). */

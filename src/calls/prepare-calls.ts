@@ -9,7 +9,8 @@ import type { ProviderName } from '../contracts/providers';
 import type { ActiveMachineDetection } from '../contracts/machine-detection';
 import type { RedialPolicy } from '../contracts/redial';
 import type { SecretBox } from '../crypto/secret-box';
-import { CallTemplate, type CallTemplateDoc } from '../data/models/call-template';
+import { CallTemplate, fillPrompt, type CallTemplateDoc } from '../data/models/call-template';
+import { twilioSpeechProblem } from '../telephony/twilio';
 import { listedAmong } from '../data/do-not-call-store';
 import type { CallOrigin } from '../data/models/phone-call';
 import { PhoneNumber, type PhoneNumberDoc } from '../data/models/phone-number';
@@ -105,6 +106,27 @@ function ownByIdsReader<T>(model: { find(filter: Record<string, unknown>): { lea
 const templatesOfTeam = ownByIdsReader<CallTemplateDoc>(CallTemplate);
 const numbersOfTeam = ownByIdsReader<PhoneNumberDoc>(PhoneNumber);
 
+/**
+ * What Twilio would refuse to speak on this call: its opening line (the prompt filled with the
+ * call's values) and, when machines get a message, its voicemail message, each as TwiML.
+ */
+function twilioSpeechProblems(
+  template: Pick<CallTemplateDoc, 'prompt' | 'voicemailMessage' | 'machineDetection'>,
+  input: PhoneCallCreateInput,
+  field: (name: string) => string,
+): string[] {
+  const values = input.promptVariableValues ?? [];
+  const problems: string[] = [];
+  const opening = twilioSpeechProblem(fillPrompt(template.prompt, values));
+  if (opening) problems.push(`${field('promptVariableValues')} with the call template's prompt ${opening}`);
+  if (template.machineDetection === 'leaveMessage') {
+    const message = twilioSpeechProblem(fillPrompt(template.voicemailMessage ?? template.prompt, values), true);
+    if (message)
+      problems.push(`${field('promptVariableValues')} with the call template's voicemail message ${message}`);
+  }
+  return problems;
+}
+
 /** Returns the documents, or the list of problems (each naming its field). */
 export async function prepareCalls(
   inputs: ReadonlyArray<{ input: PhoneCallCreateInput; prefix: string }>,
@@ -153,6 +175,7 @@ export async function prepareCalls(
     const from = input.fromPhoneNumber ?? defaultFromNumber(team, provider, number);
     if (!from) found.push(`${field('fromPhoneNumber')} is required: the team has no ${provider} number to call from`);
     const plan = dialPlanOf(template);
+    if (template && provider === 'twilio') found.push(...twilioSpeechProblems(template, input, field));
     let zones: string[] = [];
     if (template && plan.callingWindow) {
       if (input.calleeTimeZone) zones = [input.calleeTimeZone];

@@ -17,6 +17,9 @@ import { twilioAuthenticated as authenticated, twilioError } from './twilio-auth
 import { createTwilioIntelligenceRoutes } from './twilio-intelligence';
 import type { CallEndOutcome, EmulatedCall } from './simulation';
 
+/** Twilio's limit on TwiML given in a request (error 32018). */
+const TWIML_MAX_CHARS = 4000;
+
 const API_VERSION = '2010-04-01';
 const STATUS_EVENTS = new Set(['initiated', 'ringing', 'answered', 'completed']);
 /**
@@ -283,6 +286,10 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
     },
   });
 
+  /** Twilio refuses TwiML given in a request past its 4,000 characters. */
+  const twimlTooLarge = () =>
+    twilioError(400, 32018, `Twiml size exceeded maximum allowed value of ${TWIML_MAX_CHARS} characters`);
+
   const createCall: Route['handle'] = authenticated((req, _params, accountSid, authToken) => {
     const form = new URLSearchParams(req.body.toString('utf8'));
     const to = form.get('To') ?? '';
@@ -293,6 +300,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
     if (!twiml && !form.get('Url') && !form.get('ApplicationSid')) {
       return twilioError(400, 21205, 'Url parameter is required.');
     }
+    if (twiml && twiml.length > TWIML_MAX_CHARS) return twimlTooLarge();
     const events = form
       .getAll('StatusCallbackEvent')
       .flatMap((v) => v.split(/\s+/))
@@ -396,6 +404,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
     const form = new URLSearchParams(req.body.toString('utf8'));
     const status = form.get('Status');
     const twiml = form.get('Twiml');
+    if (twiml && twiml.length > TWIML_MAX_CHARS) return twimlTooLarge();
     if (status === null && twiml !== null) return redirect(entry, twiml);
     if (status !== 'completed' && status !== 'canceled') {
       return twilioError(400, 21220, 'The emulator supports only Status=completed, Status=canceled or Twiml updates');

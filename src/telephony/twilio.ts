@@ -19,6 +19,7 @@ import {
 import { eventsOfPolledState, isoOrNull } from './polled-state';
 import {
   CallbackSignatureError,
+  ProviderRejectedError,
   type InboundCallback,
   type PlaceCallRequest,
   type PlacedCallSearch,
@@ -102,6 +103,21 @@ function sayTwiml(text: string, thenHangUp = false): string {
   return `<Response><Say>${escapeXml(text)}</Say>${thenHangUp ? '<Hangup/>' : ''}</Response>`;
 }
 
+/** Twilio refuses TwiML given in a request past this many characters (its error 32018). */
+export const TWIML_MAX_CHARS = 4000;
+
+/**
+ * Why Twilio would refuse to speak `text` (its TwiML too long), or null. The API checks a call's
+ * opening line and voicemail message at create; the adapter again before each request, as the
+ * template may have changed since.
+ */
+export function twilioSpeechProblem(text: string, thenHangUp = false): string | null {
+  const length = sayTwiml(text, thenHangUp).length;
+  return length > TWIML_MAX_CHARS
+    ? `makes ${length} characters of TwiML, and twilio takes at most ${TWIML_MAX_CHARS} (error 32018)`
+    : null;
+}
+
 function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
@@ -173,6 +189,8 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
     name: 'twilio',
 
     async placeCall(req: PlaceCallRequest): Promise<PlacedCall> {
+      const tooLong = twilioSpeechProblem(req.script.openingLine);
+      if (tooLong) throw new ProviderRejectedError(`the opening line ${tooLong}: not dialled`);
       const form = new URLSearchParams({
         To: req.to,
         From: req.from,
@@ -251,6 +269,8 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
 
     /** New TwiML for the live call: Twilio says the message, then <Hangup/> ends the call. */
     async leaveMessage({ providerCallId, message }): Promise<void> {
+      const tooLong = twilioSpeechProblem(message, true);
+      if (tooLong) throw new ProviderRejectedError(`the voicemail message ${tooLong}`);
       await updateCall('voicemail message', providerCallId, { Twiml: sayTwiml(message, true) });
     },
 

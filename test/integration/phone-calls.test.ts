@@ -113,6 +113,17 @@ describe('POST /v1/phoneCalls', () => {
     expect(errorMessages(res, 400)).toEqual(['toPhoneNumber must be a valid E.164 phone number, without an extension']);
   });
 
+  it('refuses a Twilio call whose opening line Twilio would refuse to speak (its TwiML over 4,000 characters)', async () => {
+    const long = callBody({ promptVariableValues: [{ key: 'firstName', value: 'a'.repeat(4000) }] });
+    expect(errorMessages(await api.post('/v1/phoneCalls', { ...long, telephonyProvider: 'twilio' }), 400)).toEqual([
+      expect.stringMatching(
+        /^promptVariableValues with the call template's prompt makes \d+ characters of TwiML, and twilio takes at most 4000/,
+      ),
+    ]);
+    // Other providers take it.
+    expect((await api.post('/v1/phoneCalls', { ...long, telephonyProvider: 'vonage' })).status).toBe(201);
+  });
+
   it('records a call due in the past as queued, not scheduled: it is placed at once', async () => {
     const schema = phoneCallCreateSchema.parse(callBody({ callDelayedUntil: '2020-01-01T00:00:00Z' }));
     const prepare = (input: typeof schema) =>

@@ -41,7 +41,7 @@ describe('emulator server', () => {
     expect(await telnyx.json()).toMatchObject({ errors: [{ code: '10009' }] });
   });
 
-  it('validates a Twilio dial like Twilio does and records the request among the call events', async () => {
+  it('validates a Twilio dial like Twilio does, and keeps the create request out of the call events', async () => {
     const account = `AC${randomBytes(16).toString('hex')}`;
     const auth = basic(account, 'secret-token');
     const post = (form: Record<string, string>): Promise<Response> =>
@@ -55,6 +55,11 @@ describe('emulator server', () => {
     const invalidTo = await post({ To: '12', From: '+14155550100', Twiml: '<Response/>' });
     expect(invalidTo.status).toBe(400);
     expect(await invalidTo.json()).toMatchObject({ code: 21211 });
+    const longSay = `<Response><Say>${'a'.repeat(4000)}</Say></Response>`;
+    const tooLarge = await post({ To: '+14155559870', From: '+14155550100', Twiml: longSay });
+    expect(tooLarge.status).toBe(400);
+    expect(await tooLarge.json()).toMatchObject({ code: 32018 });
+    expect(emulator.callsTo('+14155559870')).toBe(0);
 
     const to = '+14155559871';
     const statusCallback = `http://127.0.0.1:9/cb?callId=${randomUUID()}`;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ProviderName } from '../../../src/contracts/providers';
 import { parseWavHeader } from '../../../src/audio';
 import { ProviderRejectedError, type PlacedCallSearch } from '../../../src/telephony/provider';
+import { TWIML_MAX_CHARS, twilioSpeechProblem } from '../../../src/telephony/twilio';
 import { OPENING_LINE, startHarness, uniqueNumber, type Harness } from './harness';
 
 let h: Harness;
@@ -205,5 +206,17 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     h.failNextDeliveries(request.callId, 2);
     await adapter.placeCall(request);
     expect(kinds(await h.waitFor(request.callId, 'terminal'))).toEqual(['ringing', 'busy']);
+  });
+});
+
+describe('twilio and long speech', () => {
+  it('refuses an opening line whose TwiML Twilio would refuse (over 4,000 characters), ringing nobody', async () => {
+    const adapter = h.provider('twilio');
+    const request = h.request('twilio', { script: { openingLine: 'a'.repeat(TWIML_MAX_CHARS) } });
+    await expect(adapter.placeCall(request)).rejects.toThrow(ProviderRejectedError);
+    expect(h.emulator.callsTo(request.to)).toBe(0);
+    // Just under the limit is spoken.
+    expect(twilioSpeechProblem('a'.repeat(TWIML_MAX_CHARS - '<Response><Say></Say></Response>'.length))).toBeNull();
+    expect(twilioSpeechProblem('a'.repeat(TWIML_MAX_CHARS))).toMatch(/twilio takes at most 4000/);
   });
 });
