@@ -59,6 +59,12 @@ export interface CreateWork {
    * die before the answer is stored: then the batch is kept once its calls started, else removed.
    */
   retryMayTakeOver: boolean;
+  /**
+   * Names this request's own batch on the key. A takeover's key names the abandoned batch until then
+   * (should this request die too, the next retry takes that batch over): the route calls it once the
+   * abandoned batch is discarded, before it writes a batch of its own.
+   */
+  nameOwnBatch(): Promise<void>;
 }
 
 type Claim =
@@ -106,18 +112,24 @@ async function claimKey(identity: Identity, requestHash: string, now: Date, batc
         await new Promise((resolve) => setTimeout(resolve, 50));
         continue;
       }
+      // An abandoned request's batch stays named until this request has dealt with it (nameOwnBatch).
+      const abandonedBatchId = abandoned && !expired ? (existing.dispatchBatchId ?? null) : null;
       const claimed = await IdempotencyRecord.findOneAndUpdate(
         { ...identity, createdAt: existing.createdAt, state: existing.state },
         {
-          $set: { requestHash, state: 'pending', createdAt: now, leaseUntil: leaseUntil(), dispatchBatchId: batchId },
+          $set: {
+            requestHash,
+            state: 'pending',
+            createdAt: now,
+            leaseUntil: leaseUntil(),
+            dispatchBatchId: abandonedBatchId ?? batchId,
+          },
           $unset: { responseStatus: 1, responseBody: 1 },
         },
       ).finally(() => IdempotencyTakeover.deleteOne({ _id: takeoverId }).catch(() => undefined));
       // An expired key's request is a day old: the reconciler finished or discarded its batch long
       // ago, and the sweep of started batches may have removed it since (dispatch.ts).
-      if (claimed) {
-        return { kind: 'claimed', abandonedBatchId: abandoned && !expired ? (existing.dispatchBatchId ?? null) : null };
-      }
+      if (claimed) return { kind: 'claimed', abandonedBatchId };
       continue;
     }
     if (existing.requestHash !== requestHash)
@@ -154,7 +166,10 @@ export async function withIdempotency(
   };
   // A header sent empty is a mistake, not "no key": the retry it was meant to make safe would not be.
   const sent = ctx.headers['idempotency-key'] !== undefined;
-  if (!sent) return respond(await handler({ batchId, abandonedBatchId: null, retryMayTakeOver: false }));
+  if (!sent) {
+    const work = { batchId, abandonedBatchId: null, retryMayTakeOver: false, nameOwnBatch: async () => undefined };
+    return respond(await handler(work));
+  }
   if (key.length < 1 || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters');
 
   const requestHash = requestHashOf(options.body);
@@ -184,7 +199,19 @@ export async function withIdempotency(
       });
   }, options.leaseRenewMs ?? LEASE_RENEW_MS);
   try {
-    response = await handler({ batchId, abandonedBatchId: claim.abandonedBatchId, retryMayTakeOver: true });
+    const nameOwnBatch = async () => {
+      if (!claim.abandonedBatchId) return;
+      await IdempotencyRecord.updateOne(
+        { ...identity, createdAt: now, state: 'pending' },
+        { $set: { dispatchBatchId: batchId } },
+      );
+    };
+    response = await handler({
+      batchId,
+      abandonedBatchId: claim.abandonedBatchId,
+      retryMayTakeOver: true,
+      nameOwnBatch,
+    });
   } catch (err) {
     clearInterval(renewal);
     await renewing;
@@ -203,14 +230,8 @@ export async function withIdempotency(
     // The calls exist and their workflows run, so the client gets its answer. The key stays pending
     // and the batch is kept: once the lease runs out a retry takes the batch over and answers with
     // its calls, creating nothing (an answer too large for one document, 16 MiB, ends here too). An
-    // answer taken over from an abandoned request names that request's batch: the key must too.
+    // answer taken over from an abandoned request left the key naming that request's batch.
     ctx.state.log.error({ err }, "could not store the Idempotency-Key's answer; a retry will rebuild it");
-    if (response.batchId) {
-      await IdempotencyRecord.updateOne(
-        { ...identity, createdAt: now, state: 'pending' },
-        { $set: { dispatchBatchId: response.batchId } },
-      ).catch((failed: unknown) => ctx.state.log.error({ err: failed }, 'could not name the batch on the key'));
-    }
     respond(response);
     return;
   }

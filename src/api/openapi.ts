@@ -609,7 +609,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           description:
             'Queues one call, at once or for `callDelayedUntil`. Needs `calls:write`. 400 for invalid fields, an ' +
             'unknown or foreign `callTemplateId`/`phoneNumberId`, missing required or unknown prompt variables, ' +
-            "a `toPhoneNumber` on the team's do-not-call list, or an `Idempotency-Key` reused with another body.",
+            "a `toPhoneNumber` on the team's do-not-call list, a Twilio call whose opening line or voicemail message " +
+            '(the template filled with the values) makes more than 4,000 characters of TwiML, or an ' +
+            '`Idempotency-Key` reused with another body.',
           security: securityFor('calls:write'),
           parameters: [idempotencyKey],
           requestBody: jsonBody('PhoneCallCreateRequest', ex.createCall),

@@ -72,7 +72,7 @@ export interface InboundCallback {
 
 /** What a retried dial knows when it asks the provider for the call an earlier try placed. */
 export interface PlacedCallSearch {
-  /** When the dial's first try began: a call placed before it is not this dial's. */
+  /** When the dial was scheduled (before its first try began): a call placed before it is not this dial's. */
   since: Date;
   /** Whether a candidate is known not to be this dial's call. */
   setAside(providerCallId: string): Promise<boolean>;

@@ -66,7 +66,7 @@ const INVALID_DESTINATION_CODES = new Set([13224, 21211, 21214, 21217, 21401, 21
 const STATUS_CALLBACK_EVENTS = ['initiated', 'ringing', 'answered', 'completed'];
 /** Calls listed per search for a retried dial's call (the newest between the two numbers come first). */
 const FIND_MAX_CANDIDATES = 20;
-/** Our clock against Twilio's, when comparing a call's creation with the dial's first try. */
+/** Our clock against Twilio's, when comparing a call's creation with the dial's scheduling. */
 const CLOCK_SKEW_MS = 60_000;
 
 interface TwilioCall {
@@ -229,7 +229,7 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
      * A Twilio call carries no client data, and its Events (the requests Twilio sent us) can be read
      * only 15 minutes after the call ends, so nothing Twilio lists names our call id. The Calls list
      * filters by To and From, newest first: the newest outbound call between the two numbers placed
-     * since the dial's first try, that is not another of ours, is the one an earlier try placed.
+     * since the dial was scheduled, that is not another of ours, is the one an earlier try placed.
      */
     async findPlacedCall(req: PlaceCallRequest, search: PlacedCallSearch): Promise<PlacedCall | null> {
       const query = new URLSearchParams({ To: req.to, From: req.from, PageSize: String(FIND_MAX_CANDIDATES) });

@@ -58,7 +58,7 @@ const BEEP_TIMEOUT_SECONDS = 45;
 
 /** Signed webhooks older than this are refused, so a captured one cannot be replayed later. */
 const MAX_WEBHOOK_AGE_SECONDS = 5 * 60;
-/** Our clock against Vonage's, when comparing a call's start with the dial's first try. */
+/** Our clock against Vonage's, when comparing a call's start with the dial's scheduling. */
 const CLOCK_SKEW_MS = 60_000;
 const FIND_MAX_PAGES = 5;
 const PAGE_SIZE = 100;

@@ -438,6 +438,18 @@ it("answers the request when its key's answer cannot be stored, and keeps its ba
   expect(forgotten).toEqual([]);
 });
 
+/** A key whose request died 30 s ago, its lease lapsed, naming `batch`. */
+function abandonedKey(identity: { teamId: string; scope: string; key: string }, body: unknown, batch: Types.ObjectId) {
+  return IdempotencyRecord.create({
+    ...identity,
+    requestHash: requestHashOf(body),
+    state: 'pending',
+    createdAt: new Date(Date.now() - 30_000),
+    leaseUntil: new Date(Date.now() - 15_000),
+    dispatchBatchId: batch,
+  });
+}
+
 it("keeps naming the dead request's batch when a takeover's answer cannot be stored either", async () => {
   // The answer that could not be stored (over 16 MiB) cannot be stored on the retry either: each
   // later retry must still find the batch that holds the calls, or it would write them all again.
@@ -448,14 +460,7 @@ it("keeps naming the dead request's batch when a takeover's answer cannot be sto
       { ...identity, teamId: new Types.ObjectId(identity.teamId) },
       { $set: { leaseUntil: new Date(Date.now() - 1_000) } },
     );
-  await IdempotencyRecord.create({
-    ...identity,
-    requestHash: requestHashOf({ large: true }),
-    state: 'pending',
-    createdAt: new Date(Date.now() - 30_000),
-    leaseUntil: new Date(Date.now() - 15_000),
-    dispatchBatchId: deadBatch,
-  });
+  await abandonedKey(identity, { large: true }, deadBatch);
   const taken: Array<string | null> = [];
   for (let retry = 0; retry < 2; retry += 1) {
     await withIdempotency(
@@ -469,6 +474,30 @@ it("keeps naming the dead request's batch when a takeover's answer cannot be sto
     await lapse();
   }
   expect(taken).toEqual([deadBatch.toHexString(), deadBatch.toHexString()]);
+});
+
+it("a takeover's key names the dead request's batch while it works, and its own only once it says so", async () => {
+  // Should the retry die in turn before its answer is stored, the next one must find the batch that
+  // holds the calls, not the retry's own unopened one (it would write every call again).
+  const identity = { teamId: stack.team.teamId, scope: 'takeover names', key: `names-${Date.now()}` };
+  const deadBatch = new Types.ObjectId();
+  await abandonedKey(identity, { names: true }, deadBatch);
+  const named = async () =>
+    (await IdempotencyRecord.findOne(identity, { dispatchBatchId: 1 }).lean())?.dispatchBatchId?.toHexString();
+  const seen: Array<string | undefined> = [];
+  let own = '';
+  await withIdempotency(
+    requestWithKey(identity.key),
+    { ...identity, body: { names: true }, forgetBatch: async () => undefined },
+    async ({ batchId, nameOwnBatch }) => {
+      own = batchId.toHexString();
+      seen.push(await named());
+      await nameOwnBatch();
+      seen.push(await named());
+      return { status: 201, body: {} };
+    },
+  );
+  expect(seen).toEqual([deadBatch.toHexString(), own]);
 });
 
 it('stores the answer after the lease renewal under way: a finished key never goes back to pending', async () => {

@@ -84,13 +84,15 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     await withIdempotency(
       ctx,
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body, forgetBatch },
-      async ({ batchId, abandonedBatchId, retryMayTakeOver }) => {
+      async ({ batchId, abandonedBatchId, retryMayTakeOver, nameOwnBatch }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left?.[0])
           return { status: 201, body: { data: toCreateViewAsStored(left[0]) }, batchId: abandonedBatchId ?? undefined };
         // Its call was written, started and deleted since: the key's answer says so, and creates nothing.
         if (left)
           return { status: 409, body: errorBody(409, [CALL_DELETED_SINCE]), batchId: abandonedBatchId ?? undefined };
+        // The abandoned batch was discarded (its writing was cut short): the key names this one from now.
+        await nameOwnBatch();
         // Side by side: the batch record (what the reconciler finds if this process dies before the
         // workflow starts), the reads that check and build the call, and the team's webhooks.
         const [, { calls, problems }, webhookEvents] = await Promise.all([
@@ -170,7 +172,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     await withIdempotency(
       ctx,
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body, forgetBatch },
-      async ({ batchId, abandonedBatchId, retryMayTakeOver }) => {
+      async ({ batchId, abandonedBatchId, retryMayTakeOver, nameOwnBatch }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left) {
           return {
@@ -179,6 +181,8 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
             batchId: abandonedBatchId,
           };
         }
+        // The abandoned batch was discarded (its writing was cut short): the key names this one from now.
+        await nameOwnBatch();
         await deps.dispatcher.openBatch(auth.teamId, inputs.length, batchId);
         const [prepared, webhookEvents] = await Promise.all([
           prepareCalls(inputs, {
