@@ -201,10 +201,20 @@ export async function withIdempotency(
   try {
     const nameOwnBatch = async () => {
       if (!claim.abandonedBatchId) return;
-      await IdempotencyRecord.updateOne(
+      // Between renewals, as the answer is written (a renewal under way on FerretDB 1.x would put the
+      // old batch back): held as the renewal under way, so that no tick starts one meanwhile.
+      while (renewing) await renewing;
+      const naming = IdempotencyRecord.updateOne(
         { ...identity, createdAt: now, state: 'pending' },
         { $set: { dispatchBatchId: batchId } },
-      );
+      ).then(() => undefined);
+      // Held without its failure: the handler hears of that, and the key is then freed as for any.
+      renewing = naming
+        .catch(() => undefined)
+        .finally(() => {
+          renewing = null;
+        });
+      await naming;
     };
     response = await handler({
       batchId,
