@@ -2,7 +2,7 @@
 // created through the API's batch endpoint in chunks; run again, nothing twice), `calls list|show|
 // watch|cancel|create` and `transcripts show` through the API with the team's key, and `webhooks
 // deliveries|redeliver`.
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -22,6 +22,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
   await stack?.stop();
+  // The files the imports read: each run left its folder in the temporary folder before.
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 /** The CLI with the team's key and the stack's API. */
