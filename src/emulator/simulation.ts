@@ -215,7 +215,6 @@ export class CallSimulator {
     return true;
   }
 
-  /** Resolves once every running call has ended and notified its observer. */
   /**
    * Runs `work` an emulated `seconds` from now: what a provider does after a call, such as
    * processing its recording. `idle` waits for it; `stop` drops it.
@@ -240,6 +239,7 @@ export class CallSimulator {
     void done.then(() => this.inFlight.delete(done));
   }
 
+  /** Resolves once every running call has ended and notified its observer, and `afterCall` work is done. */
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
