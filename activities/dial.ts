@@ -4,13 +4,20 @@
 import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { createDialSpacer } from '../src/calls/dial-spacer';
-import { fillPrompt } from '../src/data/models/call-template';
+import { fillPrompt, type CallTemplateDoc } from '../src/data/models/call-template';
+import type { PhoneCallDoc } from '../src/data/models/phone-call';
 import { STATUS_CODES } from '../src/contracts/call-status';
 import { FAILURES } from '../src/contracts/failures';
 import type { ActiveMachineDetection } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
 import { callbackUrlFor } from '../src/telephony/callback-url';
-import { ProviderRateLimitedError, ProviderRejectedError, type PlaceCallRequest } from '../src/telephony/provider';
+import {
+  ProviderRateLimitedError,
+  ProviderRejectedError,
+  type PlaceCallRequest,
+  type PlacedCall,
+  type TelephonyProvider,
+} from '../src/telephony/provider';
 import { ProviderNotConfiguredError } from '../src/telephony/team-providers';
 import { createStatusWriter, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
@@ -107,6 +114,50 @@ export function createDialActivities(
     return { providerCallId, ringing: written };
   }
 
+  function placeRequest(
+    call: PhoneCallDoc,
+    template: CallTemplateDoc | null,
+    providerName: ProviderName,
+    machineDetection: ActiveMachineDetection | undefined,
+  ): PlaceCallRequest {
+    const callId = call._id.toHexString();
+    return {
+      callId,
+      to: call.toPhoneNumber,
+      from: call.fromPhoneNumber,
+      record: call.record,
+      statusCallbackUrl: callbackUrlFor(config.PUBLIC_BASE_URL, providerName, callId),
+      script: {
+        openingLine: fillPrompt(template?.prompt ?? '', call.promptVariableValues),
+        nameOfHuman: call.nameOfHuman ?? undefined,
+        voiceId: template?.voiceId ?? undefined,
+      },
+      ...(machineDetection ? { machineDetection } : {}),
+    };
+  }
+
+  /**
+   * The call this dial attempt placed since `since`, if any: one its callbacks named (a provider's
+   * search may no longer list one that has ended), else the provider's own search. A call of an
+   * earlier attempt (a redial) is not this attempt's, and Twilio and Vonage list calls by their two
+   * numbers only: one of another of our calls to the same person (a follow-up, a duplicate row) is set
+   * aside, never taken as this dial's.
+   */
+  async function placedSince(
+    call: PhoneCallDoc,
+    provider: TelephonyProvider,
+    request: PlaceCallRequest,
+    since: Date,
+  ): Promise<PlacedCall | null> {
+    const earlierAttempts = new Set((call.attempts ?? []).map((a) => a.providerCallId));
+    const sighted = (await calls.sightedProviderCallIds(request.callId)).find((id) => !earlierAttempts.has(id));
+    if (sighted) return { providerCallId: sighted };
+    return provider.findPlacedCall(request, {
+      since,
+      setAside: async (id) => earlierAttempts.has(id) || (await calls.heldByAnotherCall(call, id)),
+    });
+  }
+
   return {
     async dialCall({
       callId,
@@ -138,33 +189,9 @@ export function createDialActivities(
         providerFor(call.teamId, call.telephonyProvider as ProviderName),
         doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber]),
       ]);
-      const request: PlaceCallRequest = {
-        callId,
-        to: call.toPhoneNumber,
-        from: call.fromPhoneNumber,
-        record: call.record,
-        statusCallbackUrl: callbackUrlFor(config.PUBLIC_BASE_URL, provider.name, callId),
-        script: {
-          openingLine: fillPrompt(template?.prompt ?? '', call.promptVariableValues),
-          nameOfHuman: call.nameOfHuman ?? undefined,
-          voiceId: template?.voiceId ?? undefined,
-        },
-        ...(machineDetection ? { machineDetection } : {}),
-      };
+      const request = placeRequest(call, template, provider.name, machineDetection);
       if (activityInfo().attempt > 1) {
-        // A call of an earlier dial attempt (a redial) is not this attempt's call.
-        const earlierAttempts = new Set((call.attempts ?? []).map((a) => a.providerCallId));
-        // Its callbacks may have named the call already (a provider's search may no longer list one
-        // that has ended); else the provider is asked.
-        const sighted = (await calls.sightedProviderCallIds(callId)).find((id) => !earlierAttempts.has(id));
-        // Twilio and Vonage list calls by their two numbers only: one of another of our calls to the
-        // same person (a follow-up, a duplicate row) is set aside, never taken as this dial's.
-        const earlier = sighted
-          ? { providerCallId: sighted }
-          : await provider.findPlacedCall(request, {
-              since: new Date(activityInfo().scheduledTimestampMs),
-              setAside: async (id) => earlierAttempts.has(id) || (await calls.heldByAnotherCall(call, id)),
-            });
+        const earlier = await placedSince(call, provider, request, new Date(activityInfo().scheduledTimestampMs));
         if (earlier) {
           logger.info(
             { callId, providerCallId: earlier.providerCallId },
@@ -254,14 +281,35 @@ export function createDialActivities(
       }
     },
 
-    /** Hangs up the call; without a provider call id, whatever the dial stored (nothing: never placed). */
-    async hangUpCall({ callId, providerCallId }: { callId: string; providerCallId?: string }): Promise<void> {
+    /**
+     * Hangs up the call; without a provider call id, whatever the dial stored. With `dialledSince` (a
+     * cancel cut the dial short: its try may have placed the call and lost its answer, its retry never
+     * came), the call the dial placed since then is looked for as a retried dial does, and hung up.
+     * Answers the provider call id hung up, or null when none was placed.
+     */
+    async hangUpCall({
+      callId,
+      providerCallId,
+      dialledSince,
+    }: {
+      callId: string;
+      providerCallId?: string;
+      dialledSince?: string;
+    }): Promise<string | null> {
       const call = await calls.findById(callId);
-      if (!call) return;
-      const target = providerCallId ?? call.providerCallId;
-      if (!target) return;
+      if (!call) return null;
       const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
+      let target = providerCallId ?? call.providerCallId ?? null;
+      if (!target && dialledSince) {
+        const template = await templates.findById(call.callTemplateId);
+        const request = placeRequest(call, template, provider.name, undefined);
+        target = (await placedSince(call, provider, request, new Date(dialledSince)))?.providerCallId ?? null;
+        if (target)
+          logger.info({ callId, providerCallId: target }, 'cancelled mid-dial: hanging up the call it placed');
+      }
+      if (!target) return null;
       await provider.hangUp(target);
+      return target;
     },
 
     /** What the provider says of the call now, as events (its callbacks may have been lost). */

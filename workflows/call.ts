@@ -396,10 +396,16 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         state.phase === 'ringing' ||
         state.phase === 'inProgress' ||
         state.phase === 'capturing';
-      if (live && !isTerminal(state.status)) await hangUp();
+      // A dial cut short with no call id known (a try that placed the call lost its answer, and the
+      // cancel came before the retry that would have found it): the hang-up looks for the call first.
+      const dialledSince = state.phase === 'dialling' && !state.providerCallId ? state.triggeredAt : null;
+      const hungUp = live && !isTerminal(state.status) ? await hangUp(dialledSince) : null;
       if (!isTerminal(state.status) && state.phase !== 'deleted') {
         state.phase = 'ended';
-        await moveTo('cancelled', STATUS_CODES.cancelledByOperator, { callEndedAt: new Date().toISOString() });
+        await moveTo('cancelled', STATUS_CODES.cancelledByOperator, {
+          callEndedAt: new Date().toISOString(),
+          ...(hungUp && !state.providerCallId ? { providerCallId: hungUp } : {}),
+        });
       }
     });
     throw err;
@@ -759,15 +765,18 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    * Asks the provider to end the call. If it cannot (it no longer knows the call, or stays down
    * through every retry), the call is still ended on our side: no call stays live forever.
    */
-  async function hangUp(): Promise<void> {
+  /** Answers the provider call id hung up (histories from before the answer: undefined), or null. */
+  async function hangUp(dialledSince: string | null = null): Promise<string | null | undefined> {
     try {
-      await step(HANG_UP_OPTIONS, `hang up ${input.toPhoneNumber}`).hangUpCall({
+      return await step(HANG_UP_OPTIONS, `hang up ${input.toPhoneNumber}`).hangUpCall({
         callId: input.callId,
         providerCallId: state.providerCallId ?? undefined,
+        ...(dialledSince ? { dialledSince } : {}),
       });
     } catch (err) {
       if (isCancellation(err)) throw err;
       log.warn('the provider could not hang up the call; ending it here', { error: String(err) });
+      return null;
     }
   }
 

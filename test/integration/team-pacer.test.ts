@@ -84,8 +84,9 @@ async function pacedWorker(teamId: string, limits: PacingLimits) {
       maxLive = Math.max(maxLive, live);
       return { providerCallId: `pc-${callId}` };
     },
-    hangUpCall: async () => {
+    hangUpCall: async ({ providerCallId }) => {
       live -= 1;
+      return providerCallId ?? null;
     },
   });
   const worker = await Worker.create({

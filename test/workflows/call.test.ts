@@ -68,6 +68,31 @@ async function startAndDial(taskQueue: string, args: CallWorkflowInput, calls: C
   return handle;
 }
 
+/** Starts the call, cancels it once `dialling` settles, runs `afterCancel`; answers how the workflow ended. */
+async function cancelOnceDialling(
+  activities: Activities,
+  args: CallWorkflowInput,
+  dialling: Promise<void>,
+  afterCancel: () => void = () => undefined,
+): Promise<unknown> {
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  return worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(phoneCallWorkflow, {
+      workflowId: uniqueId('wf'),
+      taskQueue,
+      args: [args],
+    });
+    await dialling;
+    await handle.cancel();
+    afterCancel();
+    return handle.result().then(
+      () => 'completed',
+      (err: unknown) => err,
+    );
+  });
+}
+
 async function until(probe: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (!probe()) {
@@ -151,27 +176,41 @@ describe('phoneCallWorkflow', () => {
         });
       },
     });
-    const taskQueue = uniqueId('q');
-    const worker = await workerFor(env, activities, taskQueue);
     const args = input();
-    const outcome = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(phoneCallWorkflow, {
-        workflowId: uniqueId('wf'),
-        taskQueue,
-        args: [args],
-      });
-      await dialStarted;
-      await handle.cancel();
-      // The provider accepts the call just after the cancel arrived.
-      setTimeout(() => finishDial({ providerCallId: 'placed-anyway' }), 300);
-      return handle.result().then(
-        () => 'completed',
-        (err: unknown) => err,
-      );
-    });
+    // The provider accepts the call just after the cancel arrived.
+    const outcome = await cancelOnceDialling(activities, args, dialStarted, () =>
+      setTimeout(() => finishDial({ providerCallId: 'placed-anyway' }), 300),
+    );
     expect(outcome).toBeInstanceOf(WorkflowFailedError);
     expect(calls.find((c) => c.name === 'hangUpCall')?.input).toMatchObject({ callId: args.callId });
     expect(statuses(calls)).toEqual(['cancelled/cancelled-by-operator']);
+  });
+
+  it('cancelled while a failed dial try waits to be retried, hangs up the call that try may have placed', async () => {
+    // The try placed the call and then lost its answer (our store down); the retry that would have
+    // found the call never comes, so the hang-up has to look for it, from when dialling began.
+    let tryFailed: () => void = () => undefined;
+    const failed = new Promise<void>((resolve) => {
+      tryFailed = resolve;
+    });
+    const { activities, calls } = stubActivities({
+      dialCall: async () => {
+        tryFailed();
+        throw new Error('the store is down');
+      },
+      hangUpCall: async ({ providerCallId, dialledSince }) =>
+        providerCallId ?? (dialledSince ? 'placed-and-lost' : null),
+    });
+    const args = input();
+    const outcome = await cancelOnceDialling(activities, args, failed);
+    expect(outcome).toBeInstanceOf(WorkflowFailedError);
+    const hangUp = calls.find((c) => c.name === 'hangUpCall')?.input as { dialledSince?: string };
+    expect(hangUp).toMatchObject({ callId: args.callId });
+    expect(Date.parse(hangUp.dialledSince ?? '')).not.toBeNaN();
+    expect(statuses(calls)).toEqual(['cancelled/cancelled-by-operator']);
+    expect(calls.find((c) => c.name === 'recordStatus')?.input).toMatchObject({
+      fields: { providerCallId: 'placed-and-lost' },
+    });
   });
 
   it('cancelled once the call has ended, still captures it and records how it really ended', async () => {

@@ -124,7 +124,7 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
       providerCallId: `pc-${callId}`,
       ...(ringing ? { ringing: { applied: true, call: { _id: callId, status: 'ringing' } } } : {}),
     })),
-    hangUpCall: record('hangUpCall', async () => undefined),
+    hangUpCall: record('hangUpCall', async ({ providerCallId }) => providerCallId ?? null),
     // The provider has nothing new to say: the call still rings.
     pollCallEvents: record('pollCallEvents', async () => []),
     leaveVoicemail: record('leaveVoicemail', async () => undefined),

@@ -96,6 +96,21 @@ function addRoutedCall(memory: ReturnType<typeof setUp>['memory'], template = te
   return { call, callId: call._id.toHexString() };
 }
 
+/** Another of our calls to the same person from the same number (a follow-up, a duplicate row), routed too. */
+function addCallLike(
+  memory: ReturnType<typeof setUp>['memory'],
+  template: ReturnType<typeof templateDoc>,
+  other: PhoneCallDoc,
+) {
+  const call = callDoc(template, {
+    _id: new Types.ObjectId(harness.request('twilio').callId),
+    toPhoneNumber: other.toPhoneNumber,
+    fromPhoneNumber: other.fromPhoneNumber,
+  });
+  memory.add(template, call);
+  return call;
+}
+
 describe('dialCall', () => {
   it('places the call once, and a retry whose first answer was lost finds it instead of ringing again', async () => {
     const { memory, activities } = setUp();
@@ -134,12 +149,7 @@ describe('dialCall', () => {
     const template = templateDoc();
     const { call: other, callId: otherId } = addRoutedCall(memory, template);
     const placed = await run(activities.dialCall, [{ callId: otherId }]);
-    const followUp = callDoc(template, {
-      _id: new Types.ObjectId(harness.request('twilio').callId),
-      toPhoneNumber: other.toPhoneNumber,
-      fromPhoneNumber: other.fromPhoneNumber,
-    });
-    memory.add(template, followUp);
+    const followUp = addCallLike(memory, template, other);
     const retried = await run(activities.dialCall, [{ callId: followUp._id.toHexString() }], 2);
     expect(retried.providerCallId).not.toBe(placed.providerCallId);
     expect(harness.emulator.callsTo(other.toPhoneNumber)).toBe(2);
@@ -262,6 +272,37 @@ describe('dialCall', () => {
       nonRetryable: true,
     });
     expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(0);
+  });
+});
+
+describe('hangUpCall', () => {
+  const stateOf = (providerCallId: string) =>
+    harness.emulator.calls().find((c) => c.providerCallId === providerCallId)?.state;
+
+  it('cut short mid-dial, finds the call a try placed and lost, and hangs it up, never another call to the number', async () => {
+    const { memory, activities } = setUp();
+    const template = templateDoc();
+    const { call: other, callId: otherId } = addRoutedCall(memory, template);
+    const dialledSince = new Date().toISOString();
+    const others = await run(activities.dialCall, [{ callId: otherId }]);
+    // Another of our calls to the same person, from the same number: its try placed the call, then
+    // lost its answer (nothing on the record, no callback seen yet).
+    const cut = addCallLike(memory, template, other);
+    const cutId = cut._id.toHexString();
+    // Not yet placed: nothing to hang up, and the other call is not taken for it.
+    expect(await run(activities.hangUpCall, [{ callId: cutId, dialledSince }])).toBeNull();
+    expect(stateOf(others.providerCallId)).not.toBe('ended');
+
+    const placed = await run(activities.dialCall, [{ callId: cutId }]);
+    memory.calls.get(cutId)!.providerCallId = undefined;
+    // Without the dial's start the hang-up knows of no call.
+    expect(await run(activities.hangUpCall, [{ callId: cutId }])).toBeNull();
+    expect(stateOf(placed.providerCallId)).not.toBe('ended');
+
+    expect(await run(activities.hangUpCall, [{ callId: cutId, dialledSince }])).toBe(placed.providerCallId);
+    expect(stateOf(placed.providerCallId)).toBe('ended');
+    expect(stateOf(others.providerCallId)).not.toBe('ended');
+    expect(harness.emulator.callsTo(other.toPhoneNumber)).toBe(2);
   });
 });
 
