@@ -1,7 +1,10 @@
 // Activities that write the call's record: status changes and deletion while queued.
 import { ApplicationFailure } from '@temporalio/common';
+import { subscribesTo } from '../src/contracts/events';
 import { FAILURES } from '../src/contracts/failures';
 import type { StatusChange } from '../src/data/call-store';
+import { callWebhookTarget } from '../src/webhooks/targets';
+import type { WebhookTarget } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 import {
   createEventRouter,
@@ -17,6 +20,15 @@ export interface StatusWritten {
   call: Record<string, unknown> | null;
   /** Where the change's event went, when the workflow asked the write to hand it on (`routeWithWrites`). */
   routed?: Routed;
+}
+
+/**
+ * A queued call removed: as it was, and its own endpoints of `phoneCall.deleted`. Workflows replaying
+ * a deletion from before these carried both find the call alone in their history (`isDeletedCall`).
+ */
+export interface DeletedCall {
+  deletedCall: Record<string, unknown>;
+  ownTargets: WebhookTarget[];
 }
 
 type WriteDeps = Pick<ActivityDeps, 'calls' | 'logger' | 'metrics'>;
@@ -82,8 +94,11 @@ export function createCallRecordActivities(deps: WriteDeps & EventRouterDeps) {
       await calls.setQueuedStatusCode(callId, statusCode, new Date(at));
     },
 
-    /** Removes a queued call; answers the call as it was, or null if it was already gone. */
-    async deleteCallRecord({ callId }: { callId: string }): Promise<Record<string, unknown> | null> {
+    /**
+     * Removes a queued call; answers the call as it was with its own webhooks' endpoints of
+     * `phoneCall.deleted` (the record that named them is gone), or null if it was already gone.
+     */
+    async deleteCallRecord({ callId }: { callId: string }): Promise<DeletedCall | null> {
       const result = await calls.deleteIfQueued(callId);
       if (result.outcome === 'not-queued') {
         throw ApplicationFailure.create({
@@ -92,7 +107,11 @@ export function createCallRecordActivities(deps: WriteDeps & EventRouterDeps) {
           nonRetryable: true,
         });
       }
-      return result.outcome === 'deleted' ? result.call : null;
+      if (result.outcome !== 'deleted') return null;
+      const ownTargets = result.ownWebhooks.flatMap((hook, index) =>
+        subscribesTo([hook.subscribedEvent], 'phoneCall.deleted') ? [callWebhookTarget(hook, index)] : [],
+      );
+      return { deletedCall: result.call, ownTargets };
     },
   };
 }

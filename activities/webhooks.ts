@@ -14,6 +14,8 @@ interface TargetsQuery {
   teamId: string;
   type: CallEventName;
   ownWebhookEvents?: string[];
+  /** The call's own endpoints of the event, given when its record is gone (`phoneCall.deleted`). */
+  ownTargets?: WebhookTarget[];
   wantsCall?: boolean;
 }
 
@@ -25,6 +27,8 @@ export interface RouteRequest {
   event: WebhookEventDraft;
   streams: Record<string, string>;
   ownWebhookEvents?: string[];
+  /** As in the lookup: the call's own endpoints, when its record is gone. */
+  ownTargets?: WebhookTarget[];
 }
 
 /** Where an event went: the streams that took it, and the endpoints whose stream the workflow starts. */
@@ -69,11 +73,14 @@ export function createEventRouter({ config, calls, webhooks, temporal, logger }:
     const targets: WebhookTarget[] = [];
     for (const hook of teamHooks)
       if (subscribesTo(hook.subscribedEvents, input.type)) targets.push(teamWebhookTarget(hook));
-    const ownMayWant = !input.ownWebhookEvents || subscribesTo(input.ownWebhookEvents, input.type);
+    const ownMayWant =
+      !input.ownTargets && (!input.ownWebhookEvents || subscribesTo(input.ownWebhookEvents, input.type));
     const call = ownMayWant || (wantsCall && targets.length) ? await calls.findById(input.callId) : null;
-    (call?.phoneCallWebhooks ?? []).forEach((hook, index) => {
-      if (subscribesTo([hook.subscribedEvent], input.type)) targets.push(callWebhookTarget(hook, index));
-    });
+    if (input.ownTargets) targets.push(...input.ownTargets);
+    else
+      (call?.phoneCallWebhooks ?? []).forEach((hook, index) => {
+        if (subscribesTo([hook.subscribedEvent], input.type)) targets.push(callWebhookTarget(hook, index));
+      });
     return { targets, call: wantsCall && targets.length && call ? toReadView(call) : null };
   }
 
@@ -92,6 +99,7 @@ export function createEventRouter({ config, calls, webhooks, temporal, logger }:
       teamId: draft.teamId,
       type: draft.type,
       ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
+      ...(input.ownTargets ? { ownTargets: input.ownTargets } : {}),
       wantsCall: draft.data === null,
     });
     const data = draft.data ?? call;

@@ -265,7 +265,12 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   }
 
   /** Hands an event to a delivery workflow per subscribed endpoint; `data` defaults to the call now. */
-  async function emit(type: CallEventName, data: Record<string, unknown> | null, at: string): Promise<void> {
+  async function emit(
+    type: CallEventName,
+    data: Record<string, unknown> | null,
+    at: string,
+    ownTargets?: WebhookTarget[],
+  ): Promise<void> {
     const draft = eventDraft(type, at);
     const endsStream = input.streamsEndWithFinalEvent === true && isFinalCallEvent(type);
     if (input.streamEventsByActivity) {
@@ -275,6 +280,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         event: { ...draft, data },
         streams: runningStreams(),
         ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
+        ...(ownTargets ? { ownTargets } : {}),
       });
       await handOn(type, routed, before);
       return;
@@ -286,6 +292,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       // What lets the activity skip reading the call: its own webhooks' events, and whether the
       // event's payload is the call as it stands (only when `data` is not given).
       ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
+      ...(ownTargets ? { ownTargets } : {}),
       wantsCall: data === null,
     });
     const { targets, retryDelaysMs } = resolved;
@@ -615,11 +622,15 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     // arriving as it completes the workflow is enough: UnhandledCommand), the record is gone but the
     // delete never happened, and the call goes on to a dial that finds no record. Tried 2026-11-27;
     // the race in phone-calls.test.ts caught it.
-    const removed = await step(RECORD_OPTIONS, 'delete the queued call').deleteCallRecord({ callId: input.callId });
+    const answer = await step(RECORD_OPTIONS, 'delete the queued call').deleteCallRecord({ callId: input.callId });
+    // Histories from before the answer carried the call's own endpoints hold the call alone.
+    const removed =
+      answer && 'deletedCall' in answer ? answer : answer && { deletedCall: answer, ownTargets: undefined };
     state.phase = 'deleted';
     upsertMemo({ summary: `deleted while queued · ${input.toPhoneNumber}` });
-    deleted = { deleted: true, call: removed };
-    if (removed) await emit('phoneCall.deleted', removed, at);
+    deleted = { deleted: true, call: removed?.deletedCall ?? null };
+    // The call's own endpoints come with the answer: the record that named them is gone.
+    if (removed) await emit('phoneCall.deleted', removed.deletedCall, at, removed.ownTargets);
     return state;
   }
 

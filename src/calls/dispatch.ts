@@ -14,6 +14,7 @@ import { describeRedialPolicy } from '../contracts/redial';
 import { SA_PROVIDER, SA_SCHEDULED_FOR, SA_STATUS, SA_TEAM_ID, SA_TO_NUMBER } from '../contracts/search-attributes';
 import type { ProviderName } from '../contracts/providers';
 import { CallTemplate } from '../data/models/call-template';
+import { callsDeletedFromBatch } from '../data/models/batch-call-deletion';
 import { DispatchBatch } from '../data/models/dispatch-batch';
 import { IDEMPOTENCY_WINDOW_MS } from '../data/models/idempotency-record';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
@@ -182,7 +183,11 @@ export async function writtenBatchCalls(batchId: Types.ObjectId): Promise<PhoneC
   // A started batch had every call written and its workflow started: fewer now were deleted since
   // (queued calls cancelled). Those left are still the request's, never to be written again.
   if (batch.state === 'started') return calls;
-  return calls.length === batch.size ? calls : null;
+  // Pending: written whole when its calls and those deleted since make its size. A deletion is noted
+  // before its call goes, so a call and its note may both be seen: each counts once.
+  const deleted = await callsDeletedFromBatch(batchId);
+  const ids = new Set([...calls, ...deleted.map((_id) => ({ _id }))].map((c) => c._id.toHexString()));
+  return ids.size === batch.size ? calls : null;
 }
 
 /** Removes a batch whose calls were not all written, and those that were: no workflow has them. */

@@ -5,7 +5,7 @@
 import type { Types } from 'mongoose';
 import { predecessorsOf, type CallStatus } from '../contracts/call-status';
 import type { AnsweredBy } from '../contracts/machine-detection';
-import { DispatchBatch } from './models/dispatch-batch';
+import { noteDeletedFromBatch } from './models/batch-call-deletion';
 import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
 import { ProviderCallSighting } from './models/provider-call-sighting';
 import { toReadView, type PhoneCallReadView } from './phone-call-view';
@@ -96,7 +96,12 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
 }
 
 export type DeleteIfQueuedResult =
-  | { outcome: 'deleted'; call: PhoneCallReadView }
+  | {
+      outcome: 'deleted';
+      call: PhoneCallReadView;
+      /** Its own webhooks (sealed secrets): the record that named them is gone. */
+      ownWebhooks: Pick<PhoneCallDoc['phoneCallWebhooks'][number], 'url' | 'secretSealed' | 'subscribedEvent'>[];
+    }
   | { outcome: 'not-queued'; currentStatus: string }
   | { outcome: 'missing' };
 
@@ -139,12 +144,14 @@ export function createCallStore(): CallStore {
     findById: (callId) => PhoneCall.findById(callId).lean<PhoneCallDoc>().exec(),
     applyStatusChange,
     async deleteIfQueued(callId) {
+      // A batch still pending counts its calls, written and deleted, against its size (dispatch.ts).
+      // The deletion is noted first, so that a crash between the two writes cannot make the batch look
+      // cut short (its retry finds the call gone and notes nothing); a note of a call that stays is
+      // counted once with it.
+      const queued = await PhoneCall.findOne({ _id: callId, status: 'queued' }, { dispatchBatchId: 1 }).lean();
+      if (queued?.dispatchBatchId) await noteDeletedFromBatch(queued._id, queued.dispatchBatchId);
       const removed = await PhoneCall.findOneAndDelete({ _id: callId, status: 'queued' }).lean();
-      if (removed) {
-        // A batch still pending counts its written calls against its size (dispatch.ts): one fewer now.
-        await DispatchBatch.updateOne({ _id: removed.dispatchBatchId, state: 'pending' }, { $inc: { size: -1 } });
-        return { outcome: 'deleted', call: toReadView(removed) };
-      }
+      if (removed) return { outcome: 'deleted', call: toReadView(removed), ownWebhooks: removed.phoneCallWebhooks };
       const current = await PhoneCall.findById(callId, { status: 1 }).lean();
       return current ? { outcome: 'not-queued', currentStatus: current.status } : { outcome: 'missing' };
     },

@@ -13,6 +13,7 @@ import {
   sweepStartedBatches,
 } from '../../src/calls/dispatch';
 import { IdempotencyRecord } from '../../src/data/models/idempotency-record';
+import { noteDeletedFromBatch } from '../../src/data/models/batch-call-deletion';
 import { DispatchBatch } from '../../src/data/models/dispatch-batch';
 import { PhoneCall } from '../../src/data/models/phone-call';
 import { createLogger } from '../../src/logger';
@@ -594,6 +595,39 @@ describe('dispatch batches are kept only while a retry may ask for them', () => 
     expect(await DispatchBatch.exists({ _id: pending!._id })).not.toBeNull();
     await DispatchBatch.deleteMany({ _id: { $in: [recent!._id, pending!._id] } });
   });
+});
+
+it("deleting some of a pending batch's calls together never makes it look cut short: the others stay and start", async () => {
+  // Deletes race each other (a batch's cancel runs them side by side); FerretDB 1.x loses one of two
+  // racing updates of a document, which made a count kept on the batch go wrong.
+  const batch = await DispatchBatch.create({
+    teamId: new Types.ObjectId(stack.team.teamId),
+    size: 8,
+    state: 'pending',
+  });
+  const ids = Array.from({ length: 8 }, () => new Types.ObjectId());
+  const later = new Date(Date.now() + 3_600_000);
+  await PhoneCall.collection.insertMany(
+    ids.map((id, i) => rawQueuedCall(id, batch._id, `+1415555604${i}`, { callDelayedUntil: later })),
+  );
+  const api = apiClient(stack.baseUrl, stack.team.key);
+  const deletes = await Promise.all(ids.slice(0, 6).map((id) => api.delete(`/v1/phoneCalls/${id.toHexString()}`)));
+  expect(deletes.map((res) => res.status)).toEqual(Array(6).fill(200));
+  // A deletion noted whose call then stayed (the delete's process died between its two writes) counts once.
+  await noteDeletedFromBatch(ids[6]!, batch._id);
+  // Long dead by then: a batch judged cut short would be discarded with its calls.
+  await DispatchBatch.collection.updateOne(
+    { _id: batch._id },
+    { $set: { createdAt: new Date(Date.now() - 20 * 60_000) } },
+  );
+  const dispatcher = createDispatcher({ client: stack.temporal, config: stack.config });
+  await reconcilePendingCalls({ dispatcher, logger: createLogger('silent', 'test'), olderThanMs: 60_000 });
+  expect((await DispatchBatch.findById(batch._id).lean())?.state).toBe('started');
+  for (const id of ids.slice(6)) {
+    expect((await api.get(`/v1/phoneCalls/${id.toHexString()}`)).body.data).toMatchObject({ status: 'queued' });
+    const description = await stack.temporal.workflow.getHandle(`phoneCall-${id.toHexString()}`).describe();
+    expect(description.status.name).toBe('RUNNING');
+  }
 });
 
 it('the reconciler discards a batch whose writing was cut short long ago, and waits on a young one', async () => {

@@ -1,6 +1,7 @@
 // Endpoints 1-3 and the delivery of every call event: signed per Standard Webhooks (verified with
 // the independent `standardwebhooks` package), POST and GET, retries, 410, ordering, a worker
 // restart while the receiver is down, and the SSRF guard.
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -471,6 +472,37 @@ describe('delivery', () => {
       type: 'phoneCall.deleted',
       data: { _id: callId, status: 'queued' },
     });
+  });
+
+  it("delivers phoneCall.deleted to the deleted call's own webhooks that subscribe to it", async () => {
+    // The record that names them is gone by the time the event is sent.
+    const team = await stack.seedTeam('Own deleted team');
+    const client = apiClient(stack.baseUrl, team.key);
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    const callId = await placeCall(client, team.teamId, team.templateId, '+14155558012', {
+      callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString(),
+      phoneCallWebhooks: [
+        { url: `${receiver.url}/own-deleted`, subscribedEvent: 'phoneCall.deleted', secret },
+        { url: `${receiver.url}/own-all`, subscribedEvent: '*', secret },
+        { url: `${receiver.url}/own-completed`, subscribedEvent: 'phoneCall.completed', secret },
+      ],
+    });
+    expect((await client.delete(`/v1/phoneCalls/${callId}`)).status).toBe(200);
+    const eventsAt = (path: string) =>
+      receiver
+        .at(path)
+        .filter((r) => r.body.includes(callId))
+        .map((r) => verifyPost(secret, r));
+    for (const path of ['/own-deleted', '/own-all']) {
+      const deleted = await eventually(
+        async () => eventsAt(path).find((e) => e.type === 'phoneCall.deleted'),
+        30_000,
+        `phoneCall.deleted at ${path}`,
+      );
+      expect(deleted.data).toMatchObject({ _id: callId, status: 'queued' });
+    }
+    expect(eventsAt('/own-all').map((e) => e.type)).toEqual(['phoneCall.queued', 'phoneCall.deleted']);
+    expect(eventsAt('/own-completed')).toEqual([]);
   });
 
   it('retries a failing receiver once per failure and then stops; 410 stops at once', async () => {

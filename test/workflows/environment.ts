@@ -118,7 +118,10 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
       applied: true,
       call: { _id: change.callId, status: change.status },
     })),
-    deleteCallRecord: record('deleteCallRecord', async ({ callId }) => ({ _id: callId, status: 'queued' })),
+    deleteCallRecord: record('deleteCallRecord', async ({ callId }) => ({
+      deletedCall: { _id: callId, status: 'queued' },
+      ownTargets: [],
+    })),
     // As the real dial: the move to ringing written with it when the workflow asks.
     dialCall: record('dialCall', async ({ callId, ringing }) => ({
       providerCallId: `pc-${callId}`,

@@ -339,8 +339,8 @@ describe('recordStatus and deleteCallRecord', () => {
     const queued = callDoc(template);
     memory.add(template, queued);
     expect(await run(activities.deleteCallRecord, [{ callId: queued._id.toHexString() }])).toMatchObject({
-      _id: queued._id.toHexString(),
-      status: 'queued',
+      deletedCall: { _id: queued._id.toHexString(), status: 'queued' },
+      ownTargets: [],
     });
     expect(memory.calls.has(queued._id.toHexString())).toBe(false);
     expect(await run(activities.deleteCallRecord, [{ callId: queued._id.toHexString() }])).toBeNull();

@@ -82,7 +82,7 @@ export function memoryStores() {
       if (!call) return { outcome: 'missing' };
       if (call.status !== 'queued') return { outcome: 'not-queued', currentStatus: call.status };
       calls.delete(callId);
-      return { outcome: 'deleted', call: toReadView(call) };
+      return { outcome: 'deleted', call: toReadView(call), ownWebhooks: call.phoneCallWebhooks };
     },
     async setProviderCallId(callId, providerCallId) {
       const call = calls.get(callId);
