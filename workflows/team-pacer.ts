@@ -118,6 +118,11 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   // that withdrew was granted when its page came back, and held a slot its call never took (runs
   // begun before keep the old way to their end).
   const forgetsWithdrawn = patched('pacer-forgets-withdrawn-waiters');
+  // A call asks again every hour while it waits. Its repeat is not queued beside its first request
+  // (in `unspilled`, or read back from a page while the repeat waits there), else the copy came back
+  // after the call had been served and was granted again, holding a slot and a dial turn for nothing
+  // (runs begun before keep the old way to their end). The pages keep one entry per call and ticket.
+  const oneEntryPerWaiter = patched('pacer-one-entry-per-waiter');
   /** Calls that withdrew and may still be in pages: their entries below `belowTicket` (all, if unset) go. */
   const withdrawnSpilled = new Map<string, number | undefined>(
     (carried?.withdrawnSpilled ?? []).map(([callId, below]) => [callId, below ?? undefined]),
@@ -141,6 +146,7 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
       return;
     }
     if (queue.some((w) => w.callId === request.callId)) return;
+    if (oneEntryPerWaiter && unspilled.some((w) => w.callId === request.callId)) return;
     // Asking again after withdrawing: the pages' older entries go, this one stays.
     if (withdrawnSpilled.has(request.callId)) withdrawnSpilled.set(request.callId, request.ticket);
     if (spillHead === spillTail && unspilled.length === 0 && queue.length < memoryQueueMax) queue.push(request);
@@ -291,8 +297,15 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
       const page = Math.floor(spillHead / pageSize);
       const entries = await loadSpilledWaiters({ teamId, page });
       const pageEnd = Math.min(spillTail, (page + 1) * pageSize);
+      const loaded = new Set<string>();
       for (const { seq, request } of entries) {
-        if (seq >= spillHead && seq < pageEnd && stillWaiting(request)) queue.push(request);
+        if (seq < spillHead || seq >= pageEnd || !stillWaiting(request)) continue;
+        queue.push(request);
+        loaded.add(request.callId);
+      }
+      if (oneEntryPerWaiter && loaded.size > 0) {
+        const kept = unspilled.filter((w) => !loaded.has(w.callId));
+        unspilled.splice(0, unspilled.length, ...kept);
       }
       spillHead = pageEnd;
       await dropSpilledWaiters({ teamId, page, belowSeq: spillHead });

@@ -1,7 +1,7 @@
 // What the team pacer's activities read and write: the team's limits and the spilled part of its queue.
 import type { DialSlotRequest, PacingLimits } from '../contracts/pacing';
 import { PROVIDERS, type ProviderName } from '../contracts/providers';
-import { DialQueueEntry } from './models/dial-queue-entry';
+import { DialQueueEntry, spilledWaiterId } from './models/dial-queue-entry';
 import { Team } from './models/team';
 import { isDuplicateKeyOnly } from './duplicate-key';
 
@@ -36,12 +36,13 @@ export function createPacingStore(): PacingStore {
     async spill(teamId, firstSeq, waiters, pageSize) {
       const docs = waiters.map((request, i) => {
         const seq = firstSeq + i;
-        return { _id: `${teamId}:${seq}`, teamId, page: Math.floor(seq / pageSize), seq, ...request };
+        return { _id: spilledWaiterId(teamId, request), teamId, page: Math.floor(seq / pageSize), seq, ...request };
       });
       try {
         await DialQueueEntry.insertMany(docs, { ordered: false });
       } catch (err) {
-        // A retry after a write that landed: the waiters are there already.
+        // A retry after a write that landed, or a call's repeated request while its first still waits
+        // in a page: the waiter is there already, in its first place.
         if (!isDuplicateKeyOnly(err)) throw err;
       }
     },

@@ -1,5 +1,6 @@
 // The pacer's store in memory, with the Mongo store's semantics (test/integration covers that one).
 import type { DialSlotRequest, PacingLimits } from '../../src/contracts/pacing';
+import { spilledWaiterId } from '../../src/data/models/dial-queue-entry';
 import type { PacingStore, SpilledWaiter } from '../../src/data/pacing-store';
 
 export function memoryPacingStore(
@@ -14,8 +15,11 @@ export function memoryPacingStore(
     async spill(teamId, firstSeq, waiters: DialSlotRequest[], pageSize) {
       waiters.forEach((request, i) => {
         const seq = firstSeq + i;
-        if (!entries.has(`${teamId}:${seq}`)) spilledEver += 1;
-        entries.set(`${teamId}:${seq}`, { teamId, seq, page: Math.floor(seq / pageSize), request });
+        const id = spilledWaiterId(teamId, request);
+        // Inserts only: a waiter already there keeps its first place.
+        if (entries.has(id)) return;
+        spilledEver += 1;
+        entries.set(id, { teamId, seq, page: Math.floor(seq / pageSize), request });
       });
     },
     async loadPage(teamId, page) {

@@ -16,7 +16,12 @@ import { createCallStore } from '../../src/data/call-store';
 import { createPacingStore } from '../../src/data/pacing-store';
 import { Team } from '../../src/data/models/team';
 import { phoneCallWorkflow } from '../../workflows/call';
-import { setPausedUpdate, pacingStateQuery } from '../../workflows/messages';
+import {
+  pacingStateQuery,
+  releaseDialSlotsSignal,
+  requestDialSlotsSignal,
+  setPausedUpdate,
+} from '../../workflows/messages';
 import { teamPacerWorkflow } from '../../workflows/team-pacer';
 import type { CallWorkflowInput } from '../../workflows/types';
 import { installQuietRuntime, stubActivities, uniqueId } from '../workflows/environment';
@@ -355,6 +360,76 @@ describe('team pacer', () => {
     expect(left.map((w) => [w.request.callId, w.request.ticket])).toEqual([
       ['z', 1],
       ['x', 2],
+    ]);
+    await DialQueueEntry.deleteMany({ teamId });
+  });
+
+  it('grants a waiter once though it asks again (hourly) while it waits, in memory or in a page', async () => {
+    // Before, the repeat was queued beside the first request, and its copy came back from a page after
+    // the call had been served: granted again, it took a slot and a dial turn from the calls behind.
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    await Team.create({ _id: teamId, name: 'Repeats', defaultProvider: 'twilio', pacing: { maxConcurrentCalls: 1 } });
+    const taskQueue = uniqueId('pacing');
+    const pacing = createPacingActivities({
+      pacing: createPacingStore(),
+      calls: createCallStore(),
+      pacingDefaults: { maxConcurrentCalls: 1, dialsPerSecond: { twilio: 20, vonage: 3, telnyx: 1 } },
+      temporal: { client, taskQueue },
+    });
+    const granted: string[] = [];
+    // The calls are only names here: each grant is taken as delivered to a running call.
+    const { activities } = stubActivities({
+      ...pacing,
+      deliverDialGrants: async ({ grants }) => {
+        granted.push(...grants.map((g) => g.callId));
+        return [];
+      },
+    });
+    const worker = await Worker.create({
+      connection,
+      taskQueue,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      activities,
+    });
+    const ask = (callId: string) => ({ callId, provider: 'twilio' as const, ticket: 1 });
+    const names = ['a', 'b', 'c', 'd', 'e'];
+    await worker.runUntil(async () => {
+      const pacer = await client.workflow.start(teamPacerWorkflow, {
+        workflowId: pacerWorkflowId(teamId),
+        taskQueue,
+        args: [{ teamId, tuning: { memoryQueueMax: 1, spillPageSize: 2, idleMs: 1_000 } }],
+      });
+      // a holds the slot; b to e wait in two pages.
+      await pacer.signal(requestDialSlotsSignal, { requests: names.map(ask) });
+      await waitFor(() => granted.includes('a'));
+      // Each asks again while it waits: b and c come back from their page into the workflow's queue
+      // meanwhile, d and e are still in theirs.
+      await pacer.signal(requestDialSlotsSignal, { requests: names.slice(1).map(ask) });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      for (const [i, name] of names.entries()) {
+        await waitFor(() => granted.includes(name));
+        await pacer.signal(releaseDialSlotsSignal, { callIds: [name] });
+        if (i < names.length - 1) continue;
+        await pacer.result(); // idle, then it ends: nothing left waiting
+      }
+    });
+    expect(granted).toEqual(names);
+    expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
+  });
+
+  it('a spilled waiter written again (a retry, or the call asking again) keeps one entry, in its first place', async () => {
+    const store = createPacingStore();
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    const waiter = (callId: string, ticket: number) => ({ callId, provider: 'twilio' as const, ticket });
+    await store.spill(teamId, 0, [waiter('x', 1), waiter('y', 1)], 2);
+    await store.spill(teamId, 2, [waiter('x', 1), waiter('z', 1), waiter('x', 2)], 2);
+    const pages = [0, 1, 2].map((page) => store.loadPage(teamId, page));
+    const left = (await Promise.all(pages)).flat();
+    expect(left.map((w) => [w.seq, w.request.callId, w.request.ticket])).toEqual([
+      [0, 'x', 1],
+      [1, 'y', 1],
+      [3, 'z', 1],
+      [4, 'x', 2],
     ]);
     await DialQueueEntry.deleteMany({ teamId });
   });

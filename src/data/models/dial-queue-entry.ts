@@ -1,4 +1,5 @@
 import { Schema, model } from 'mongoose';
+import type { DialSlotRequest } from '../../contracts/pacing';
 
 /**
  * Calls waiting for a dial slot beyond what a team's pacer keeps in its own state
@@ -7,7 +8,7 @@ import { Schema, model } from 'mongoose';
  */
 const dialQueueEntrySchema = new Schema(
   {
-    /** `<teamId>:<seq>`: a retried write of the same waiter lands on the same document. */
+    /** spilledWaiterId: a retried write, or the call's repeated request, lands on the same document. */
     _id: { type: String, required: true },
     teamId: { type: String, required: true },
     page: { type: Number, required: true },
@@ -23,3 +24,11 @@ dialQueueEntrySchema.index({ teamId: 1, page: 1 });
 dialQueueEntrySchema.index({ teamId: 1, callId: 1 });
 
 export const DialQueueEntry = model('DialQueueEntry', dialQueueEntrySchema, 'dial_queue_entries');
+
+/**
+ * `<teamId>:<callId>:<ticket>`: one entry per request, however often the call repeats it while it
+ * waits (entries written before 2026-11-29 are `<teamId>:<seq>`, read back alike).
+ */
+export function spilledWaiterId(teamId: string, request: Pick<DialSlotRequest, 'callId' | 'ticket'>): string {
+  return `${teamId}:${request.callId}:${request.ticket}`;
+}
