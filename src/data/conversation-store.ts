@@ -1,9 +1,11 @@
 // What an answered call leaves behind: its recording (served by token) and its transcript. Both
-// writes are idempotent, so a retried capture rewrites the same data.
-import { randomBytes } from 'node:crypto';
-import type { Types } from 'mongoose';
+// writes are idempotent, so a retried capture rewrites the same data, and so is one that overlaps
+// another (an attempt past its timeout keeps running while Temporal starts the next).
+import { createHash, randomBytes } from 'node:crypto';
+import { Types } from 'mongoose';
+import { isDuplicateKeyOnly } from './duplicate-key';
 import { Recording } from './models/recording';
-import { Transcript } from './models/transcript';
+import { Transcript, type TranscriptDoc } from './models/transcript';
 import { toTranscriptView, type TranscriptView } from './transcript-view';
 
 export interface CallRef {
@@ -38,20 +40,55 @@ export function createConversationStore(): ConversationStore {
       return token;
     },
     async replaceTranscript(call, utterances) {
-      // With the team named, MongoDB reads the (teamId, phoneCallId, ...) index.
-      await Transcript.deleteMany({ teamId: call.teamId, phoneCallId: call._id });
-      if (utterances.length === 0) return [];
       const docs = utterances.map((u, sequence) => ({
+        _id: transcriptRowId(call._id, sequence),
         teamId: call.teamId,
         phoneCallId: call._id,
         text: u.text,
         speaker: u.speaker,
         sequence,
+        // Spoken order, given again by every rewrite.
         createdAt: u.at,
         updatedAt: u.at,
       }));
-      const stored = await Transcript.insertMany(docs, { lean: false });
-      return stored.map((doc) => toTranscriptView(doc.toObject()));
+      if (docs.length) await upsertRows(docs);
+      // Rows this transcript no longer has: past its end (an attempt that heard more), or under the
+      // random ids of releases before these. With the team named, MongoDB reads the (teamId,
+      // phoneCallId, ...) index.
+      await Transcript.deleteMany({
+        teamId: call.teamId,
+        phoneCallId: call._id,
+        _id: { $nin: docs.map((d) => d._id) },
+      });
+      return docs.map(toTranscriptView);
     },
   };
+}
+
+/**
+ * The id of a call's utterance at `sequence`, the same for every capture attempt: attempts write the
+ * same rows, and the ids a `transcript.created` event carried stay. An ObjectId like the API's others:
+ * the call's 4-byte creation time, then 8 bytes of a hash of the call and the position.
+ */
+export function transcriptRowId(phoneCallId: Types.ObjectId, sequence: number): Types.ObjectId {
+  const digest = createHash('sha256').update(`${phoneCallId.toHexString()}:${sequence}`).digest();
+  return new Types.ObjectId(Buffer.concat([phoneCallId.id.subarray(0, 4), digest.subarray(0, 8)]));
+}
+
+/**
+ * Writes each row whole by its id. Two attempts upserting a new row at once: FerretDB refuses the
+ * second insert on the unique `_id` (MongoDB retries it itself), and a second pass finds it to replace.
+ */
+async function upsertRows(docs: TranscriptDoc[]): Promise<void> {
+  const write = () =>
+    Transcript.bulkWrite(
+      docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } })),
+      { ordered: false },
+    );
+  try {
+    await write();
+  } catch (err) {
+    if (!isDuplicateKeyOnly(err)) throw err;
+    await write();
+  }
 }

@@ -2,7 +2,7 @@
 // MockActivityEnvironment. They hold documents shaped like the lean Mongoose documents.
 import { Types } from 'mongoose';
 import type { CallResults, CallStore, StatusChange, StatusChangeResult } from '../../../src/data/call-store';
-import type { ConversationStore, UtteranceRecord } from '../../../src/data/conversation-store';
+import { transcriptRowId, type ConversationStore, type UtteranceRecord } from '../../../src/data/conversation-store';
 import type { DoNotCallStore } from '../../../src/data/do-not-call-store';
 import type { DoNotCallEntryDoc } from '../../../src/data/models/do-not-call-entry';
 import type { CallTemplateDoc } from '../../../src/data/models/call-template';
@@ -126,7 +126,7 @@ export function memoryStores() {
     async replaceTranscript(call, utterances) {
       transcripts.set(call._id.toHexString(), utterances);
       return utterances.map((u, i) => ({
-        _id: `${call._id.toHexString()}-${i}`,
+        _id: transcriptRowId(call._id, i).toHexString(),
         teamId: call.teamId.toHexString(),
         phoneCallId: call._id.toHexString(),
         text: u.text,

@@ -1,0 +1,81 @@
+// A call's transcript as capture attempts write it: overlapping attempts (one past its timeout keeps
+// running while Temporal starts the next) and retries leave one row per utterance, under the ids the
+// first attempt gave them, listed in spoken order.
+import { randomBytes } from 'node:crypto';
+import mongoose, { Types } from 'mongoose';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createConversationStore, type UtteranceRecord } from '../../src/data/conversation-store';
+import { Transcript } from '../../src/data/models/transcript';
+import { withDatabase } from '../helpers/database-uri';
+
+const store = createConversationStore();
+
+beforeAll(async () => {
+  await mongoose.connect(withDatabase(inject('mongoUri'), `conversations_${randomBytes(4).toString('hex')}`));
+});
+afterAll(async () => {
+  await mongoose.connection.db?.dropDatabase();
+  await mongoose.disconnect();
+});
+
+function newCall() {
+  return { _id: new Types.ObjectId(), teamId: new Types.ObjectId() };
+}
+
+/** `count` utterances a second apart, the agent first. */
+function utterances(count: number): UtteranceRecord[] {
+  const answeredAt = Date.now() - 60_000;
+  return Array.from({ length: count }, (_, i) => ({
+    text: `utterance ${i}`,
+    speaker: i % 2 === 0 ? 'agent' : 'human',
+    at: new Date(answeredAt + i * 1000),
+  }));
+}
+
+/** The call's rows as GET /v1/transcripts lists them. */
+async function listed(call: ReturnType<typeof newCall>) {
+  const docs = await Transcript.find({ teamId: call.teamId, phoneCallId: call._id })
+    .sort({ createdAt: 1, _id: 1 })
+    .lean();
+  return docs.map((doc) => ({ _id: doc._id.toHexString(), text: doc.text }));
+}
+
+describe('replaceTranscript', () => {
+  it('stores one row per utterance when attempts overlap', async () => {
+    const call = newCall();
+    const spoken = utterances(4);
+    const answers = await Promise.all([1, 2, 3].map(() => store.replaceTranscript(call, spoken)));
+    const rows = await listed(call);
+    expect(rows.map((row) => row.text)).toEqual(spoken.map((u) => u.text));
+    for (const answer of answers) expect(answer.map((view) => view._id)).toEqual(rows.map((row) => row._id));
+  });
+
+  it('keeps the ids a first attempt answered (and its event carried) on a retry', async () => {
+    const call = newCall();
+    const spoken = utterances(3);
+    const first = await store.replaceTranscript(call, spoken);
+    const second = await store.replaceTranscript(call, spoken);
+    expect(second).toEqual(first);
+    expect(await listed(call)).toEqual(first.map((view) => ({ _id: view._id, text: view.text })));
+    // ObjectIds, as every other id the API answers.
+    for (const view of first) expect(view._id).toMatch(/^[0-9a-f]{24}$/);
+    // Each call's rows are its own.
+    const other = await store.replaceTranscript(newCall(), spoken);
+    expect(other.map((view) => view._id)).not.toContain(first[0]!._id);
+  });
+
+  it('removes what a shorter rewrite no longer has, and rows under ids of an older release', async () => {
+    const call = newCall();
+    const first = await store.replaceTranscript(call, utterances(5));
+    const at = new Date(0);
+    const old = { teamId: call.teamId, phoneCallId: call._id, text: 'old', speaker: 'human', sequence: 0 };
+    await Transcript.collection.insertOne({ _id: new Types.ObjectId(), ...old, createdAt: at, updatedAt: at });
+    const shorter = utterances(2);
+    const second = await store.replaceTranscript(call, shorter);
+    expect(second.map((view) => view._id)).toEqual(first.slice(0, 2).map((view) => view._id));
+    expect(await listed(call)).toEqual(second.map((view) => ({ _id: view._id, text: view.text })));
+
+    await store.replaceTranscript(call, []);
+    expect(await listed(call)).toEqual([]);
+  });
+});
