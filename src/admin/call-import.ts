@@ -12,7 +12,7 @@ import { listedAmong } from '../data/do-not-call-store';
 import { CallTemplate } from '../data/models/call-template';
 import { MAX_BATCH, phoneCallCreateSchema } from '../schemas/phone-calls';
 import { CommandError, requireTeam } from './commands';
-import { columnKey, countryOf, csvRows, refuseProblems } from './csv';
+import { columnKey, countryOf, csvRows, refuseProblems, type CsvRow } from './csv';
 import { apiFor, type ApiCall } from './api-target';
 import { errorMessages, type ApiSchemas } from '../client/api-client';
 
@@ -62,9 +62,9 @@ export function readCallCsv(
 ): CallRow[] {
   const rows = csvRows(content);
   if (rows.length < 2) throw new CommandError('the file needs a header row and at least one call');
-  const [header, ...body] = rows as [string[], ...string[][]];
+  const [header, ...body] = rows as [CsvRow, ...CsvRow[]];
   const variables = new Map(options.template.variables.map((v) => [columnKey(v), v]));
-  const columns = header.map((name) => {
+  const columns = header.cells.map((name) => {
     const field = FIELD_COLUMNS[columnKey(name)];
     if (field) return { kind: 'field' as const, name: field };
     const variable = variables.get(columnKey(name));
@@ -79,8 +79,7 @@ export function readCallCsv(
 
   const problems: string[] = [];
   const calls: CallRow[] = [];
-  body.forEach((row, index) => {
-    const line = index + 2;
+  body.forEach(({ cells: row, line }) => {
     const element: Record<string, unknown> = { teamId: options.teamId, callTemplateId: options.template.id };
     const values: { key: string; value: string }[] = [];
     const rowProblems: string[] = [];

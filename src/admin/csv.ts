@@ -17,14 +17,37 @@ export function countryOf(value: string | undefined): CountryCode | undefined {
   return upper;
 }
 
-/** RFC 4180 rows (quoted fields, embedded commas and newlines, a byte-order mark tolerated). */
-export function csvRows(content: string): string[][] {
+/** A row of the file (RFC 4180: quoted fields, embedded commas and newlines) and the line it starts on. */
+export interface CsvRow {
+  cells: string[];
+  line: number;
+}
+
+/**
+ * The file's rows, a byte-order mark tolerated, blank lines skipped. Each names the line it starts on
+ * (for error messages): blank lines and quoted cells spanning lines make a row's index no guide to it.
+ * The line breaks are counted in the raw text csv-parse gives each record, since its `info.lines` is
+ * the line a record ends on and counts a CRLF inside quotes as two.
+ */
+export function csvRows(content: string): CsvRow[] {
+  let records: { record: string[]; raw: string }[];
   try {
-    return parse(content, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: true });
+    const options = { bom: true, skip_empty_lines: true, trim: true, relax_column_count: true, raw: true };
+    // With `raw`, csv-parse gives each record as { record, raw }, which its types do not say.
+    records = parse(content, options) as unknown as typeof records;
   } catch (err) {
     throw new CommandError(`the file is not valid CSV: ${err instanceof Error ? err.message : String(err)}`);
   }
+  let line = 1;
+  return records.map(({ record, raw }) => {
+    // The raw text starts with the blank lines skipped before the record.
+    const start = line + lineBreaks(/^(?:[^\S\r\n]*(?:\r\n|\r|\n))*/.exec(raw)![0]);
+    line += lineBreaks(raw);
+    return { cells: record, line: start };
+  });
 }
+
+const lineBreaks = (text: string) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
 
 /** All or nothing: the import fails naming its bad lines (the first 20, and how many more). */
 export function refuseProblems(problems: string[], headline: string): void {

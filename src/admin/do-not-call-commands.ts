@@ -31,7 +31,7 @@ export function readDncCsv(content: string, options: { defaultCountry?: CountryC
     const parsed = cell ? parsePhoneNumberFromString(cell, options.defaultCountry) : undefined;
     return parsed?.isValid() ? parsed.number : undefined;
   };
-  const header = parseNumber(rows[0]![0]) ? null : rows[0]!.map(columnKey);
+  const header = parseNumber(rows[0]!.cells[0]) ? null : rows[0]!.cells.map(columnKey);
   const numberAt = header ? header.findIndex((name) => NUMBER_COLUMNS.includes(name)) : 0;
   const reasonAt = header ? header.findIndex((name) => REASON_COLUMNS.includes(name)) : 1;
   if (numberAt < 0) {
@@ -42,8 +42,7 @@ export function readDncCsv(content: string, options: { defaultCountry?: CountryC
   }
   const entries: NewDncEntry[] = [];
   const problems: string[] = [];
-  rows.slice(header ? 1 : 0).forEach((row, index) => {
-    const line = index + (header ? 2 : 1);
+  rows.slice(header ? 1 : 0).forEach(({ cells: row, line }) => {
     const phoneNumber = parseNumber(row[numberAt]);
     if (!phoneNumber) {
       problems.push(`line ${line}: "${row[numberAt] ?? ''}" is not a valid phone number`);

@@ -115,12 +115,32 @@ export function describeCallingWindow(window: CallingWindow): string {
 
 type Interval = [start: number, end: number];
 
-function wallInstant(date: Temporal.PlainDate, minutes: number, timeZone: string): number {
-  // 24:00 is the next day's midnight; a wall time skipped by a spring-forward change moves forward
-  // by the gap and a repeated one takes the earlier instant (Temporal's 'compatible').
-  const day = minutes === 24 * 60 ? date.add({ days: 1 }) : date;
-  const time = minutes === 24 * 60 ? { hour: 0 } : { hour: Math.floor(minutes / 60), minute: minutes % 60 };
-  return day.toPlainDateTime(time).toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The instants at which the clock in `timeZone` shows a time of `date` from `start` up to (not
+ * including) `end`, in minutes of the day. While the zone's UTC offset holds, those are the wall times
+ * less the offset, cut to the stretch the offset holds for. So a bound in the hour a spring-forward
+ * change skips takes effect when the clock jumps, and the hour a fall-back change repeats is open each
+ * time the clock shows a time within the hours: never an instant whose wall time lies outside them.
+ */
+function wallIntervals(date: Temporal.PlainDate, start: number, end: number, timeZone: string): Interval[] {
+  // Wall times written as if they were UTC; `end` may be 24:00, the next day's midnight.
+  const midnight = Date.UTC(date.year, date.month - 1, date.day);
+  const [wallStart, wallEnd] = [midnight + start * 60_000, midnight + end * 60_000];
+  const intervals: Interval[] = [];
+  // An offset is less than a day: no instant a day or more from these wall times can show them.
+  const first = Temporal.Instant.fromEpochMilliseconds(wallStart - DAY_MS);
+  let stretch: Temporal.ZonedDateTime | null = first.toZonedDateTimeISO(timeZone);
+  while (stretch && stretch.epochMilliseconds < wallEnd + DAY_MS) {
+    const next: Temporal.ZonedDateTime | null = stretch.getTimeZoneTransition('next');
+    const offset = stretch.offsetNanoseconds / 1e6;
+    const from = Math.max(stretch.epochMilliseconds, wallStart - offset);
+    const to = Math.min(next?.epochMilliseconds ?? Infinity, wallEnd - offset);
+    if (from < to) intervals.push([from, to]);
+    stretch = next;
+  }
+  return intervals;
 }
 
 /** The window's open intervals in one zone for the callee-local days [firstDay, firstDay + days). */
@@ -137,9 +157,8 @@ function intervalsInZone(
     if (skipped.has(date.toString())) continue;
     for (const rule of window.rules) {
       if (!rule.days.includes(date.dayOfWeek as IsoWeekday)) continue;
-      const start = wallInstant(date, minutesOf(rule.start, 'the start'), timeZone);
-      const end = wallInstant(date, minutesOf(rule.end, 'the end'), timeZone);
-      if (end > start) intervals.push([start, end]);
+      const [start, end] = [minutesOf(rule.start, 'the start'), minutesOf(rule.end, 'the end')];
+      intervals.push(...wallIntervals(date, start, end, timeZone));
     }
   }
   return merge(intervals);
@@ -194,10 +213,10 @@ export function checkCallingWindow(window: CallingWindow, timeZones: readonly st
   return { open: false, opensAt: null };
 }
 
-/** A zone name Temporal (and so this module) can use. */
 /** The canonical IANA zone names this runtime knows; the OpenAPI document lists them for `calleeTimeZone`. */
 export const KNOWN_TIME_ZONES: readonly string[] = ['UTC', ...Intl.supportedValuesOf('timeZone')];
 
+/** A zone name Temporal (and so this module) can use. */
 export function isTimeZone(name: string): boolean {
   try {
     Temporal.Now.instant().toZonedDateTimeISO(name);

@@ -69,6 +69,29 @@ describe('readCallCsv', () => {
     expect(message).not.toMatch(/line 2/);
   });
 
+  // Blank lines are skipped and a quoted cell may span lines, so a row's line is not its index + 2.
+  it.each([
+    ['LF', '\n'],
+    ['CRLF', '\r\n'],
+  ])('names the line a bad row starts on, past blank lines and multi-line cells (%s)', (_, eol) => {
+    const csv = [
+      'phone,firstName,clinic',
+      '+14155550101,Ada,"North',
+      'Wing"',
+      '',
+      '+14155550102,Bo,South',
+      '(415) 555-0103,"Cy',
+      'Dee",East',
+      '   ',
+      '+14155550104,,West',
+    ].join(eol);
+    expect(() => readCallCsv(csv, { teamId: TEAM, template: TEMPLATE })).toThrow(
+      /2 bad line\(s\):\nline 6: toPhoneNumber must be a valid E\.164 phone number\nline 9: missing required variable/,
+    );
+    const good = readCallCsv(csv.split(eol).slice(0, 5).join(eol), { teamId: TEAM, template: TEMPLATE });
+    expect(good.map((row) => row.line)).toEqual([2, 5]);
+  });
+
   it('refuses an unknown column (a typo must not become a silent empty variable) and a file without numbers', () => {
     expect(() => readCallCsv('phone,frstName\n+14155550101,Ada\n', { teamId: TEAM, template: TEMPLATE })).toThrow(
       /column "frstName" is neither a call field .* nor a variable of the template \(firstName, clinic\)/,

@@ -19,6 +19,10 @@ describe('readDncCsv', () => {
     expect(() => readDncCsv('+14155550161\n(415) 555-0162\n', {})).toThrow(
       /line 2: "\(415\) 555-0162" is not a valid phone number/,
     );
+    // Lines of the file, blank ones and a reason spanning two lines counted.
+    expect(() => readDncCsv('+14155550161,"two\nlines"\n\n(415) 555-0162\n', {})).toThrow(
+      /line 4: "\(415\) 555-0162" is not a valid phone number/,
+    );
   });
 
   it('refuses a file with no number column, no rows or broken quoting, as a command error', () => {

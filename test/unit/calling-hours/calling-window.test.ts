@@ -12,6 +12,14 @@ import { timeZonesOfNumber } from '../../../src/calling-hours/callee-time-zones'
 const weekdays9to20: CallingWindow = { rules: [parseCallingHoursRule('Mon-Fri 09:00-20:00')], skipDates: [] };
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
+const ny = ['America/New_York'];
+/** What the check answers at each instant: `open until <closesAt>` or `closed until <opensAt>`. */
+const answers = (window: CallingWindow, instants: string[]) =>
+  instants.map((instant) => {
+    const check = checkCallingWindow(window, ny, at(instant));
+    if (check.open) return `open until ${iso(check.closesAt)}`;
+    return `closed until ${check.opensAt === null ? 'never' : iso(check.opensAt)}`;
+  });
 
 describe('parsing and validation', () => {
   it('reads day ranges, lists, wrapping ranges and daily', () => {
@@ -46,14 +54,19 @@ describe('parsing and validation', () => {
 describe('checkCallingWindow', () => {
   it("is open inside the hours in the callee's zone, and says when it closes", () => {
     // Monday 2026-11-23 10:00 in New York is 15:00 UTC.
-    expect(checkCallingWindow(weekdays9to20, ['America/New_York'], at('2026-11-23T15:00:00Z'))).toEqual({
+    expect(checkCallingWindow(weekdays9to20, ny, at('2026-11-23T15:00:00Z'))).toEqual({
       open: true,
       closesAt: at('2026-11-24T01:00:00Z'),
+    });
+    // Hours ending at 24:00 close at the next midnight: Monday 21:00 local until Tuesday 00:00 (05:00 UTC).
+    const evenings: CallingWindow = { rules: [parseCallingHoursRule('Mon-Fri 20:00-24:00')], skipDates: [] };
+    expect(checkCallingWindow(evenings, ny, at('2026-11-24T02:00:00Z'))).toEqual({
+      open: true,
+      closesAt: at('2026-11-24T05:00:00Z'),
     });
   });
 
   it('waits for the next opening: the evening, the weekend, a skipped holiday', () => {
-    const ny = ['America/New_York'];
     // Monday 21:00 local: opens Tuesday 09:00 local (14:00 UTC).
     expect(checkCallingWindow(weekdays9to20, ny, at('2026-11-24T02:00:00Z'))).toEqual({
       open: false,
@@ -68,27 +81,50 @@ describe('checkCallingWindow', () => {
   });
 
   it('handles the spring-forward change: 09:00 the morning after is an hour earlier in UTC', () => {
-    const ny = ['America/New_York'];
     // Saturday 2027-03-13 is EST (UTC-5); Monday 2027-03-15 is EDT (UTC-4). DST starts Sunday 2027-03-14.
     const check = checkCallingWindow(weekdays9to20, ny, at('2027-03-13T15:00:00Z'));
     expect(check.open === false && iso(check.opensAt!)).toBe('2027-03-15T13:00:00.000Z');
-    // A window starting inside the skipped hour opens when the clock jumps past it (02:30 -> 03:00 EDT = 07:00 UTC).
+  });
+
+  // 2027-03-14 in New York: 02:00 EST jumps to 03:00 EDT at 07:00 UTC, so 02:00-02:59 never shows.
+  it('opens a window starting in the hour spring-forward skips when the clock jumps', () => {
     const night: CallingWindow = { rules: [parseCallingHoursRule('Sun 02:30-05:00')], skipDates: [] };
-    const jump = checkCallingWindow(night, ny, at('2027-03-14T05:00:00Z'));
-    expect(jump.open === false && iso(jump.opensAt!)).toBe('2027-03-14T07:30:00.000Z');
+    expect(answers(night, ['2027-03-14T05:00:00Z'])).toEqual(['closed until 2027-03-14T07:00:00.000Z']);
+  });
+
+  it('closes a window ending in the hour spring-forward skips when the clock jumps', () => {
+    const early: CallingWindow = { rules: [parseCallingHoursRule('Sun 00:00-02:30')], skipDates: [] };
+    // 01:30 EST is open until the jump; 03:15 EDT is past the 02:30 end, closed until next Sunday's 00:00.
+    expect(answers(early, ['2027-03-14T06:30:00Z', '2027-03-14T07:15:00Z'])).toEqual([
+      'open until 2027-03-14T07:00:00.000Z',
+      'closed until 2027-03-21T04:00:00.000Z',
+    ]);
   });
 
   it('handles the fall-back change: the hours follow the local clock, not UTC', () => {
-    const ny = ['America/New_York'];
     // Friday 2026-10-30 is EDT; Monday 2026-11-02 is EST (DST ended Sunday 2026-11-01).
     const friday = checkCallingWindow(weekdays9to20, ny, at('2026-10-30T12:00:00Z'));
     expect(friday.open === false && iso(friday.opensAt!)).toBe('2026-10-30T13:00:00.000Z');
     const monday = checkCallingWindow(weekdays9to20, ny, at('2026-10-31T12:00:00Z'));
     expect(monday.open === false && iso(monday.opensAt!)).toBe('2026-11-02T14:00:00.000Z');
-    // The repeated 01:00-02:00 hour: a window 01:30-03:00 on that Sunday opens at the first 01:30 (EDT).
+  });
+
+  it('is open in the hour fall-back repeats each time the clock shows a time within the hours', () => {
+    // 2026-11-01: 02:00 EDT falls back to 01:00 EST at 06:00 UTC. A window 01:30-03:00 opens at the
+    // first 01:30 (EDT), closes while the clock shows 01:00-01:29 again, and opens at the second 01:30.
     const night: CallingWindow = { rules: [parseCallingHoursRule('Sun 01:30-03:00')], skipDates: [] };
-    const repeated = checkCallingWindow(night, ny, at('2026-11-01T04:00:00Z'));
-    expect(repeated.open === false && iso(repeated.opensAt!)).toBe('2026-11-01T05:30:00.000Z');
+    expect(answers(night, ['2026-11-01T04:00:00Z', '2026-11-01T05:45:00Z', '2026-11-01T06:15:00Z'])).toEqual([
+      'closed until 2026-11-01T05:30:00.000Z',
+      'open until 2026-11-01T06:00:00.000Z',
+      'closed until 2026-11-01T06:30:00.000Z',
+    ]);
+    // A window ending at 01:30 closes at the first 01:30 and is open again for 01:00-01:29 EST.
+    const evening: CallingWindow = { rules: [parseCallingHoursRule('Sun 00:00-01:30')], skipDates: [] };
+    expect(answers(evening, ['2026-11-01T05:00:00Z', '2026-11-01T05:45:00Z', '2026-11-01T06:15:00Z'])).toEqual([
+      'open until 2026-11-01T05:30:00.000Z',
+      'closed until 2026-11-01T06:00:00.000Z',
+      'open until 2026-11-01T06:30:00.000Z',
+    ]);
   });
 
   it('counts only hours open in every zone of a number at once', () => {
