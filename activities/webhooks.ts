@@ -170,6 +170,33 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
     /** Routes an event to its endpoints' streams (createEventRouter's routeEvent), as a local activity. */
     routeWebhookEvent: (input: RouteRequest): Promise<Routed> => routeEvent(input),
 
+    /**
+     * Records an attempt that could not be made (its every try failed: the store or the secret box
+     * down), so the delivery shows it and, once given up, ends `failed` and can be redelivered.
+     */
+    async recordAttemptNotMade(input: WebhookAttemptActivityInput & { error: string }): Promise<void> {
+      const { target, event } = input;
+      await webhooks.recordAttempt({
+        eventId: event.eventId,
+        endpointKey: target.endpointKey,
+        teamId: input.teamId,
+        callId: input.callId,
+        webhookId: target.webhookId,
+        eventType: event.type,
+        url: target.url,
+        method: target.method,
+        state: input.isLastAttempt ? 'failed' : 'pending',
+        event: { type: event.type, timestamp: event.timestamp, data: event.data },
+        attempt: {
+          attempt: input.attempt,
+          attemptedAt: new Date(),
+          statusCode: null,
+          durationMs: 0,
+          error: `not attempted: ${input.error}`,
+        },
+      });
+    },
+
     async attemptWebhookDelivery(input: WebhookAttemptActivityInput): Promise<{ ok: boolean; gone: boolean }> {
       const { target, event } = input;
       const result = await attemptDelivery({

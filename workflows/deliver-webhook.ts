@@ -2,7 +2,16 @@
 // the earlier one was delivered or given up on. Each attempt is an activity; the waits between
 // attempts are durable timers following the retry schedule (decisions.md), so a worker restart
 // loses nothing.
-import { condition, log, proxyActivities, setHandler, sleep, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  condition,
+  isCancellation,
+  log,
+  proxyActivities,
+  setHandler,
+  sleep,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { isFinalCallEvent } from '../src/contracts/events';
 import { enqueueEventSignal, noMoreEventsSignal } from './messages';
@@ -11,6 +20,11 @@ import type { WebhookEvent, DeliveryWorkflowInput } from './types';
 const ATTEMPT_OPTIONS: ActivityOptions = {
   // One HTTP attempt has a 15 s budget; the rest covers recording it in MongoDB.
   startToCloseTimeout: '45 seconds',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+};
+// Noting an attempt that could not be made: best effort, the store may be down still.
+const NOT_MADE_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
 };
 
@@ -61,14 +75,17 @@ export async function deliverWebhookEventsWorkflow(
       const attempt = recordedBefore + tried;
       // Named for the timeline: which event, which attempt of the schedule.
       const summary = `${input.target.method} ${event.type}, ${input.redelivery ? 'redelivery ' : ''}attempt ${tried} of ${delays.length + 1}`;
-      const result = await proxyActivities<Activities>({ ...ATTEMPT_OPTIONS, summary }).attemptWebhookDelivery({
+      const attemptInput = {
         callId: input.callId,
         teamId: input.teamId,
         target: input.target,
         event,
         attempt,
         isLastAttempt: isLast,
-      });
+      };
+      const result = await proxyActivities<Activities>({ ...ATTEMPT_OPTIONS, summary })
+        .attemptWebhookDelivery(attemptInput)
+        .catch((err: unknown) => attemptNotMade(attemptInput, err));
       if (result.ok) return true;
       if (result.gone) {
         log.info('receiver answered 410 Gone; delivery stopped', { eventId: event.eventId });
@@ -79,6 +96,34 @@ export async function deliverWebhookEventsWorkflow(
       await sleep(delay, { summary: `retry ${event.type} in ${formatDelay(delay)}` });
     }
   }
+}
+
+/**
+ * An attempt whose every try failed (its HTTP request may have gone out or not; the store that records
+ * it or the key that opens the secret was out for minutes) counts as a failed attempt of the schedule:
+ * the stream goes on, and the events behind it are not lost with it. It is noted on the delivery when
+ * the store takes it.
+ */
+async function attemptNotMade(
+  attemptInput: Parameters<Activities['attemptWebhookDelivery']>[0],
+  err: unknown,
+): Promise<{ ok: false; gone: false }> {
+  if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+  const error = String(err.cause?.message ?? err.message);
+  log.warn('webhook attempt could not be made; counted as failed', { eventId: attemptInput.event.eventId, error });
+  try {
+    await proxyActivities<Activities>({
+      ...NOT_MADE_OPTIONS,
+      summary: 'note the attempt not made',
+    }).recordAttemptNotMade({
+      ...attemptInput,
+      error,
+    });
+  } catch (noteErr) {
+    if (isCancellation(noteErr) || !(noteErr instanceof ActivityFailure)) throw noteErr;
+    log.warn('could not note the attempt not made', { eventId: attemptInput.event.eventId });
+  }
+  return { ok: false, gone: false };
 }
 
 /** 5 s, 30 min, 2 h: as the retry schedule is written. */

@@ -60,6 +60,50 @@ describe('deliverWebhookEventsWorkflow', () => {
     expect(Date.now() - wallStart).toBeLessThan(30_000);
   });
 
+  it('counts an attempt that could not be made (the store down for minutes) as failed, and goes on to the next event', async () => {
+    // Each attempt's activity fails all its tries for the first event; the second event is delivered.
+    const { activities, calls } = stubActivities({
+      attemptWebhookDelivery: async ({ event }) => {
+        if (event.eventId === 'evt_ringing') throw new Error('MongoServerSelectionError: the store is down');
+        return { ok: true, gone: false };
+      },
+    });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const first = input();
+    first.firstEvent = { ...first.firstEvent, eventId: 'evt_ringing', type: 'phoneCall.ringing' };
+    first.retryDelaysMs = [5_000, 300_000];
+    first.endsWithFinalEvent = true;
+    const result = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(deliverWebhookEventsWorkflow, {
+        workflowId: uniqueId('wf'),
+        taskQueue,
+        args: [first],
+      });
+      await handle.signal(enqueueEventSignal, {
+        ...first.firstEvent,
+        eventId: 'evt_completed',
+        type: 'phoneCall.completed',
+      });
+      return handle.result();
+    });
+    expect(result).toEqual({ delivered: 1, failed: 1 });
+    // The three attempts of the schedule, each noted as not made, the last one giving up.
+    const notes = calls
+      .filter((c) => c.name === 'recordAttemptNotMade')
+      .map((c) => c.input as { attempt: number; isLastAttempt: boolean; error: string });
+    expect(notes.map((n) => [n.attempt, n.isLastAttempt])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+    ]);
+    expect(notes[0]!.error).toMatch(/the store is down/);
+    const tried = calls
+      .filter((c) => c.name === 'attemptWebhookDelivery')
+      .map((c) => (c.input as { event: { eventId: string } }).event.eventId);
+    expect(tried.at(-1)).toBe('evt_completed');
+  }, 120_000);
+
   it('stops at once on 410 Gone, and delivers later events of the stream in order', async () => {
     const { activities, calls } = stubActivities({
       attemptWebhookDelivery: async ({ event }) =>

@@ -137,6 +137,7 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
       ...(final ? { final: { applied: true, call: { _id: final.callId, status: final.status } } } : {}),
     })),
     attemptWebhookDelivery: record('attemptWebhookDelivery', async () => ({ ok: true, gone: false })),
+    recordAttemptNotMade: record('recordAttemptNotMade', async () => undefined),
     recordQueuedStatusCode: record('recordQueuedStatusCode', async () => undefined),
     // The real check: it is pure, and the time-skipping clock is what the workflow passes it.
     checkCallingHours: record('checkCallingHours', createCallingHoursActivities().checkCallingHours),

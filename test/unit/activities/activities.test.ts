@@ -486,5 +486,14 @@ describe('webhook activities', () => {
     ]);
     // Both endpoints were signed with their own secret, under the event's stable id.
     expect(receiver.at('/team').map((r) => r.headers['webhook-id'])).toEqual([base.event.eventId, base.event.eventId]);
+
+    // Attempts that could not be made are noted; the last of the schedule ends the delivery failed.
+    const notMade = { ...base, target: perCall!, error: 'the store is down' };
+    await run(activities.recordAttemptNotMade, [{ ...notMade, attempt: 2, isLastAttempt: false }]);
+    await run(activities.recordAttemptNotMade, [{ ...notMade, attempt: 3, isLastAttempt: true }]);
+    expect(memory.attempts.slice(3).map((a) => [a.state, a.attempt.attempt, a.attempt.error])).toEqual([
+      ['pending', 2, 'not attempted: the store is down'],
+      ['failed', 3, 'not attempted: the store is down'],
+    ]);
   });
 });
