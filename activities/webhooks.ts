@@ -3,6 +3,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { subscribesTo, type CallEventName } from '../src/contracts/events';
 import { toReadView } from '../src/data/phone-call-view';
+import type { DeliveryAttemptRecord } from '../src/data/webhook-store';
 import { attemptDelivery } from '../src/webhooks/attempt';
 import type { WebhookEvent, WebhookTarget } from '../workflows/types';
 import { callWebhookTarget, teamWebhookTarget } from '../src/webhooks/targets';
@@ -159,6 +160,28 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
   const { config, secretBox, webhooks, metrics } = deps;
   const { resolveTargets, routeEvent } = createEventRouter(deps);
 
+  /** Adds the attempt to the delivery record of its event and endpoint, in `state` from now on. */
+  function record(
+    input: WebhookAttemptActivityInput,
+    state: DeliveryAttemptRecord['state'],
+    attempt: Omit<DeliveryAttemptRecord['attempt'], 'attempt'>,
+  ): Promise<void> {
+    const { target, event } = input;
+    return webhooks.recordAttempt({
+      eventId: event.eventId,
+      endpointKey: target.endpointKey,
+      teamId: input.teamId,
+      callId: input.callId,
+      webhookId: target.webhookId,
+      eventType: event.type,
+      url: target.url,
+      method: target.method,
+      state,
+      event: { type: event.type, timestamp: event.timestamp, data: event.data },
+      attempt: { attempt: input.attempt, ...attempt },
+    });
+  }
+
   return {
     /** The endpoints of an event and the call (resolveTargets), for calls that signal their streams themselves. */
     async resolveWebhookTargets(
@@ -175,25 +198,11 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
      * down), so the delivery shows it and, once given up, ends `failed` and can be redelivered.
      */
     async recordAttemptNotMade(input: WebhookAttemptActivityInput & { error: string }): Promise<void> {
-      const { target, event } = input;
-      await webhooks.recordAttempt({
-        eventId: event.eventId,
-        endpointKey: target.endpointKey,
-        teamId: input.teamId,
-        callId: input.callId,
-        webhookId: target.webhookId,
-        eventType: event.type,
-        url: target.url,
-        method: target.method,
-        state: input.isLastAttempt ? 'failed' : 'pending',
-        event: { type: event.type, timestamp: event.timestamp, data: event.data },
-        attempt: {
-          attempt: input.attempt,
-          attemptedAt: new Date(),
-          statusCode: null,
-          durationMs: 0,
-          error: `not attempted: ${input.error}`,
-        },
+      await record(input, input.isLastAttempt ? 'failed' : 'pending', {
+        attemptedAt: new Date(),
+        statusCode: null,
+        durationMs: 0,
+        error: `not attempted: ${input.error}`,
       });
     },
 
@@ -209,24 +218,11 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       });
       const state = result.ok ? 'delivered' : result.gone ? 'gone' : input.isLastAttempt ? 'failed' : 'pending';
       metrics.webhookAttempt(result.ok ? 'delivered' : result.gone ? 'gone' : 'failed', result.durationMs / 1000);
-      await webhooks.recordAttempt({
-        eventId: event.eventId,
-        endpointKey: target.endpointKey,
-        teamId: input.teamId,
-        callId: input.callId,
-        webhookId: target.webhookId,
-        eventType: event.type,
-        url: target.url,
-        method: target.method,
-        state,
-        event: { type: event.type, timestamp: event.timestamp, data: event.data },
-        attempt: {
-          attempt: input.attempt,
-          attemptedAt: new Date(result.attemptedAt),
-          statusCode: result.statusCode,
-          durationMs: result.durationMs,
-          error: result.error,
-        },
+      await record(input, state, {
+        attemptedAt: new Date(result.attemptedAt),
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        error: result.error,
       });
       return { ok: result.ok, gone: result.gone };
     },

@@ -33,6 +33,37 @@ function input(): DeliveryWorkflowInput {
   };
 }
 
+/** A stream whose first event is `phoneCall.ringing`; runStream hands it `phoneCall.completed` next. */
+function ringingThenCompleted(): DeliveryWorkflowInput {
+  const first = input();
+  first.firstEvent = { ...first.firstEvent, eventId: 'evt_ringing', type: 'phoneCall.ringing' };
+  return first;
+}
+
+/** Runs the stream with `activities`, hands it `evt_completed` (then, if asked, no more events). */
+async function runStream(
+  activities: ReturnType<typeof stubActivities>['activities'],
+  first: DeliveryWorkflowInput,
+  options: { thenNoMore?: boolean } = {},
+) {
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  return worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(deliverWebhookEventsWorkflow, {
+      workflowId: uniqueId('wf'),
+      taskQueue,
+      args: [first],
+    });
+    await handle.signal(enqueueEventSignal, {
+      ...first.firstEvent,
+      eventId: 'evt_completed',
+      type: 'phoneCall.completed',
+    });
+    if (options.thenNoMore) await handle.signal(noMoreEventsSignal);
+    return handle.result();
+  });
+}
+
 describe('deliverWebhookEventsWorkflow', () => {
   it('retries a failing receiver on the whole schedule, on durable timers, then gives up', async () => {
     const { activities, calls } = stubActivities({ attemptWebhookDelivery: async () => ({ ok: false, gone: false }) });
@@ -68,25 +99,10 @@ describe('deliverWebhookEventsWorkflow', () => {
         return { ok: true, gone: false };
       },
     });
-    const taskQueue = uniqueId('q');
-    const worker = await workerFor(env, activities, taskQueue);
-    const first = input();
-    first.firstEvent = { ...first.firstEvent, eventId: 'evt_ringing', type: 'phoneCall.ringing' };
+    const first = ringingThenCompleted();
     first.retryDelaysMs = [5_000, 300_000];
     first.endsWithFinalEvent = true;
-    const result = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(deliverWebhookEventsWorkflow, {
-        workflowId: uniqueId('wf'),
-        taskQueue,
-        args: [first],
-      });
-      await handle.signal(enqueueEventSignal, {
-        ...first.firstEvent,
-        eventId: 'evt_completed',
-        type: 'phoneCall.completed',
-      });
-      return handle.result();
-    });
+    const result = await runStream(activities, first);
     expect(result).toEqual({ delivered: 1, failed: 1 });
     // The three attempts of the schedule, each noted as not made, the last one giving up.
     const notes = calls
@@ -109,24 +125,7 @@ describe('deliverWebhookEventsWorkflow', () => {
       attemptWebhookDelivery: async ({ event }) =>
         event.type === 'phoneCall.ringing' ? { ok: false, gone: true } : { ok: true, gone: false },
     });
-    const taskQueue = uniqueId('q');
-    const worker = await workerFor(env, activities, taskQueue);
-    const first = input();
-    first.firstEvent = { ...first.firstEvent, eventId: 'evt_ringing', type: 'phoneCall.ringing' };
-    const result = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(deliverWebhookEventsWorkflow, {
-        workflowId: uniqueId('wf'),
-        taskQueue,
-        args: [first],
-      });
-      await handle.signal(enqueueEventSignal, {
-        ...first.firstEvent,
-        eventId: 'evt_completed',
-        type: 'phoneCall.completed',
-      });
-      await handle.signal(noMoreEventsSignal);
-      return handle.result();
-    });
+    const result = await runStream(activities, ringingThenCompleted(), { thenNoMore: true });
     expect(result).toEqual({ delivered: 1, failed: 1 });
     const delivered = calls
       .filter((c) => c.name === 'attemptWebhookDelivery')
