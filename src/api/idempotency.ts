@@ -24,6 +24,20 @@ export interface StoredResponse {
   batchId?: Types.ObjectId;
 }
 
+/**
+ * A create failed and could not clean up after itself: whether its calls were written is unknown. The
+ * key is not freed (a retry would write them again): it stays pending, and once its lease runs out a
+ * retry takes the batch over, answering with its calls when all were written, else discarding them.
+ */
+export class CreateOutcomeUnknown extends Error {
+  constructor(
+    readonly failure: unknown,
+    cleanupFailure: unknown,
+  ) {
+    super(`create failed and its cleanup too: ${String(cleanupFailure)}`);
+  }
+}
+
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
@@ -109,6 +123,11 @@ async function claimKey(identity: Identity, requestHash: string, now: Date, batc
         await IdempotencyTakeover.create({ _id: takeoverId, createdAt: new Date() });
       } catch (err) {
         if (!isDuplicateKeyOnly(err)) throw err;
+        // Another retry is rewriting the record, or died before it could: its claim, held for one
+        // write, is stale after a lease and goes (conditionally: a claim made anew since stays), so
+        // the key is not wedged where claims never expire (FerretDB 1.x has no TTL indexes).
+        await IdempotencyTakeover.deleteOne({ _id: takeoverId, createdAt: { $lt: new Date(Date.now() - LEASE_MS) } });
+        throwIfPast(deadline);
         await new Promise((resolve) => setTimeout(resolve, 50));
         continue;
       }
@@ -136,13 +155,17 @@ async function claimKey(identity: Identity, requestHash: string, now: Date, batc
       throw badRequest('Idempotency-Key was already used with a different request body');
     if (existing.state === 'done')
       return { kind: 'replay', response: { status: existing.responseStatus ?? 200, body: existing.responseBody } };
-    if (Date.now() > deadline) {
-      throw new HttpError(429, ['a request with this Idempotency-Key is still being processed; retry shortly'], {
-        'Retry-After': '2',
-      });
-    }
+    throwIfPast(deadline);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** A retry that has waited its while for the key's first request gets 429, to come back shortly. */
+function throwIfPast(deadline: number): void {
+  if (Date.now() <= deadline) return;
+  throw new HttpError(429, ['a request with this Idempotency-Key is still being processed; retry shortly'], {
+    'Retry-After': '2',
+  });
 }
 
 export async function withIdempotency(
@@ -225,6 +248,10 @@ export async function withIdempotency(
   } catch (err) {
     clearInterval(renewal);
     await renewing;
+    if (err instanceof CreateOutcomeUnknown) {
+      ctx.state.log.error({ err }, 'create failed, its outcome unknown: the key is left to a retry to take over');
+      throw err.failure;
+    }
     // Nothing was created: free the key so that the client may retry it.
     await IdempotencyRecord.deleteOne({ ...identity, createdAt: now });
     throw err;

@@ -12,7 +12,7 @@ import {
   STARTED_BATCH_KEPT_MS,
   sweepStartedBatches,
 } from '../../src/calls/dispatch';
-import { IdempotencyRecord } from '../../src/data/models/idempotency-record';
+import { IdempotencyRecord, IdempotencyTakeover } from '../../src/data/models/idempotency-record';
 import { noteDeletedFromBatch } from '../../src/data/models/batch-call-deletion';
 import { DispatchBatch } from '../../src/data/models/dispatch-batch';
 import { PhoneCall } from '../../src/data/models/phone-call';
@@ -89,6 +89,77 @@ it('answers 500 and keeps no record when the workflow cannot be started', async 
     server.close();
     await temporal.connection.close();
   }
+});
+
+/** Until the function it answers is called, a write of a call to `to` lands and then answers an error. */
+function callWritesFailAfterLanding(to: string): () => void {
+  const bulkWrite = PhoneCall.collection.bulkWrite.bind(PhoneCall.collection);
+  PhoneCall.collection.bulkWrite = (async (...args: Parameters<typeof bulkWrite>) => {
+    const result = await bulkWrite(...args);
+    if (JSON.stringify(args[0]).includes(to)) throw new Error('connection lost after the write');
+    return result;
+  }) as typeof bulkWrite;
+  return () => {
+    PhoneCall.collection.bulkWrite = bulkWrite;
+  };
+}
+
+/** A single create of a call to `to`, sent with `Idempotency-Key: key`. */
+function createCallTo(to: string, key: string) {
+  return apiClient(stack.baseUrl, stack.team.key).post(
+    '/v1/phoneCalls',
+    {
+      teamId: stack.team.teamId,
+      callTemplateId: stack.team.templateId,
+      toPhoneNumber: to,
+      promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
+    },
+    { headers: { 'Idempotency-Key': key } },
+  );
+}
+
+it('a create whose insert landed but answered an error keeps nothing, so its retry makes the one call', async () => {
+  // The connection is lost after the server applied the write: the API sees a failure.
+  const to = '+14155556081';
+  const restore = callWritesFailAfterLanding(to);
+  try {
+    expect((await createCallTo(to, `insert-landed-${Date.now()}`)).status).toBe(500);
+  } finally {
+    restore();
+  }
+  expect(await PhoneCall.countDocuments({ toPhoneNumber: to })).toBe(0);
+  const dispatcher = createDispatcher({ client: stack.temporal, config: stack.config });
+  await reconcilePendingCalls({ dispatcher, logger: createLogger('silent', 'test'), olderThanMs: 0 });
+  expect((await createCallTo(to, `insert-landed-retried-${Date.now()}`)).status).toBe(201);
+  await eventually(async () => (stack.emulator.callsTo(to) === 1 ? true : undefined), 30_000, 'the one dial');
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  expect(stack.emulator.callsTo(to)).toBe(1);
+  expect(await PhoneCall.countDocuments({ toPhoneNumber: to })).toBe(1);
+});
+
+it('a create that cannot remove what it may have written leaves its key to a retry, which answers with that call', async () => {
+  const to = '+14155556082';
+  const key = `cleanup-failed-${Date.now()}`;
+  const restore = callWritesFailAfterLanding(to);
+  const deleteMany = PhoneCall.deleteMany.bind(PhoneCall);
+  PhoneCall.deleteMany = (() => {
+    throw new Error('the store is gone too');
+  }) as unknown as typeof deleteMany;
+  try {
+    expect((await createCallTo(to, key)).status).toBe(500);
+  } finally {
+    restore();
+    PhoneCall.deleteMany = deleteMany;
+  }
+  // The key is still claimed, not freed: once its lease has run out a retry takes it over.
+  expect((await IdempotencyRecord.findOne({ key }).lean())?.state).toBe('pending');
+  await IdempotencyRecord.updateOne({ key }, { $set: { leaseUntil: new Date(Date.now() - 1_000) } });
+  const written = await PhoneCall.findOne({ toPhoneNumber: to }).lean();
+  const retried = await createCallTo(to, key);
+  expect(retried.status).toBe(201);
+  expect(retried.body.data._id).toBe(written!._id.toHexString());
+  await eventually(async () => (stack.emulator.callsTo(to) === 1 ? true : undefined), 30_000, 'the one dial');
+  expect(await PhoneCall.countDocuments({ toPhoneNumber: to })).toBe(1);
 });
 
 it('the reconciler starts the workflows of a batch left pending by a crash', async () => {
@@ -234,6 +305,21 @@ describe('a retry with the Idempotency-Key of a request whose API process died',
     const replay = await api.post('/v1/phoneCalls/batch', body(), { headers: { 'Idempotency-Key': key } });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body.data.map((c: { _id: string }) => c._id)).toEqual(left.ids);
+  });
+
+  it('takes the key over though a retry before it died while taking it over, once that claim is a lease old', async () => {
+    // FerretDB 1.x never expires the claim that retry left: the key stayed wedged, its retries waiting.
+    const api = apiClient(stack.baseUrl, stack.team.key);
+    const key = `died-taking-over-${Date.now()}`;
+    const left = await deadRequest(key, numbers.length);
+    const record = await IdempotencyRecord.findOne({ key }).lean();
+    const claimOf = `${stack.team.teamId}:POST /v1/phoneCalls/batch:${key}:${record!.createdAt.getTime()}`;
+    await IdempotencyTakeover.create({ _id: claimOf, createdAt: new Date(Date.now() - 20_000) });
+    const res = await api.post('/v1/phoneCalls/batch', body(), { headers: { 'Idempotency-Key': key } });
+    expect(res.status).toBe(201);
+    expect(res.body.data.map((c: { _id: string }) => c._id)).toEqual(left.ids);
+    expect(await IdempotencyTakeover.exists({ _id: claimOf })).toBeNull();
+    await ended(api, left.ids);
   });
 
   /**
@@ -608,7 +694,7 @@ it("deleting some of a pending batch's calls together never makes it look cut sh
   const ids = Array.from({ length: 8 }, () => new Types.ObjectId());
   const later = new Date(Date.now() + 3_600_000);
   await PhoneCall.collection.insertMany(
-    ids.map((id, i) => rawQueuedCall(id, batch._id, `+1415555604${i}`, { callDelayedUntil: later })),
+    ids.map((id, i) => rawQueuedCall(id, batch._id, `+1415555607${i}`, { callDelayedUntil: later })),
   );
   const api = apiClient(stack.baseUrl, stack.team.key);
   const deletes = await Promise.all(ids.slice(0, 6).map((id) => api.delete(`/v1/phoneCalls/${id.toHexString()}`)));

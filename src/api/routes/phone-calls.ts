@@ -23,7 +23,7 @@ import type { Logger } from '../../logger';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, errorBody, HttpError, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
-import { withIdempotency } from '../idempotency';
+import { CreateOutcomeUnknown, withIdempotency } from '../idempotency';
 import {
   phoneCallBatchSchema,
   phoneCallCreateSchema,
@@ -110,10 +110,17 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           await deps.dispatcher.dropBatch(batchId);
           throw badRequest(...problems);
         }
-        await placeInTeamList(new Types.ObjectId(auth.teamId), [calls[0]!.doc]);
-        const call = await newDocument(PhoneCall, calls[0]!.doc);
-        await insertCall({ insertOne: { document: call.toBSON() } });
-        const doc = call.toObject() as PhoneCallDoc;
+        let doc: PhoneCallDoc;
+        try {
+          await placeInTeamList(new Types.ObjectId(auth.teamId), [calls[0]!.doc]);
+          const call = await newDocument(PhoneCall, calls[0]!.doc);
+          await insertCall({ insertOne: { document: call.toBSON() } });
+          doc = call.toObject() as PhoneCallDoc;
+        } catch (err) {
+          // The insert may have landed (a connection lost after the write): removed with its batch, as
+          // in the batch route, or the reconciler would start it and the retry make a second.
+          return failCutShort(batchId, err);
+        }
         try {
           await deps.dispatcher.start(doc, calls[0]!.plan, { teamWebhookEvents: webhookEvents });
         } catch (err) {
@@ -211,8 +218,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           );
         } catch (err) {
           // Cut short: remove what was written, so that a retry writes the whole batch once.
-          await discardBatch(batchId).catch(() => undefined);
-          throw err;
+          return failCutShort(batchId, err);
         }
         const t1 = performance.now();
         // A workflow that cannot be started now leaves the batch pending: the worker's reconciler
@@ -239,6 +245,19 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       },
     );
   });
+
+  /**
+   * Removes what a create cut short while writing left, and fails with its error. When the removal
+   * fails too, nobody knows what was written: the key (if any) is left to a retry's takeover.
+   */
+  async function failCutShort(batchId: Types.ObjectId, err: unknown): Promise<never> {
+    try {
+      await discardBatch(batchId);
+    } catch (cleanupErr) {
+      throw new CreateOutcomeUnknown(err, cleanupErr);
+    }
+    throw err;
+  }
 
   /**
    * What a request that died under an Idempotency-Key left: its calls when all were written (their

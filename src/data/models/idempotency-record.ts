@@ -35,8 +35,8 @@ export const IdempotencyRecord = model('IdempotencyRecord', idempotencyRecordSch
 // it rewrites the key's record: `_id` `<team>:<scope>:<key>:<claimed-at ms>`, so of retries arriving
 // together exactly one inserts it (a unique `_id` holds on FerretDB as on MongoDB, where two
 // conditional updates of one record can both apply on FerretDB 1.x). Removed once the record is
-// rewritten; one left by a process that died in between is kept an hour on MongoDB, and never
-// matters: the claim it names is no longer the record's.
+// rewritten; one left by a process that died in between is removed by the next retry once it is a
+// lease old (idempotency.ts), and expires after an hour on MongoDB.
 const idempotencyTakeoverSchema = new Schema({
   _id: { type: String, required: true },
   createdAt: { type: Date, required: true },
