@@ -7,6 +7,7 @@ import { isMachine, type AnsweredBy } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
 import type { StatusChange } from '../src/data/call-store';
 import { computeCallResults } from '../src/results';
+import { meetingTimeZone } from '../src/results/meeting-time-zone';
 import { createStatusWriter, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
 import { withHeartbeats } from './heartbeats';
@@ -131,7 +132,12 @@ export function createCaptureActivities(
       answeredByMachine ? [] : utterances,
       {
         callTime: new Date(input.answeredAt),
-        timeZone: template?.timeZone ?? 'UTC',
+        // "Tuesday at 3pm" is the callee's 3pm, not the template's.
+        timeZone: await meetingTimeZone({
+          calleeTimeZone: call.calleeTimeZone,
+          toPhoneNumber: call.toPhoneNumber,
+          templateTimeZone: template?.timeZone,
+        }),
         nameOfHuman: call.nameOfHuman ?? undefined,
         callDurationSeconds: (Date.parse(input.endedAt) - answeredMs) / 1000,
       },

@@ -31,7 +31,7 @@ import {
 } from './commands';
 import { runDncCommand, type DncVerb } from './do-not-call-commands';
 import { provisionEmulatorAccounts } from './emulator-accounts';
-import { resealSecrets } from './reseal-secrets';
+import { liveCallsNote, resealSecrets } from './reseal-secrets';
 import { listWebhookDeliveries, redeliverWebhook } from './webhook-commands';
 
 /** What the commands need from around them, each made on first use. */
@@ -454,7 +454,11 @@ export function createProgram(context: CommandContext, onResult: (result: object
     secrets,
     'reseal',
     'after rotating ENCRYPTION_KEY: seal every stored secret under the new key',
-    onDatabase(() => resealSecrets(context.secretBox())),
+    onDatabase(async () => {
+      const counts = await resealSecrets(context.secretBox());
+      if (counts.phoneCalls.live) context.note(liveCallsNote(counts.phoneCalls.live));
+      return counts;
+    }),
   );
 
   return program;

@@ -1,7 +1,12 @@
 // `secrets reseal`: seals every stored secret again under the current ENCRYPTION_KEY, so that the
 // previous key can be dropped (README, "Rotating ENCRYPTION_KEY"). Each document is rewritten by one
-// conditional update on its updatedAt, so a concurrent change is never overwritten (it is read
-// again); running it twice changes nothing the second time.
+// conditional update on its updatedAt: a change made since it was read makes the update miss, and the
+// document is read again. That holds on MongoDB; FerretDB 1.x applies an update by reading the document
+// and writing it back whole, so two updates racing there can both apply, the later undoing the other.
+// A call's record is written by its workflow at any moment while the call lives, so it is rewritten
+// only once nothing writes it any more (`settledCall`); the others are counted as `live`, for a later
+// run. A run after one that left nothing live changes nothing.
+import { isTerminal, type CallStatus } from '../contracts/call-status';
 import { SecretBoxError, type SecretBox } from '../crypto/secret-box';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
 import { Team, type TeamDoc } from '../data/models/team';
@@ -14,6 +19,45 @@ export interface ResealCounts {
   resealed: number;
   /** Documents with a value that opens under none of the keys (left as they are). */
   unreadable: number;
+  /**
+   * Documents with a value under a previous key left as they are, for a later run: calls still live
+   * or ended too recently (`settledCall`). Teams and webhooks are always rewritten: 0.
+   */
+  live: number;
+}
+
+/**
+ * How long an ended call's record must have gone unchanged before it is resealed. After the final
+ * status only activity attempts still running write the record: the capture stores its results on a
+ * call that ended otherwise (activities/capture.ts), and an attempt Temporal has given up on (a capture
+ * past its 2-minute timeout, a dial past its 20 seconds) is not stopped, only ignored, so it may still
+ * write: this leaves it an hour.
+ */
+export const ENDED_CALL_QUIET_MS = 60 * 60 * 1000;
+
+/**
+ * Whether nothing writes the call any more: ended, unchanged for ENDED_CALL_QUIET_MS, and given its
+ * list position (calls stored before positions existed get theirs when an API starts:
+ * src/data/call-list-backfill.ts).
+ */
+function settledCall(
+  call: Pick<PhoneCallDoc, 'status' | 'updatedAt'> & { listSeq?: number },
+  now = new Date(),
+): boolean {
+  return (
+    isTerminal(call.status as CallStatus) &&
+    call.updatedAt.getTime() <= now.getTime() - ENDED_CALL_QUIET_MS &&
+    call.listSeq !== undefined
+  );
+}
+
+/** What an operator is told about the calls a run left `live`. */
+export function liveCallsNote(live: number): string {
+  return (
+    `${live} call(s) not ended, or ended less than ${ENDED_CALL_QUIET_MS / 60_000} minutes ago, keep webhook ` +
+    'secrets under a previous key (their records may still be written): run this again once they have ended, ' +
+    'and drop the previous key only after a run leaves no call live.'
+  );
 }
 
 const ATTEMPTS = 3;
@@ -22,6 +66,8 @@ interface Collection<T> {
   /** Documents that may hold sealed values. */
   docs: AsyncIterable<T>;
   reload(doc: T): Promise<T | null>;
+  /** Whether the document may be rewritten now (else counted as `live` and left as it is); always when absent. */
+  writable?(doc: T): boolean;
   /** Applies `set` only if the document is unchanged since read; answers whether it did. */
   writeIfUnchanged(doc: T, set: Record<string, unknown>): Promise<boolean>;
 }
@@ -35,7 +81,7 @@ async function resealCollection<T>(
   rewrite: (doc: T, reseal: (sealed: string) => string) => Record<string, unknown> | null,
   box: SecretBox,
 ): Promise<ResealCounts> {
-  const counts: ResealCounts = { examined: 0, resealed: 0, unreadable: 0 };
+  const counts: ResealCounts = { examined: 0, resealed: 0, unreadable: 0, live: 0 };
   const reseal = (sealed: string) => (box.sealedWithCurrentKey(sealed) ? sealed : box.seal(box.open(sealed)));
   for await (const first of collection.docs) {
     counts.examined += 1;
@@ -50,6 +96,10 @@ async function resealCollection<T>(
         break;
       }
       if (!set) break;
+      if (collection.writable && !collection.writable(doc)) {
+        counts.live += 1;
+        break;
+      }
       if (await collection.writeIfUnchanged(doc, set)) {
         counts.resealed += 1;
         break;
@@ -60,7 +110,7 @@ async function resealCollection<T>(
   return counts;
 }
 
-export async function resealSecrets(box: SecretBox) {
+export async function resealSecrets(box: SecretBox, now = new Date()) {
   // Optimistic concurrency on updatedAt, which every update of these models moves.
   const teams = await resealCollection<TeamDoc>(
     {
@@ -102,6 +152,7 @@ export async function resealSecrets(box: SecretBox) {
         .lean<PhoneCallDoc>()
         .cursor(),
       reload: (doc) => PhoneCall.findById(doc._id).lean<PhoneCallDoc>(),
+      writable: (call) => settledCall(call, now),
       writeIfUnchanged: async (doc, set) =>
         (await PhoneCall.updateOne({ _id: doc._id, updatedAt: doc.updatedAt }, { $set: set })).modifiedCount === 1,
     },

@@ -255,11 +255,11 @@ export function examples(baseUrl: string, info: { title: string; version: string
     },
     voices: {
       data: [
-        { id: 1, voiceName: 'Ava', gender: 'female', isRecommended: true },
-        { id: 2, voiceName: 'Noah', gender: 'Male', isRecommended: true },
-      ].map(({ id, ...voice }): z.output<typeof voiceViewSchema> => ({
+        { id: 1, token: 'q7Lm0Zx4Tb9Kc2Vn8Rw5Hs1Jd6Fg3Ya_', voiceName: 'Ava', gender: 'female', isRecommended: true },
+        { id: 2, token: 'Ne4Wq8Bt1Mz6Xr0Pk5Cv9Gh2Ls7Dj3U-', voiceName: 'Noah', gender: 'Male', isRecommended: true },
+      ].map(({ id, token, ...voice }): z.output<typeof voiceViewSchema> => ({
         id,
-        voiceSampleUrl: `${baseUrl}/voices/${id}/sample.wav`,
+        voiceSampleUrl: `${baseUrl}/voices/${token}/sample.wav`,
         ...voice,
       })),
     },

@@ -998,15 +998,22 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           responses: { '200': wavResponse('The recording.', 'private, max-age=3600'), ...errorRefs([404, 500]) },
         },
       },
-      '/voices/{id}/sample.wav': {
+      '/voices/{token}/sample.wav': {
         get: {
           ...publicOperation,
           tags: ['Media'],
           operationId: 'getVoiceSample',
           summary: 'A voice sample',
-          description: "The URL given as a voice's `voiceSampleUrl`. No API key.",
+          description:
+            "The URL given as a voice's `voiceSampleUrl`. No API key: the token is the secret (a voice's `id` is not one).",
           parameters: [
-            { name: 'id', in: 'path', required: true, description: "The voice's `id`.", schema: { type: 'integer' } },
+            {
+              name: 'token',
+              in: 'path',
+              required: true,
+              description: "The voice sample's token, as in its `voiceSampleUrl`.",
+              schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{32}$' },
+            },
           ],
           responses: { '200': wavResponse('The sample.', 'public, max-age=86400'), ...errorRefs([404, 500]) },
         },

@@ -509,7 +509,7 @@ export interface paths {
     patch: operations['updateWebhook'];
     trace?: never;
   };
-  '/voices/{id}/sample.wav': {
+  '/voices/{token}/sample.wav': {
     parameters: {
       query?: never;
       header?: never;
@@ -518,7 +518,7 @@ export interface paths {
     };
     /**
      * A voice sample
-     * @description The URL given as a voice's `voiceSampleUrl`. No API key.
+     * @description The URL given as a voice's `voiceSampleUrl`. No API key: the token is the secret (a voice's `id` is not one).
      */
     get: operations['getVoiceSample'];
     put?: never;
@@ -1694,7 +1694,7 @@ export interface components {
       voiceName: string;
       /**
        * Format: uri
-       * @description Absolute URL of a WAV sample of the voice, fetchable without the API key.
+       * @description Absolute URL with an unguessable token, fetchable without the API key, serving a WAV sample of the voice.
        */
       voiceSampleUrl: string;
     };
@@ -3576,14 +3576,14 @@ export interface operations {
            *       "data": [
            *         {
            *           "id": 1,
-           *           "voiceSampleUrl": "http://localhost:3000/voices/1/sample.wav",
+           *           "voiceSampleUrl": "http://localhost:3000/voices/q7Lm0Zx4Tb9Kc2Vn8Rw5Hs1Jd6Fg3Ya_/sample.wav",
            *           "voiceName": "Ava",
            *           "gender": "female",
            *           "isRecommended": true
            *         },
            *         {
            *           "id": 2,
-           *           "voiceSampleUrl": "http://localhost:3000/voices/2/sample.wav",
+           *           "voiceSampleUrl": "http://localhost:3000/voices/Ne4Wq8Bt1Mz6Xr0Pk5Cv9Gh2Ls7Dj3U-/sample.wav",
            *           "voiceName": "Noah",
            *           "gender": "Male",
            *           "isRecommended": true
@@ -3846,8 +3846,8 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The voice's `id`. */
-        id: number;
+        /** @description The voice sample's token, as in its `voiceSampleUrl`. */
+        token: string;
       };
       cookie?: never;
     };

@@ -36,6 +36,7 @@ import { createWebhooksRouter } from '../api/routes/webhooks';
 import { createWebhookDeliveriesRouter } from '../api/routes/webhook-deliveries';
 import { createRedelivery } from '../webhooks/redelivery';
 import { createRateLimiter } from '../api/rate-limit';
+import { createVoiceSampleTokens } from '../voices/sample-tokens';
 import { syncVoiceCatalogue } from '../voices/sync';
 
 export interface ApiDeps {
@@ -47,6 +48,7 @@ export interface ApiDeps {
 /** The Koa app with every router, over connections the caller owns. */
 export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
   const secretBox = createSecretBox(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_PREVIOUS);
+  const sampleTokens = createVoiceSampleTokens(config.ENCRYPTION_KEY, config.ENCRYPTION_KEYS_PREVIOUS);
   const providers = createTeamProviderResolver({
     secretBox,
     baseUrls: {
@@ -74,7 +76,7 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
       createHealthRouter({ checks: { mongodb: pingMongo, temporal: () => pingTemporal(temporal) } }),
       createMetricsRouter({ metrics, token: config.METRICS_BEARER_TOKEN }),
       createMediaRouter(),
-      createVoiceSamplesRouter(),
+      createVoiceSamplesRouter({ sampleTokens }),
       createOpenApiRouter({ publicBaseUrl: config.PUBLIC_BASE_URL }),
       createDocsRouter(),
       createTelephonyCallbackRouter({
@@ -103,7 +105,7 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
       }),
       createTranscriptsRouter(),
       createDoNotCallRouter({ list: createDoNotCallStore() }),
-      createVoicesRouter({ publicBaseUrl: config.PUBLIC_BASE_URL }),
+      createVoicesRouter({ publicBaseUrl: config.PUBLIC_BASE_URL, sampleTokens }),
     ],
   });
 }

@@ -265,7 +265,10 @@ export const voiceViewSchema = component(
   'Voice',
   z.strictObject({
     id: described(z.int(), 'Unique ID of the voice.'),
-    voiceSampleUrl: described(z.url(), 'Absolute URL of a WAV sample of the voice, fetchable without the API key.'),
+    voiceSampleUrl: described(
+      z.url(),
+      'Absolute URL with an unguessable token, fetchable without the API key, serving a WAV sample of the voice.',
+    ),
     voiceName: text('Name of the voice.'),
     gender: text('Gender as given by the source; its letter case varies between records.'),
     isRecommended: described(z.boolean(), 'Whether the voice is recommended.'),

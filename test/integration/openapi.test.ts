@@ -216,7 +216,7 @@ describe('the document', () => {
       '/metrics': ['get'],
       '/readyz': ['get'],
       '/recordings/{file}': ['get'],
-      '/voices/{id}/sample.wav': ['get'],
+      '/voices/{token}/sample.wav': ['get'],
       '/telephony/{provider}/events': ['post'],
     };
     const actual = Object.fromEntries(
@@ -607,16 +607,30 @@ describe('do-not-call list', () => {
 });
 
 describe('voices, scopes and the routes outside /v1', () => {
-  it('GET /v1/voices: 200, and each sample is served as audio', async () => {
+  it('GET /v1/voices: 200, and each sample is served as audio by an unguessable token', async () => {
     const voices = await call('GET', '/v1/voices');
     expect(voices.status).toBe(200);
     expect(voices.body.data.length).toBeGreaterThanOrEqual(12);
-    const sample = new URL(voices.body.data[0].voiceSampleUrl);
-    expect(sample.origin).toBe(stack.config.PUBLIC_BASE_URL);
-    const id = /^\/voices\/(\d+)\/sample\.wav$/.exec(sample.pathname)?.[1];
-    expect(id).toBeDefined();
-    expect((await call('GET', '/voices/{id}/sample.wav', { path: { id: id! }, key: null })).status).toBe(200);
-    expect((await call('GET', '/voices/{id}/sample.wav', { path: { id: '999999' }, key: null })).status).toBe(404);
+    const tokens = voices.body.data.map((voice: { voiceSampleUrl: string }) => {
+      const url = new URL(voice.voiceSampleUrl);
+      expect(url.origin).toBe(stack.config.PUBLIC_BASE_URL);
+      const token = /^\/voices\/([^/]+)\/sample\.wav$/.exec(url.pathname)?.[1] ?? '';
+      // At least 128 random-looking bits: no id, no counter.
+      expect(token).toMatch(/^[A-Za-z0-9_-]{22,}$/);
+      expect(Buffer.from(token, 'base64url').length * 8).toBeGreaterThanOrEqual(128);
+      expect(new Set(token).size).toBeGreaterThanOrEqual(12);
+      return token;
+    });
+    expect(new Set(tokens).size).toBe(tokens.length);
+    const sample = await call('GET', '/voices/{token}/sample.wav', { path: { token: tokens[0] }, key: null });
+    expect(sample.status).toBe(200);
+    expect(sample.headers.get('content-type')).toBe('audio/wav');
+    // The old guessable path (a voice's id), another voice's token changed by a character, a token of
+    // no voice: all 404.
+    const id = String(voices.body.data[0].id);
+    const altered = `${tokens[1].slice(0, -1)}${tokens[1].endsWith('A') ? 'B' : 'A'}`;
+    for (const token of [id, '999999', altered, 'A'.repeat(32)])
+      expect((await call('GET', '/voices/{token}/sample.wav', { path: { token }, key: null })).status, token).toBe(404);
     expect((await call('GET', '/v1/voices', { key: null })).status).toBe(401);
   });
 
