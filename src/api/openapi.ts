@@ -170,7 +170,8 @@ function phoneCallCreateRequest(): JsonSchema {
         "Default: the zones of `toPhoneNumber` (libphonenumber's geographic data; where a number maps to " +
         "several zones, only hours open in all of them count), else the template's zone. " +
         'A template whose hours can never be open in all of those zones at once within a year is 400 naming ' +
-        '`toPhoneNumber` (or `calleeTimeZone`).',
+        '`toPhoneNumber` (or `calleeTimeZone`). A meeting time the callee names is read in this zone too ' +
+        "(default: the number's zone when it has exactly one, else the template's).",
       examples: ['America/Chicago'],
       enum: KNOWN_TIME_ZONES,
     },

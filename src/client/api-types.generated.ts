@@ -1128,7 +1128,7 @@ export interface components {
        */
       callDelayedUntil?: string;
       /**
-       * @description The callee's IANA time zone (e.g. `America/Chicago`), for the call template's calling hours. Default: the zones of `toPhoneNumber` (libphonenumber's geographic data; where a number maps to several zones, only hours open in all of them count), else the template's zone. A template whose hours can never be open in all of those zones at once within a year is 400 naming `toPhoneNumber` (or `calleeTimeZone`).
+       * @description The callee's IANA time zone (e.g. `America/Chicago`), for the call template's calling hours. Default: the zones of `toPhoneNumber` (libphonenumber's geographic data; where a number maps to several zones, only hours open in all of them count), else the template's zone. A template whose hours can never be open in all of those zones at once within a year is 400 naming `toPhoneNumber` (or `calleeTimeZone`). A meeting time the callee names is read in this zone too (default: the number's zone when it has exactly one, else the template's).
        * @example America/Chicago
        * @enum {string}
        */
