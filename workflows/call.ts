@@ -355,9 +355,20 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     const before = new Map(deliveries);
     const route = writeRoute(statusEventName(status), at);
     const record = step(RECORD_OPTIONS, `record ${status} (${statusCode})`);
-    // Histories from before `routeWithWrites` scheduled the write with its change alone.
-    const result = await (route ? record.recordStatus(change, route) : record.recordStatus(change));
-    await movedTo(status, statusCode, result, at, before);
+    const write = async () => {
+      // Histories from before `routeWithWrites` scheduled the write with its change alone.
+      const result = await (route ? record.recordStatus(change, route) : record.recordStatus(change));
+      await movedTo(status, statusCode, result, at, before);
+    };
+    await outlivingCancel(write);
+  }
+
+  /**
+   * Runs a status change's write and its telling to the end, though an operator cancels meanwhile (calls
+   * since `statusWritesOutliveCancel`): the cancel takes effect at the next wait, after it.
+   */
+  function outlivingCancel(work: () => Promise<void>): Promise<void> {
+    return input.statusWritesOutliveCancel ? CancellationScope.nonCancellable(work) : work();
   }
 
   /**
@@ -467,9 +478,10 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     }
     state.providerCallId = dialled.providerCallId;
     state.phase = 'ringing';
-    if (dialled.ringing)
-      await movedTo('ringing', STATUS_CODES.dialling, dialled.ringing, dialled.ringingAt, dialled.before);
-    else
+    if (dialled.ringing) {
+      const { ringing, ringingAt, before } = dialled;
+      await outlivingCancel(() => movedTo('ringing', STATUS_CODES.dialling, ringing, ringingAt, before));
+    } else
       await moveTo('ringing', STATUS_CODES.dialling, {
         callTriggeredAt: triggeredAt,
         providerCallId: dialled.providerCallId,

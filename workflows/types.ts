@@ -66,6 +66,13 @@ export interface CallWorkflowInput {
    */
   captureOutlivesCancel?: boolean;
   /**
+   * True for calls created since 2026-11-29 (later that day): a status change under way when an
+   * operator cancels is written and told to its webhooks before `cancelled` is (its event went only to
+   * the streams already running, and was lost for the others). Absent (histories from before): the
+   * cancel stops waiting for the write, as then.
+   */
+  statusWritesOutliveCancel?: boolean;
+  /**
    * True for calls created since the night of 2026-11-26: a delivery stream handed the call's final
    * event ends once it has delivered it, so the call sends it no `noMoreEvents` signal (a signal, and a
    * workflow task on each side, fewer per endpoint). Absent (histories from before): every stream is

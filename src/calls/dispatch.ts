@@ -119,6 +119,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         slotsByLocalActivity: true,
         finalWithCapture: true,
         captureOutlivesCancel: true,
+        statusWritesOutliveCancel: true,
         streamsEndWithFinalEvent: true,
         streamEventsByActivity: true,
         routeWithWrites: true,
