@@ -1,5 +1,7 @@
 // The API as the operator commands reach it: the typed client (src/client) with the team's key, and
-// every answer turned into either its data or a command error carrying the API's own messages.
+// every answer turned into either its data or an error carrying the API's own messages: a command
+// error (exit code 2) when the API refuses the input, an ApiUnavailableError (exit code 1) when it
+// cannot answer (README, "Operator command line").
 import { createApiClient, errorMessages, type ApiClient } from '../client/api-client';
 import { CommandError } from './commands';
 
@@ -13,24 +15,40 @@ export interface ApiCall {
   apiUrl: string;
 }
 
+/** The API is down, unreachable or failed (a 5xx): the same command may work later, unchanged. */
+export class ApiUnavailableError extends Error {
+  override readonly name = 'ApiUnavailableError';
+}
+
 export function apiFor(target: ApiTarget, timeoutMs = 30_000): ApiCall {
   if (!target.key) throw new CommandError('an API key is needed: --key KEY or OCO_API_KEY');
   return { client: createApiClient({ baseUrl: target.apiUrl, key: target.key, timeoutMs }), apiUrl: target.apiUrl };
 }
 
+/** A request that got no answer; fetch's own message ("fetch failed") says why only in its cause. */
+export function unreachable(api: ApiCall, err: unknown): ApiUnavailableError {
+  const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : '';
+  return new ApiUnavailableError(`the API at ${api.apiUrl} cannot be reached: ${String(err)}${cause}`);
+}
+
+/** An error answer: a 4xx refuses the command's input, a 5xx is the server's failure. */
+export function refusal(status: number, message: string): Error {
+  return status >= 500 ? new ApiUnavailableError(message) : new CommandError(message);
+}
+
 type Answer<T> = { data?: T; error?: unknown; response: Response };
 
-/** The answer of one request, sent once; unreachable or an error answer: a command error. */
+/** The answer of one request, sent once; unreachable or an error answer: thrown as above. */
 export async function answerOf<T>(api: ApiCall, request: Promise<Answer<T>>): Promise<T> {
   let answer: Answer<T>;
   try {
     answer = await request;
   } catch (err) {
-    throw new CommandError(`the API at ${api.apiUrl} cannot be reached: ${String(err)}`);
+    throw unreachable(api, err);
   }
   if (answer.error !== undefined || answer.data === undefined) {
     const { status, statusText } = answer.response;
-    throw new CommandError(`${status}: ${errorMessages(answer.error).join('; ') || statusText}`);
+    throw refusal(status, `${status}: ${errorMessages(answer.error).join('; ') || statusText}`);
   }
   return answer.data;
 }

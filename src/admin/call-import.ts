@@ -13,7 +13,7 @@ import { CallTemplate } from '../data/models/call-template';
 import { MAX_BATCH, phoneCallCreateSchema } from '../schemas/phone-calls';
 import { CommandError, requireTeam } from './commands';
 import { columnKey, countryOf, csvRows, refuseProblems, type CsvRow } from './csv';
-import { apiFor, type ApiCall } from './api-target';
+import { apiFor, refusal, unreachable, type ApiCall } from './api-target';
 import { errorMessages, type ApiSchemas } from '../client/api-client';
 
 /** CSV columns that are call fields (matched by columnKey); every other column is a prompt variable. */
@@ -219,7 +219,7 @@ async function postChunk(
         params: { header: { 'Idempotency-Key': idempotencyKey } },
       });
     } catch (err) {
-      if (attempt >= CHUNK_TRIES) throw new CommandError(`the API at ${api.apiUrl} cannot be reached: ${String(err)}`);
+      if (attempt >= CHUNK_TRIES) throw unreachable(api, err);
       await wait(attempt * 1_000);
       continue;
     }
@@ -229,8 +229,9 @@ async function postChunk(
       await wait(Number(response.headers.get('retry-after') ?? attempt) * 1_000);
       continue;
     }
-    throw new CommandError(
-      `the API refused a batch (${response.status}): ${errorMessages(error).join('; ') || 'no details'}; ` +
+    throw refusal(
+      response.status,
+      `the API did not take a batch (${response.status}): ${errorMessages(error).join('; ') || 'no details'}; ` +
         'the batches before it are created: run the same import again to carry on',
     );
   }

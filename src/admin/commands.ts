@@ -9,7 +9,7 @@ import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
 import { CallTemplate, promptVariables } from '../data/models/call-template';
 import { PhoneNumber } from '../data/models/phone-number';
 import { Team } from '../data/models/team';
-import type { ProviderCredentials } from '../telephony/provider';
+import { checkCredentials, credentialFields } from '../telephony/credentials';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import {
   CallingWindowError,
@@ -103,7 +103,7 @@ export async function listTeams() {
   };
 }
 
-/** Stores a provider's credentials (sealed) and optionally adds from-numbers for it. */
+/** Stores a provider's credentials (checked, then sealed) and optionally adds from-numbers for it. */
 export async function setTeamProvider(
   input: { team: string; provider: string; credentials?: string; fromNumbers?: string[]; makeDefault?: boolean },
   secretBox: SecretBox,
@@ -118,8 +118,12 @@ export async function setTeamProvider(
     } catch {
       throw new CommandError('--credentials must be a JSON object');
     }
-    const credentials = { provider, [provider]: parsed } as ProviderCredentials;
-    sealed = secretBox.seal(JSON.stringify(credentials));
+    const checked = checkCredentials(provider, parsed, { strict: true });
+    if ('problems' in checked)
+      throw new CommandError(
+        `--credentials for ${provider}: ${checked.problems.join('; ')} (it takes ${credentialFields(provider).join(', ')})`,
+      );
+    sealed = secretBox.seal(JSON.stringify(checked.credentials));
   }
   const numbers = (input.fromNumbers ?? []).map((n) => requireE164(n, '--from-number'));
   // Read, change, write back conditionally on the version read: no positional array operators

@@ -10,6 +10,7 @@ import { REDIAL_OUTCOMES } from '../contracts/redial';
 import { SCOPES } from '../data/models/api-key';
 import { MAX_BATCH } from '../schemas/phone-calls';
 import type { SecretBox } from '../crypto/secret-box';
+import { credentialFields } from '../telephony/credentials';
 import type { ApiTarget } from './api-target';
 import { runBatchCommand } from './batch-commands';
 import { BATCH_ACTIONS } from '../calls/batch-control';
@@ -151,7 +152,10 @@ export function createProgram(context: CommandContext, onResult: (result: object
   )
     .option(...TEAM_OPTION)
     .option('--provider <provider>', `one of ${PROVIDERS.join(', ')} (required)`)
-    .option('--credentials <json>', "the provider's credentials as a JSON object")
+    .option(
+      '--credentials <json>',
+      `the provider's credentials as a JSON object: ${PROVIDERS.map((p) => `${p}: ${credentialFields(p).join(', ')}`).join('; ')}`,
+    )
     .option('--from-number <e164>', 'a number to call from (repeatable)', collect)
     .option('--default', "make it the team's default provider");
   leaf(

@@ -3,9 +3,11 @@ import type { Types } from 'mongoose';
 import type { ProviderName } from '../contracts/providers';
 import type { SecretBox } from '../crypto/secret-box';
 import { readTeam } from '../data/team-reads';
+import { checkCredentials } from './credentials';
 import { createProvider, type ProviderBaseUrls } from './index';
-import type { ProviderCredentials, TelephonyProvider } from './provider';
+import type { TelephonyProvider } from './provider';
 
+/** The team has no usable credentials for the provider: retrying cannot help until an operator sets them. */
 export class ProviderNotConfiguredError extends Error {
   override readonly name = 'ProviderNotConfiguredError';
 }
@@ -25,7 +27,14 @@ export function createTeamProviderResolver(deps: {
     if (!settings?.credentialsSealed) {
       throw new ProviderNotConfiguredError(`team ${String(teamId)} has no ${provider} credentials`);
     }
-    const credentials = JSON.parse(deps.secretBox.open(settings.credentialsSealed)) as ProviderCredentials;
-    return createProvider(credentials, deps.baseUrls);
+    // Sealed as `{ provider, [provider]: fields }`; fields stored before they were checked may lack some.
+    const stored = JSON.parse(deps.secretBox.open(settings.credentialsSealed)) as Record<string, unknown>;
+    const checked = checkCredentials(provider, stored[provider]);
+    if ('problems' in checked) {
+      throw new ProviderNotConfiguredError(
+        `team ${String(teamId)} has unusable ${provider} credentials (${checked.problems.join('; ')}): set them again with team set-provider`,
+      );
+    }
+    return createProvider(checked.credentials, deps.baseUrls);
   };
 }

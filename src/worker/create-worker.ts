@@ -5,9 +5,12 @@ import {
   Runtime,
   Worker,
   bundleWorkflowCode,
+  type LogEntry,
   type LogLevel,
 } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import pino from 'pino';
 import { createActivities } from '../../activities';
 import { pacingDefaults } from '../calls/pacing-defaults';
 import type { Config } from '../config';
@@ -32,6 +35,25 @@ export interface WorkerSetup {
 let sdkMetricsUrl: Promise<string> | null = null;
 
 /**
+ * The SDK's log entries as our lines, its fields under `sdk`. Its errors ("Activity failed" carries
+ * the activity's) go through pino's serialiser: pino serialises only a top-level `err`, and an Error
+ * nested as it is would print as `{}`. The serialiser names the class; an ApplicationFailure's own
+ * type (why it failed, e.g. PROVIDER_REJECTED) is kept beside it.
+ */
+export function sdkLogFunction(logger: Logger): (entry: LogEntry) => void {
+  return ({ level, message, meta }) => {
+    const method = level === 'ERROR' ? 'error' : level === 'WARN' ? 'warn' : level === 'INFO' ? 'info' : 'debug';
+    const fields = Object.entries(meta ?? {}).map(([name, value]) => {
+      if (!(value instanceof Error)) return [name, value];
+      const serialised = pino.stdSerializers.err(value);
+      if (value instanceof ApplicationFailure && value.type) serialised.failureType = value.type;
+      return [name, serialised];
+    });
+    logger[method]({ sdk: meta && Object.fromEntries(fields) }, message);
+  };
+}
+
+/**
  * Installs the SDK's Runtime: its logs (worker state changes, task failures) go into our JSON logs,
  * and its metrics (task slots, poll and schedule-to-start latencies, cache) to a loopback exporter
  * that the worker's /metrics reads. Answers that exporter's URL.
@@ -40,11 +62,7 @@ function installRuntime(logger: Logger): Promise<string> {
   sdkMetricsUrl ??= freePort().then((port) => {
     const level: LogLevel = logger.isLevelEnabled('info') ? 'INFO' : 'WARN';
     Runtime.install({
-      logger: new DefaultLogger(level, ({ level: entryLevel, message, meta }) => {
-        const method =
-          entryLevel === 'ERROR' ? 'error' : entryLevel === 'WARN' ? 'warn' : entryLevel === 'INFO' ? 'info' : 'debug';
-        logger[method]({ sdk: meta }, message);
-      }),
+      logger: new DefaultLogger(level, sdkLogFunction(logger)),
       telemetryOptions: {
         metrics: {
           prometheus: { bindAddress: `127.0.0.1:${port}`, countersTotalSuffix: true, useSecondsForDurations: true },

@@ -1,13 +1,16 @@
 // The operator command line as a script would use it: one JSON object on stdout per command.
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { authenticateApiKey } from '../../src/auth/api-keys';
+import { createSecretBox } from '../../src/crypto/secret-box';
 import { CallTemplate } from '../../src/data/models/call-template';
 import { Team } from '../../src/data/models/team';
+import { freePort } from '../../src/local/servers';
 import { withDatabase } from '../helpers/database-uri';
+import { startReceiver } from '../helpers/receiver';
 
 const env = {
   ...process.env,
@@ -170,5 +173,87 @@ describe('npm run admin', () => {
     expect(unknown.body.error).toBe("unknown command 'explode'");
     const human = await admin('team', 'create', '--name', 'Readable');
     expect(human.stdout).toMatch(/^teamId: [0-9a-f]{24}\n$/);
+  });
+
+  it("refuses provider credentials that lack what the provider's adapter needs, naming each field", async () => {
+    const teamId = (await json('team', 'create', '--name', 'Credentials')).body.teamId as string;
+    const setProvider = (provider: string, credentials: unknown) =>
+      json(
+        'team',
+        'set-provider',
+        '--team',
+        teamId,
+        '--provider',
+        provider,
+        '--credentials',
+        JSON.stringify(credentials),
+      );
+
+    for (const [provider, credentials, error] of [
+      [
+        'telnyx',
+        { foo: 1 },
+        '--credentials for telnyx: apiKey is required; connectionId is required; publicKey is required; ' +
+          'foo is not allowed (it takes apiKey, connectionId, publicKey)',
+      ],
+      [
+        'twilio',
+        { accountSid: 'SK0123456789abcdef0123456789abcdef', authToken: '' },
+        '--credentials for twilio: accountSid must be the Account SID: AC and 32 hex digits; ' +
+          'authToken must not be empty (it takes accountSid, authToken)',
+      ],
+      [
+        'vonage',
+        { applicationId: 'app', privateKey: 'not a key', signatureSecret: 7 },
+        "--credentials for vonage: privateKey must be the application's RSA private key (PEM); " +
+          'signatureSecret must be a string (it takes applicationId, privateKey, signatureSecret)',
+      ],
+      [
+        'telnyx',
+        ['apiKey'],
+        '--credentials for telnyx: must be a JSON object (it takes apiKey, connectionId, publicKey)',
+      ],
+    ] as const) {
+      const refused = await setProvider(provider, credentials);
+      expect(refused.code).toBe(2);
+      expect(refused.body).toEqual({ error });
+    }
+    const refusedTeam = (await json('team', 'list')).body.teams.find((t: { teamId: string }) => t.teamId === teamId);
+    expect(refusedTeam.providers).toEqual([]);
+
+    // What the adapter reads, as given (surrounding spaces dropped): stored, sealed.
+    // The public key as Mission Control shows it: base64 of its 32 raw bytes.
+    const raw = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!;
+    const telnyx = {
+      apiKey: ' KEY0123 ',
+      connectionId: '1494404757140276705',
+      publicKey: Buffer.from(raw, 'base64url').toString('base64'),
+    };
+    const accepted = await setProvider('telnyx', telnyx);
+    expect(accepted.body).toEqual({ teamId, provider: 'telnyx' });
+    const stored = (await Team.findById(teamId).lean())!.providerSettings[0]!;
+    expect(JSON.parse(createSecretBox(env.ENCRYPTION_KEY).open(stored.credentialsSealed!))).toEqual({
+      provider: 'telnyx',
+      telnyx: { ...telnyx, apiKey: 'KEY0123' },
+    });
+  });
+
+  it('exits 1 when the API cannot answer (unreachable, a 5xx) and 2 when it refuses (a 4xx)', async () => {
+    const calls = (apiUrl: string) => json('calls', 'list', '--key', 'oco_x_y', '--api-url', apiUrl);
+    const unreachable = await calls(`http://127.0.0.1:${await freePort()}`);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.body.error).toMatch(/^the API at http:\/\/127\.0\.0\.1:\d+ cannot be reached: .*ECONNREFUSED/);
+
+    // A proxy in front of the API: 503 while the API is down, then the API's own 401 for a bad key.
+    const proxy = await startReceiver();
+    try {
+      proxy.on('/v1/phoneCalls', (_request, count) => (count === 1 ? 503 : 401));
+      const down = await calls(proxy.url);
+      expect(down).toMatchObject({ code: 1, body: { error: '503: Service Unavailable' } });
+      const refused = await calls(proxy.url);
+      expect(refused).toMatchObject({ code: 2, body: { error: '401: Unauthorized' } });
+    } finally {
+      await proxy.close();
+    }
   });
 });
