@@ -24,7 +24,8 @@ export interface StatusWritten {
 
 /**
  * A queued call removed: as it was, and its own endpoints of `phoneCall.deleted`. Workflows replaying
- * a deletion from before these carried both find the call alone in their history (`isDeletedCall`).
+ * a deletion from before these carried both find the call alone in their history (deleteWhileQueued
+ * in workflows/call.ts tells them apart).
  */
 export interface DeletedCall {
   deletedCall: Record<string, unknown>;

@@ -298,8 +298,9 @@ export function createDialActivities(
     }): Promise<string | null> {
       const call = await calls.findById(callId);
       if (!call) return null;
-      const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
       let target = providerCallId ?? call.providerCallId ?? null;
+      if (!target && !dialledSince) return null;
+      const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
       if (!target && dialledSince) {
         const template = await templates.findById(call.callTemplateId);
         const request = placeRequest(call, template, provider.name, undefined);

@@ -105,6 +105,11 @@ export function createPacingActivities({
       await pacing.dropPage(teamId, page, belowSeq);
     },
 
+    /** Removes pages a terminated run of the team's pacer left: the calls in them ask again. */
+    async clearSpilledWaiters({ teamId }: { teamId: string }) {
+      await pacing.clear(teamId);
+    },
+
     /** Removes waiters that withdrew from the pages; deleting what is gone already changes nothing. */
     async forgetSpilledWaiters(input: { teamId: string; withdrawn: Array<{ callId: string; belowTicket?: number }> }) {
       await pacing.forget(input.teamId, input.withdrawn);

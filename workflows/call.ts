@@ -40,6 +40,7 @@ import { deliverWebhookEventsWorkflow } from './deliver-webhook';
 import {
   callStateQuery,
   deleteQueuedCallUpdate,
+  cancelCallUpdate,
   dialSlotGrantedSignal,
   enqueueEventSignal,
   noMoreEventsSignal,
@@ -89,8 +90,10 @@ const LOCAL_OPTIONS: LocalActivityOptions = {
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 };
 // Hanging up is urgent and may be impossible (the provider no longer knows the call): retry briefly.
+// Room for two provider requests (15 s each): a search for the call a cut-short dial placed, then the
+// hang-up.
 const HANG_UP_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '15 seconds',
+  startToCloseTimeout: '35 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
 };
 // Asking the provider how a silent call stands: an answer that does not come is no news.
@@ -148,6 +151,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   let deleteRequested = false;
   let deleted: DeleteOutcome | null = null;
   let paused = false;
+  /** Its batch was cancelled while it was being dialled: no redial. */
+  let redialsCancelled = false;
   let slotGranted = false;
   /** Whether the pacer knows this call (queued or holding a slot), so it must be told when it ends. */
   let slotRequested = false;
@@ -169,7 +174,20 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       paused = value;
       return { changed };
     },
-    { validator: (_value: boolean) => refuseUnlessQueued('paused or resumed') },
+    // A call being dialled takes it too, for a redial its policy may make: a paused batch dials none.
+    { validator: (_value: boolean) => refuseOnceEnded('paused or resumed') },
+  );
+  setHandler(
+    cancelCallUpdate,
+    () => {
+      if (state.phase === 'waiting') {
+        deleteRequested = true;
+        return { deleted: true };
+      }
+      redialsCancelled = true;
+      return { deleted: false };
+    },
+    { validator: () => refuseOnceEnded('cancelled') },
   );
   setHandler(providerEventSignal, (event) => {
     state.providerEventsSeen += 1;
@@ -188,6 +206,18 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       validator: () => refuseUnlessQueued('deleted'),
     },
   );
+
+  /** Pausing and a batch's cancel reach a call until it has ended (or is being deleted). */
+  function refuseOnceEnded(what: string): void {
+    if (state.phase === 'ended' || state.phase === 'deleting' || state.phase === 'deleted') {
+      throw ApplicationFailure.create({
+        type: FAILURES.callNotQueued,
+        message: `only calls that have not ended can be ${what}; status is ${state.status}`,
+        details: [state.status],
+        nonRetryable: true,
+      });
+    }
+  }
 
   function refuseUnlessQueued(what: string): void {
     if (state.phase !== 'waiting' && state.phase !== 'deleting') {
@@ -453,21 +483,13 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   async function attemptOnce(): Promise<boolean> {
     // 1b. Wait for the calling hours and a dial slot, until both hold at once (or a delete arrives).
     const ready = await waitUntilDialAllowed();
-    if (ready === 'deleted') {
-      await deleteWhileQueued();
-      return true;
-    }
-    if (ready === 'never') {
-      state.phase = 'ended';
-      await moveTo('failed', STATUS_CODES.outsideCallingHours, { callEndedAt: new Date().toISOString() });
-      return true;
-    }
+    if (ready !== 'ready') return await endWithoutDial(ready);
 
     // 2. Dial. From here on the call can no longer be deleted (until a redial queues it again).
     state.phase = 'dialling';
     const triggeredAt = new Date().toISOString();
     state.triggeredAt = triggeredAt;
-    let dialled: Dialled & { ringingAt: string; before: ReadonlyMap<string, unknown> };
+    let dialled: Awaited<ReturnType<typeof dialThroughRateLimits>>;
     try {
       dialled = await dialThroughRateLimits(triggeredAt);
     } catch (err) {
@@ -476,6 +498,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       state.endedAt = new Date().toISOString();
       return await endAttempt({ status: 'failed', code });
     }
+    // Deleted, or its hours closed for good, while it waited out a rate limit (nothing was placed).
+    if (dialled === 'deleted' || dialled === 'never') return await endWithoutDial(dialled);
     state.providerCallId = dialled.providerCallId;
     state.phase = 'ringing';
     if (dialled.ringing) {
@@ -553,7 +577,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   /** Whether the redial policy dials this attempt again (answered only by a machine counts as unanswered). */
   function redials(outcome: { status: CallStatus; code: StatusCode }): boolean {
     const unanswered = !state.answeredAt || outcome.code === STATUS_CODES.answeringMachine;
-    return unanswered && shouldRedial(input.redialPolicy, state.attempt, outcome);
+    return unanswered && !redialsCancelled && shouldRedial(input.redialPolicy, state.attempt, outcome);
   }
 
   /** The attempt as it goes into the call's `attempts`. */
@@ -623,6 +647,17 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     state.phase = 'ended';
     const change = planned ?? finalChange(outcome);
     await moveTo(change.status, change.statusCode as StatusCode, change.fields, change.endedAttempt, change.at);
+    return true;
+  }
+
+  /** Ends a call that waited and is not to be dialled: deleted meanwhile, or its hours never open. */
+  async function endWithoutDial(why: 'deleted' | 'never'): Promise<true> {
+    if (why === 'deleted') {
+      await deleteWhileQueued();
+      return true;
+    }
+    state.phase = 'ended';
+    await moveTo('failed', STATUS_CODES.outsideCallingHours, { callEndedAt: new Date().toISOString() });
     return true;
   }
 
@@ -747,7 +782,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    */
   async function dialThroughRateLimits(
     triggeredAt: string,
-  ): Promise<Dialled & { ringingAt: string; before: ReadonlyMap<string, unknown> }> {
+  ): Promise<(Dialled & { ringingAt: string; before: ReadonlyMap<string, unknown> }) | 'deleted' | 'never'> {
     for (let refusals = 0; ; refusals++) {
       // Fixed here, before the activity: its retries write the same change, and know it as theirs.
       const ringingAt = new Date().toISOString();
@@ -779,16 +814,29 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           { retryAfterMs, refusals: refusals + 1 },
         );
         const whose = byTeam ? `team's ${input.provider} dial rate` : 'provider rate limit';
-        await sleep(waitMs, { summary: `${whose}: dial again in ${Math.ceil(waitMs / 1000)} s` });
+        const summary = `${whose}: dial again in ${Math.ceil(waitMs / 1000)} s`;
+        if (!input.rateLimitWaitsAsQueued) {
+          await sleep(waitMs, { summary });
+          continue;
+        }
+        // Nothing was placed: the call waits as a queued one does. A delete or a pause is taken, and
+        // the hours are checked again before the next dial (the wait may outlast them).
+        state.phase = 'waiting';
+        await condition(() => deleteRequested || paused, waitMs, { summary });
+        const ready = await waitUntilDialAllowed();
+        if (ready !== 'ready') return ready;
+        state.phase = 'dialling';
+        triggeredAt = new Date().toISOString();
+        state.triggeredAt = triggeredAt;
       }
     }
   }
 
   /**
    * Asks the provider to end the call. If it cannot (it no longer knows the call, or stays down
-   * through every retry), the call is still ended on our side: no call stays live forever.
+   * through every retry), the call is still ended on our side: no call stays live forever. Answers the
+   * provider call id hung up (histories from before the answer: undefined), or null.
    */
-  /** Answers the provider call id hung up (histories from before the answer: undefined), or null. */
   async function hangUp(dialledSince: string | null = null): Promise<string | null | undefined> {
     try {
       return await step(HANG_UP_OPTIONS, `hang up ${input.toPhoneNumber}`).hangUpCall({

@@ -48,7 +48,14 @@ export const pacingStateQuery = defineQuery<PacingState>('pacingState');
 export const dialSlotGrantedSignal = defineSignal<[{ ticket: number }]>('dialSlotGranted');
 
 /**
- * Pauses (true) or resumes (false) a queued call, for its batch. Accepted only while the call has not
- * started dialling; answers whether the call's pause state changed.
+ * Pauses (true) or resumes (false) a call, for its batch. A queued call waits while paused; one being
+ * dialled goes on, and waits paused should its redial policy dial it again. Refused once the call has
+ * ended; answers whether the call's pause state changed.
  */
 export const setPausedUpdate = defineUpdate<{ changed: boolean }, [boolean]>('setPaused');
+
+/**
+ * A cancel of the call's batch: a queued call is deleted (as by deleteQueuedCall, without waiting for
+ * it), one being dialled goes on and is never dialled again by its redial policy.
+ */
+export const cancelCallUpdate = defineUpdate<{ deleted: boolean }>('cancelCall');

@@ -35,10 +35,11 @@ const { readPacingLimits, findEndedCalls, deliverDialGrants } = proxyLocalActivi
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
-const { spillWaiters, loadSpilledWaiters, dropSpilledWaiters, forgetSpilledWaiters } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+const { spillWaiters, loadSpilledWaiters, dropSpilledWaiters, forgetSpilledWaiters, clearSpilledWaiters } =
+  proxyActivities<Activities>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  });
 
 /** Waiters kept in the workflow itself; the rest wait in MongoDB pages of SPILL_PAGE_SIZE. */
 export const MEMORY_QUEUE_MAX = 1000;
@@ -312,6 +313,9 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
     }
   }
 
+  // A run that starts afresh owns no page: entries left by a run that was terminated would keep their
+  // calls' entries (one per call and ticket) out of this run's pages, where their repeats belong.
+  if (oneEntryPerWaiter && !carried) await clearSpilledWaiters({ teamId });
   limits = await readPacingLimits({ teamId });
   nextSweep = Date.now() + sweepMs;
   for (;;) {

@@ -73,6 +73,12 @@ export interface CallWorkflowInput {
    */
   statusWritesOutliveCancel?: boolean;
   /**
+   * True for calls created since 2026-11-29 (later that day): a dial refused for a rate limit (nothing
+   * placed) waits as a queued call, taking a delete or a pause, and checks the calling hours again
+   * before it dials. Absent (histories from before): a plain timer, as then.
+   */
+  rateLimitWaitsAsQueued?: boolean;
+  /**
    * True for calls created since the night of 2026-11-26: a delivery stream handed the call's final
    * event ends once it has delivered it, so the call sends it no `noMoreEvents` signal (a signal, and a
    * workflow task on each side, fewer per endpoint). Absent (histories from before): every stream is

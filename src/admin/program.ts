@@ -327,7 +327,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     .option('--provider <provider>', `one of ${PROVIDERS.join(', ')} (default: the team's)`)
     .option('--name <name>', 'the name of the person called')
     .option('--email <address>', 'their e-mail address')
-    .option('--time-zone <iana>', "the callee's time zone, for calling hours")
+    .option('--time-zone <iana>', "the callee's time zone, for calling hours and spoken meeting times")
     .option('--phone-number-id <id>', 'a registered number to call from')
     .option('--idempotency-key <key>', 'makes running the same create again safe (default: a new one, printed)');
   withApi(

@@ -3,11 +3,12 @@
 // conditional update on its updatedAt: a change made since it was read makes the update miss, and the
 // document is read again. That holds on MongoDB; FerretDB 1.x applies an update by reading the document
 // and writing it back whole, so two updates racing there can both apply, the later undoing the other.
-// A call's record is written by its workflow at any moment while the call lives, so it is rewritten
-// only once nothing writes it any more (`settledCall`); the others are counted as `live`, for a later
-// run. A run after one that left nothing live changes nothing.
+// A call's record is written by its workflow at any moment while the call lives, so there it is
+// rewritten only once nothing writes it any more (`settledCall`); the others are counted as `live`,
+// for a later run. A run after one that left nothing live changes nothing.
 import { isTerminal, type CallStatus } from '../contracts/call-status';
 import { SecretBoxError, type SecretBox } from '../crypto/secret-box';
+import { isFerretdb } from '../data/connection';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
 import { Team, type TeamDoc } from '../data/models/team';
 import { Webhook, type WebhookDoc } from '../data/models/webhook';
@@ -111,7 +112,10 @@ async function resealCollection<T>(
 }
 
 export async function resealSecrets(box: SecretBox, now = new Date()) {
-  // Optimistic concurrency on updatedAt, which every update of these models moves.
+  // Optimistic concurrency on updatedAt, which every update of these models moves. On MongoDB that
+  // holds against a call's workflow too (each update is atomic, and sets only its own fields); only
+  // FerretDB 1.x needs the calls to be settled.
+  const callsSettleFirst = await isFerretdb();
   const teams = await resealCollection<TeamDoc>(
     {
       docs: Team.find({ 'providerSettings.credentialsSealed': { $exists: true } })
@@ -152,7 +156,7 @@ export async function resealSecrets(box: SecretBox, now = new Date()) {
         .lean<PhoneCallDoc>()
         .cursor(),
       reload: (doc) => PhoneCall.findById(doc._id).lean<PhoneCallDoc>(),
-      writable: (call) => settledCall(call, now),
+      writable: (call) => !callsSettleFirst || settledCall(call, now),
       writeIfUnchanged: async (doc, set) =>
         (await PhoneCall.updateOne({ _id: doc._id, updatedAt: doc.updatedAt }, { $set: set })).modifiedCount === 1,
     },

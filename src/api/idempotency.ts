@@ -34,7 +34,7 @@ export class CreateOutcomeUnknown extends Error {
     readonly failure: unknown,
     cleanupFailure: unknown,
   ) {
-    super(`create failed and its cleanup too: ${String(cleanupFailure)}`);
+    super(`create failed (${String(failure)}) and its cleanup too: ${String(cleanupFailure)}`, { cause: failure });
   }
 }
 
@@ -191,7 +191,14 @@ export async function withIdempotency(
   const sent = ctx.headers['idempotency-key'] !== undefined;
   if (!sent) {
     const work = { batchId, abandonedBatchId: null, retryMayTakeOver: false, nameOwnBatch: async () => undefined };
-    return respond(await handler(work));
+    try {
+      return respond(await handler(work));
+    } catch (err) {
+      if (!(err instanceof CreateOutcomeUnknown)) throw err;
+      // No key for a retry to settle it by: the reconciler starts the batch if every call was written.
+      ctx.state.log.error({ err }, 'create failed, its outcome unknown');
+      throw err.failure;
+    }
   }
   if (key.length < 1 || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters');
 

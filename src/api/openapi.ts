@@ -683,7 +683,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           summary: 'Pause a batch',
           description:
             'Pauses a batch. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls ' +
-            'already dialling go on. A paused call past its `callDelayedUntil` is dialled only after resume. ' +
+            'already dialling go on, and a redial their policy makes waits until resumed. A paused call past its ' +
+            '`callDelayedUntil` is dialled only after resume. ' +
             "Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse', ex.batchControl('pause')), ...errorRefs(V1_BODY_ERRORS) },
@@ -712,8 +713,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           description:
             'Cancels a batch. Every call of it that has not begun dialling is deleted, ' +
             'exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 ' +
-            'afterwards); calls already dialling or ended are left alone. Answers counts. No body. ' +
-            "Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+            'afterwards); calls already dialling go on and are never dialled again by their redial policy, ended ' +
+            'ones are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the ' +
+            "key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse', ex.batchControl('cancel')), ...errorRefs(V1_BODY_ERRORS) },
         },
@@ -726,7 +728,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           summary: 'Pause every batch created with a fileId',
           description:
             'Pauses every batch created with a `fileId`. Its queued calls wait (status `queued`, status code ' +
-            '`paused`) until resumed; calls already dialling go on. A paused call past its `callDelayedUntil` is ' +
+            '`paused`) until resumed; calls already dialling go on, and a redial their policy makes waits until resumed. A ' +
+            'paused call past its `callDelayedUntil` is ' +
             'dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no ' +
             "call of the key's team is 404.",
           security: securityFor('calls:write'),
@@ -756,8 +759,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           description:
             'Cancels every batch created with a `fileId`. Every call of it that has not begun dialling is ' +
             'deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and ' +
-            'reads 404 afterwards); calls already dialling or ended are left alone. Answers counts. No body. ' +
-            "Needs `calls:write`; a batch or file with no call of the key's team is 404.",
+            'reads 404 afterwards); calls already dialling go on and are never dialled again by their redial ' +
+            'policy, ended ones are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with ' +
+            "no call of the key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse', ex.fileControl('cancel')), ...errorRefs(V1_BODY_ERRORS) },
         },

@@ -1,7 +1,10 @@
-// Pause, resume or cancel every queued call of a batch (by its id) or of a file (by `fileId`, across
-// the batches that gave it). Each call's workflow decides for itself (queued-call-control.ts), so a
-// call that has begun dialling goes on. Used by the API (routes/phone-call-batches.ts) and the CLI.
+// Pause, resume or cancel every call of a batch (by its id) or of a file (by `fileId`, across the
+// batches that gave it) that has not ended. Each call's workflow decides for itself
+// (queued-call-control.ts): a queued call is paused or deleted, one that has begun dialling goes on,
+// and its redial policy dials it again only once resumed, never once cancelled. Used by the API
+// (routes/phone-call-batches.ts) and the CLI.
 import type { z } from 'zod';
+import { isTerminal, type CallStatus } from '../contracts/call-status';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
 import type { batchControlResultSchema } from '../schemas/responses';
 import type { QueuedCallControl } from './queued-call-control';
@@ -25,11 +28,18 @@ export async function controlBatch(
     'batchId' in selector ? { teamId, dispatchBatchId: selector.batchId } : { teamId, fileId: selector.fileId };
   const docs = await PhoneCall.find(filter).lean<PhoneCallDoc[]>();
   if (docs.length === 0) return null;
-  const queued = docs.filter((doc) => doc.status === 'queued');
-  const outcomes = await mapBounded(queued, deps.concurrency, async (doc) => {
-    if (action === 'cancel')
-      return (await deps.control.deleteQueued(doc)).outcome === 'deleted' ? 'changed' : 'not-queued';
-    return (await deps.control.setPaused(doc, action === 'pause')).outcome;
+  // Calls being dialled are told too: their current attempt goes on (counted `notQueued`), but a redial
+  // their policy may make waits while the batch is paused, and never comes once it is cancelled.
+  const live = docs.filter((doc) => !isTerminal(doc.status as CallStatus));
+  const outcomes = await mapBounded(live, deps.concurrency, async (doc) => {
+    if (action !== 'cancel') {
+      const { outcome } = await deps.control.setPaused(doc, action === 'pause');
+      return doc.status === 'queued' ? outcome : 'not-queued';
+    }
+    // A queued call is deleted as DELETE deletes it (gone once the answer comes); one that began
+    // dialling meanwhile, or was already, is kept from being dialled again.
+    if (doc.status === 'queued' && (await deps.control.deleteQueued(doc)).outcome === 'deleted') return 'changed';
+    return (await deps.control.cancel(doc)).outcome === 'deleted' ? 'changed' : 'not-queued';
   });
   const count = (outcome: string) => outcomes.filter((o) => o === outcome).length;
   return {
@@ -38,6 +48,6 @@ export async function controlBatch(
     calls: docs.length,
     changed: count('changed'),
     unchanged: count('unchanged'),
-    notQueued: docs.length - queued.length + count('not-queued'),
+    notQueued: docs.length - live.length + count('not-queued'),
   };
 }

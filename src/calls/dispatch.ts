@@ -120,6 +120,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         finalWithCapture: true,
         captureOutlivesCancel: true,
         statusWritesOutliveCancel: true,
+        rateLimitWaitsAsQueued: true,
         streamsEndWithFinalEvent: true,
         streamEventsByActivity: true,
         routeWithWrites: true,

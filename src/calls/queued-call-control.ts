@@ -1,21 +1,25 @@
-// Deleting, pausing and resuming a queued call: the call's workflow decides (an update it accepts only
-// before dialling begins), so a call is never both rung and deleted or paused. Used by
-// DELETE /v1/phoneCalls/{id} and by the batch controls (pause, resume, cancel).
+// Deleting, pausing and resuming a queued call: the call's workflow decides (a delete it accepts only
+// before dialling begins), so a call is never both rung and deleted, nor dialled while paused. Used
+// by DELETE /v1/phoneCalls/{id} and by the batch controls (pause, resume, cancel).
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURES } from '../contracts/failures';
 import { callWorkflowId } from '../contracts/ids';
 import type { PhoneCallDoc } from '../data/models/phone-call';
-import { deleteQueuedCallUpdate, setPausedUpdate } from '../../workflows/messages';
+import { cancelCallUpdate, deleteQueuedCallUpdate, setPausedUpdate } from '../../workflows/messages';
 import { dialPlanFor, type Dispatcher } from './dispatch';
 
 export type DeleteResult = { outcome: 'deleted'; call: Record<string, unknown> | null } | NotQueued;
 export type PauseResult = { outcome: 'changed' | 'unchanged' } | NotQueued;
+export type CancelResult = { outcome: 'deleted' | 'no-redial' } | NotQueued;
 type NotQueued = { outcome: 'not-queued'; message: string };
 
 export interface QueuedCallControl {
   deleteQueued(doc: PhoneCallDoc): Promise<DeleteResult>;
+  /** Pauses or resumes a call that has not ended: a queued one waits, one being dialled is not redialled meanwhile. */
   setPaused(doc: PhoneCallDoc, paused: boolean): Promise<PauseResult>;
+  /** A batch's cancel: deletes a queued call, or keeps one being dialled from being dialled again. */
+  cancel(doc: PhoneCallDoc): Promise<CancelResult>;
 }
 
 export function createQueuedCallControl(deps: { client: Client; dispatcher: Dispatcher }): QueuedCallControl {
@@ -54,6 +58,10 @@ export function createQueuedCallControl(deps: { client: Client; dispatcher: Disp
     async setPaused(doc, paused) {
       const result = await onWorkflow(doc, () => handleOf(doc).executeUpdate(setPausedUpdate, { args: [paused] }));
       return 'outcome' in result ? result : { outcome: result.changed ? 'changed' : 'unchanged' };
+    },
+    async cancel(doc) {
+      const result = await onWorkflow(doc, () => handleOf(doc).executeUpdate(cancelCallUpdate));
+      return 'outcome' in result ? result : { outcome: result.deleted ? 'deleted' : 'no-redial' };
     },
   };
 }

@@ -275,7 +275,7 @@ export interface paths {
     put?: never;
     /**
      * Cancel a batch
-     * @description Cancels a batch. Every call of it that has not begun dialling is deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 afterwards); calls already dialling or ended are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
+     * @description Cancels a batch. Every call of it that has not begun dialling is deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 afterwards); calls already dialling go on and are never dialled again by their redial policy, ended ones are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
      */
     post: operations['cancelPhoneCallBatch'];
     delete?: never;
@@ -298,7 +298,7 @@ export interface paths {
     put?: never;
     /**
      * Pause a batch
-     * @description Pauses a batch. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls already dialling go on. A paused call past its `callDelayedUntil` is dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
+     * @description Pauses a batch. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls already dialling go on, and a redial their policy makes waits until resumed. A paused call past its `callDelayedUntil` is dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
      */
     post: operations['pausePhoneCallBatch'];
     delete?: never;
@@ -344,7 +344,7 @@ export interface paths {
     put?: never;
     /**
      * Cancel every batch created with a fileId
-     * @description Cancels every batch created with a `fileId`. Every call of it that has not begun dialling is deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 afterwards); calls already dialling or ended are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
+     * @description Cancels every batch created with a `fileId`. Every call of it that has not begun dialling is deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 afterwards); calls already dialling go on and are never dialled again by their redial policy, ended ones are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
      */
     post: operations['cancelPhoneCallFile'];
     delete?: never;
@@ -367,7 +367,7 @@ export interface paths {
     put?: never;
     /**
      * Pause every batch created with a fileId
-     * @description Pauses every batch created with a `fileId`. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls already dialling go on. A paused call past its `callDelayedUntil` is dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
+     * @description Pauses every batch created with a `fileId`. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls already dialling go on, and a redial their policy makes waits until resumed. A paused call past its `callDelayedUntil` is dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
      */
     post: operations['pausePhoneCallFile'];
     delete?: never;
@@ -727,7 +727,7 @@ export interface components {
       changed: number;
       /** @description The file, when addressed by `fileId`. */
       fileId?: string;
-      /** @description Calls that had begun dialling or had ended: left as they are. */
+      /** @description Calls that had begun dialling (their attempt goes on; a pause or cancel holds or stops their redials) or had ended. */
       notQueued: number;
       /** @description Queued calls already in the state asked for (already paused; not paused, for resume). */
       unchanged: number;

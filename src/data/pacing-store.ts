@@ -17,6 +17,8 @@ export interface PacingStore {
   spill(teamId: string, firstSeq: number, waiters: DialSlotRequest[], pageSize: number): Promise<void>;
   loadPage(teamId: string, page: number): Promise<SpilledWaiter[]>;
   dropPage(teamId: string, page: number, belowSeq: number): Promise<void>;
+  /** Removes every entry of the team (what a pacer run that was terminated left). */
+  clear(teamId: string): Promise<void>;
   /** Removes the entries of calls that withdrew: all of a call's, or those below `belowTicket`. */
   forget(teamId: string, withdrawn: Array<{ callId: string; belowTicket?: number }>): Promise<void>;
 }
@@ -57,6 +59,9 @@ export function createPacingStore(): PacingStore {
     },
     async dropPage(teamId, page, belowSeq) {
       await DialQueueEntry.deleteMany({ teamId, page, seq: { $lt: belowSeq } });
+    },
+    async clear(teamId) {
+      await DialQueueEntry.deleteMany({ teamId });
     },
     async forget(teamId, withdrawn) {
       const all = withdrawn.filter((w) => w.belowTicket === undefined).map((w) => w.callId);

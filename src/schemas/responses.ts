@@ -220,7 +220,10 @@ export const batchControlResultSchema = component(
     calls: count(1, 'Calls of the batch (or of every batch with that `fileId`).'),
     changed: count(0, 'Queued calls this request paused, resumed or cancelled (a cancelled call is deleted).'),
     unchanged: count(0, 'Queued calls already in the state asked for (already paused; not paused, for resume).'),
-    notQueued: count(0, 'Calls that had begun dialling or had ended: left as they are.'),
+    notQueued: count(
+      0,
+      'Calls that had begun dialling (their attempt goes on; a pause or cancel holds or stops their redials) or had ended.',
+    ),
   }),
   'Counts of what a batch control did: calls = changed + unchanged + notQueued.',
 );

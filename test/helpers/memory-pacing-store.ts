@@ -32,6 +32,9 @@ export function memoryPacingStore(
       for (const [key, e] of entries)
         if (e.teamId === teamId && e.page === page && e.seq < belowSeq) entries.delete(key);
     },
+    async clear(teamId) {
+      for (const [key, e] of entries) if (e.teamId === teamId) entries.delete(key);
+    },
     async forget(teamId, withdrawn) {
       for (const [key, e] of entries) {
         const w = withdrawn.find((w) => w.callId === e.request.callId);

@@ -2,7 +2,7 @@
 // workflows and a real pacer with its MongoDB spill pages; only the provider side is stubbed, and
 // calls end by their (one-second) ring timeout. The time-skipping test server cannot run these: its
 // clock lock breaks on signal-with-start and external signals.
-import { Client } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import mongoose from 'mongoose';
@@ -368,37 +368,10 @@ describe('team pacer', () => {
     // Before, the repeat was queued beside the first request, and its copy came back from a page after
     // the call had been served: granted again, it took a slot and a dial turn from the calls behind.
     const teamId = new mongoose.Types.ObjectId().toHexString();
-    await Team.create({ _id: teamId, name: 'Repeats', defaultProvider: 'twilio', pacing: { maxConcurrentCalls: 1 } });
-    const taskQueue = uniqueId('pacing');
-    const pacing = createPacingActivities({
-      pacing: createPacingStore(),
-      calls: createCallStore(),
-      pacingDefaults: { maxConcurrentCalls: 1, dialsPerSecond: { twilio: 20, vonage: 3, telnyx: 1 } },
-      temporal: { client, taskQueue },
-    });
-    const granted: string[] = [];
-    // The calls are only names here: each grant is taken as delivered to a running call.
-    const { activities } = stubActivities({
-      ...pacing,
-      deliverDialGrants: async ({ grants }) => {
-        granted.push(...grants.map((g) => g.callId));
-        return [];
-      },
-    });
-    const worker = await Worker.create({
-      connection,
-      taskQueue,
-      workflowBundle: { codePath: inject('workflowBundlePath') },
-      activities,
-    });
-    const ask = (callId: string) => ({ callId, provider: 'twilio' as const, ticket: 1 });
+    const { worker, startPacer, granted } = await grantRecordingWorker(teamId);
     const names = ['a', 'b', 'c', 'd', 'e'];
     await worker.runUntil(async () => {
-      const pacer = await client.workflow.start(teamPacerWorkflow, {
-        workflowId: pacerWorkflowId(teamId),
-        taskQueue,
-        args: [{ teamId, tuning: { memoryQueueMax: 1, spillPageSize: 2, idleMs: 1_000 } }],
-      });
+      const pacer = await startPacer();
       // a holds the slot; b to e wait in two pages.
       await pacer.signal(requestDialSlotsSignal, { requests: names.map(ask) });
       await waitFor(() => granted.includes('a'));
@@ -406,12 +379,22 @@ describe('team pacer', () => {
       // meanwhile, d and e are still in theirs.
       await pacer.signal(requestDialSlotsSignal, { requests: names.slice(1).map(ask) });
       await new Promise((resolve) => setTimeout(resolve, 500));
-      for (const [i, name] of names.entries()) {
-        await waitFor(() => granted.includes(name));
-        await pacer.signal(releaseDialSlotsSignal, { callIds: [name] });
-        if (i < names.length - 1) continue;
-        await pacer.result(); // idle, then it ends: nothing left waiting
-      }
+      await serveInTurn(pacer, names, granted);
+    });
+    expect(granted).toEqual(names);
+    expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
+  });
+
+  it('a run started afresh clears the pages a terminated run left, and serves the calls in them when they ask', async () => {
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    // A terminated run had spilled x far along its pages; this run numbers its pages from 0.
+    await createPacingStore().spill(teamId, 5_000, [ask('x')], 2);
+    const { worker, startPacer, granted } = await grantRecordingWorker(teamId);
+    const names = ['a', 'x', 'b'];
+    await worker.runUntil(async () => {
+      const pacer = await startPacer();
+      await pacer.signal(requestDialSlotsSignal, { requests: names.map(ask) });
+      await serveInTurn(pacer, names, granted);
     });
     expect(granted).toEqual(names);
     expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
@@ -461,6 +444,55 @@ describe('team pacer', () => {
     expect(codes).toContain('paused');
   });
 });
+
+/** A twilio request of `callId`'s first wait. */
+const ask = (callId: string) => ({ callId, provider: 'twilio' as const, ticket: 1 });
+
+/**
+ * A worker with the real pacer activities (over FerretDB), one live call at a time, that records each
+ * grant and takes it as delivered to a running call (the calls are only names here); `startPacer`
+ * starts the team's pacer on it, keeping one waiter in the workflow and pages of two.
+ */
+async function grantRecordingWorker(teamId: string) {
+  await Team.create({ _id: teamId, name: 'Grants', defaultProvider: 'twilio', pacing: { maxConcurrentCalls: 1 } });
+  const taskQueue = uniqueId('pacing');
+  const pacing = createPacingActivities({
+    pacing: createPacingStore(),
+    calls: createCallStore(),
+    pacingDefaults: { maxConcurrentCalls: 1, dialsPerSecond: { twilio: 20, vonage: 3, telnyx: 1 } },
+    temporal: { client, taskQueue },
+  });
+  const granted: string[] = [];
+  const { activities } = stubActivities({
+    ...pacing,
+    deliverDialGrants: async ({ grants }) => {
+      granted.push(...grants.map((g) => g.callId));
+      return [];
+    },
+  });
+  const worker = await Worker.create({
+    connection,
+    taskQueue,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    activities,
+  });
+  const startPacer = () =>
+    client.workflow.start(teamPacerWorkflow, {
+      workflowId: pacerWorkflowId(teamId),
+      taskQueue,
+      args: [{ teamId, tuning: { memoryQueueMax: 1, spillPageSize: 2, idleMs: 1_000 } }],
+    });
+  return { worker, startPacer, granted };
+}
+
+/** Gives each call's slot back once it is granted, in order, then waits for the idle pacer to end. */
+async function serveInTurn(pacer: WorkflowHandle, names: string[], granted: string[]): Promise<void> {
+  for (const name of names) {
+    await waitFor(() => granted.includes(name));
+    await pacer.signal(releaseDialSlotsSignal, { callIds: [name] });
+  }
+  await pacer.result(); // idle, then it ends: nothing left waiting
+}
 
 async function waitForAsync(probe: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 30_000;

@@ -9,7 +9,14 @@ import type { Activities } from '../../activities';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { deleteQueuedCallUpdate, dialSlotGrantedSignal, providerEventSignal } from '../../workflows/messages';
 import type { CallWorkflowInput } from '../../workflows/types';
-import { stubActivities, useTimeSkippingEnvironment, uniqueId, workerFor, type Calls } from './environment';
+import {
+  rateLimited,
+  stubActivities,
+  useTimeSkippingEnvironment,
+  uniqueId,
+  workerFor,
+  type Calls,
+} from './environment';
 
 const env = useTimeSkippingEnvironment();
 
@@ -324,14 +331,7 @@ describe('phoneCallWorkflow', () => {
     const { activities, calls } = stubActivities({
       dialCall: async ({ callId, ringing }) => {
         dialledAt.push(await env.currentTimeMs());
-        if (dialledAt.length === 1) {
-          throw ApplicationFailure.create({
-            type: FAILURES.providerRateLimited,
-            message: 'rate limited',
-            details: [60_000],
-            nonRetryable: true,
-          });
-        }
+        if (dialledAt.length === 1) throw rateLimited(60_000);
         return { providerCallId: `pc-${callId}`, ringing: { applied: true, call: { _id: callId, ringing } } };
       },
     });
@@ -357,14 +357,7 @@ describe('phoneCallWorkflow', () => {
     const { activities, calls } = stubActivities({
       dialCall: async ({ callId }) => {
         dialledAt.push(await env.currentTimeMs());
-        if (dialledAt.length <= 2) {
-          throw ApplicationFailure.create({
-            type: FAILURES.providerRateLimited,
-            message: 'rate limited',
-            details: [90_000],
-            nonRetryable: true,
-          });
-        }
+        if (dialledAt.length <= 2) throw rateLimited(90_000);
         return { providerCallId: `pc-${callId}` };
       },
     });
@@ -377,6 +370,30 @@ describe('phoneCallWorkflow', () => {
       expect(gap).toBeGreaterThanOrEqual(90_000);
       expect(gap).toBeLessThan(92_000);
     }
+  });
+
+  it('a call waiting out a 429 can be deleted meanwhile, and is never dialled again', async () => {
+    const { activities, calls } = stubActivities({
+      dialCall: async () => {
+        throw rateLimited(600_000);
+      },
+    });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = input({ rateLimitWaitsAsQueued: true });
+    const state = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(phoneCallWorkflow, {
+        workflowId: uniqueId('wf'),
+        taskQueue,
+        args: [args],
+      });
+      await until(() => count(calls, 'dialCall') === 1, 'the refused dial');
+      const deleted = await handle.executeUpdate(deleteQueuedCallUpdate);
+      expect(deleted).toMatchObject({ deleted: true });
+      return handle.result();
+    });
+    expect(state.phase).toBe('deleted');
+    expect(count(calls, 'dialCall')).toBe(1);
   });
 
   it("waits out the team's own dial rate as a 429, naming whose rate the wait is on the timeline", async () => {

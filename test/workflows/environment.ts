@@ -1,6 +1,7 @@
 // One time-skipping environment per test file; a worker per test with stub activities that record
 // what the workflow asked of them. Workflow ids are unique per test.
 import { randomBytes } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
 import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
@@ -9,6 +10,7 @@ import { phoneCallWorkflow } from '../../workflows/call';
 import { providerEventSignal } from '../../workflows/messages';
 import type { CallWorkflowInput, CallWorkflowState } from '../../workflows/types';
 import { callWorkflowId } from '../../src/contracts/ids';
+import { FAILURES } from '../../src/contracts/failures';
 import type { AnsweredBy } from '../../src/contracts/machine-detection';
 import type { ProviderEvent, ProviderEventKind } from '../../src/contracts/providers';
 import type { StatusChange } from '../../src/data/call-store';
@@ -150,6 +152,7 @@ export function stubActivities(overrides: Partial<Activities> = {}): { activitie
     spillWaiters: record('spillWaiters', async () => undefined),
     loadSpilledWaiters: record('loadSpilledWaiters', async () => []),
     dropSpilledWaiters: record('dropSpilledWaiters', async () => undefined),
+    clearSpilledWaiters: record('clearSpilledWaiters', async () => undefined),
     forgetSpilledWaiters: record('forgetSpilledWaiters', async () => undefined),
     findEndedCalls: record('findEndedCalls', async () => []),
     deliverDialGrants: record('deliverDialGrants', async () => []),
@@ -222,4 +225,14 @@ export async function signalProviderEvents(
     };
     await handle.signal(providerEventSignal, event);
   }
+}
+
+/** What the dial throws for a 429 that asks for `retryAfterMs`. */
+export function rateLimited(retryAfterMs: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: FAILURES.providerRateLimited,
+    message: 'rate limited',
+    details: [retryAfterMs],
+    nonRetryable: true,
+  });
 }

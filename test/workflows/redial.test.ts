@@ -1,16 +1,24 @@
 // The redial policy on the time-skipping server: hours of spacing, and a redial that falls outside
-// the calling hours waiting for them, in seconds. The real call workflow; the provider side is
-// stubbed (no provider events: every dial rings out as no answer).
+// the calling hours waiting for them (a redial's, and a dial refused for a rate limit), and a batch's
+// pause or cancel reaching a call while it rings, in seconds. The real call workflow; the provider side is stubbed (no provider events: every dial
+// rings out as no answer).
 import { expect, it } from 'vitest';
 import { parseCallingHoursRule } from '../../src/calling-hours/calling-window';
 import type { AttemptRecord } from '../../src/data/call-store';
+import type { WorkflowHandle } from '@temporalio/client';
+import { callWorkflowId } from '../../src/contracts/ids';
+import { phoneCallWorkflow } from '../../workflows/call';
+import { cancelCallUpdate, setPausedUpdate } from '../../workflows/messages';
 import type { CallWorkflowInput } from '../../workflows/types';
 import {
   callWorkflowInput,
+  rateLimited,
   runCallWorkflow,
   statusChanges,
   stubActivities,
+  uniqueId,
   useTimeSkippingEnvironment,
+  workerFor,
 } from './environment';
 
 const env = useTimeSkippingEnvironment('test');
@@ -80,4 +88,82 @@ it('an outcome the policy does not name, and a call without a policy, get one at
   const none = await run(callWorkflowInput());
   expect(none.dials).toHaveLength(1);
   expect(none.changes.at(-1)?.endedAttempt).toMatchObject({ attempt: 1, status: 'noAnswer' });
+});
+
+/**
+ * Starts a call that redials no answer once, an hour later, and runs `whileDialled` once its first
+ * dial has rung; answers its end state and every dial's time.
+ */
+async function withFirstDial(
+  whileDialled: (handle: WorkflowHandle<typeof phoneCallWorkflow>, dials: readonly number[]) => Promise<void>,
+) {
+  const dials: number[] = [];
+  const { activities, calls } = stubActivities({
+    dialCall: async ({ callId }) => {
+      dials.push(await env.currentTimeMs());
+      return { providerCallId: `pc-${callId}-${dials.length}` };
+    },
+  });
+  const args = callWorkflowInput({ redialPolicy: { on: ['noAnswer'], maxRedials: 1, spacingSeconds: 3_600 } });
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  const state = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(phoneCallWorkflow, {
+      workflowId: callWorkflowId(args.callId),
+      taskQueue,
+      args: [args],
+    });
+    while (statusChanges(calls).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await whileDialled(handle, dials);
+    return handle.result();
+  });
+  return { state, dials, changes: statusChanges(calls).map((c) => `${c.status}/${c.statusCode}`) };
+}
+
+it("a batch's cancel while the call rings lets that attempt end, and no redial follows", async () => {
+  const { state, dials, changes } = await withFirstDial(async (handle) => {
+    expect(await handle.executeUpdate(cancelCallUpdate)).toEqual({ deleted: false });
+  });
+  expect(dials).toHaveLength(1);
+  expect(state).toMatchObject({ status: 'noAnswer', attempt: 1 });
+  expect(changes).toEqual(['ringing/dialling', 'noAnswer/no-answer']);
+});
+
+it("a batch's pause while the call rings holds its redial until it is resumed", async () => {
+  const { state, dials, changes } = await withFirstDial(async (handle, dialled) => {
+    expect(await handle.executeUpdate(setPausedUpdate, { args: [true] })).toEqual({ changed: true });
+    // The ring timeout, then four hours: the redial was due after one.
+    await env.sleep(5 * HOUR);
+    expect(dialled).toHaveLength(1);
+    expect(await handle.executeUpdate(setPausedUpdate, { args: [false] })).toEqual({ changed: true });
+  });
+  expect(dials).toHaveLength(2);
+  expect(dials[1]! - dials[0]!).toBeGreaterThan(5 * HOUR);
+  expect(state).toMatchObject({ status: 'noAnswer', attempt: 2 });
+  expect(changes).toEqual(['ringing/dialling', 'queued/waiting-to-redial', 'ringing/dialling', 'noAnswer/no-answer']);
+});
+
+it('waits out a 429 as a queued call: its hours are checked again before the next dial', async () => {
+  // Friday 19:59 in New York: refused for ten minutes, the dial falls past 20:00 and waits for Monday.
+  const dialledAt: number[] = [];
+  const { activities } = stubActivities({
+    dialCall: async ({ callId }) => {
+      dialledAt.push(await env.currentTimeMs());
+      if (dialledAt.length === 1) throw rateLimited(600_000);
+      return { providerCallId: `pc-${callId}` };
+    },
+  });
+  await runCallWorkflow(
+    env,
+    activities,
+    callWorkflowInput({
+      scheduledFor: '2027-11-13T00:59:00.000Z',
+      callingWindow: { rules: [parseCallingHoursRule('Mon-Fri 09:00-20:00')], skipDates: [] },
+      calleeTimeZones: ['America/New_York'],
+      rateLimitWaitsAsQueued: true,
+    }),
+  );
+  expect(dialledAt).toHaveLength(2);
+  expect(dialledAt[1]).toBeGreaterThanOrEqual(Date.parse('2027-11-15T14:00:00.000Z'));
+  expect(dialledAt[1]).toBeLessThan(Date.parse('2027-11-15T14:01:00.000Z'));
 });
