@@ -164,7 +164,10 @@ export function createCaptureActivities(
       input.route && transcriptEvent ? await routeAfterWrite(input.route.transcript, transcriptEvent) : undefined;
     let final: StatusWritten | undefined;
     if (input.final) {
-      final = await writeStatus({ ...input.final, results: outputs }, input.route?.final);
+      // A transcript event that could not be handed on is routed by the workflow once this returns: the
+      // final status's is left to it too, so that no stream gets the final status before the transcript.
+      const finalRoute = transcriptEvent && input.route && !transcriptRouted ? undefined : input.route?.final;
+      final = await writeStatus({ ...input.final, results: outputs }, finalRoute);
       // Refused (the call ended otherwise meanwhile): the results are still the conversation's.
       if (!final.applied) await calls.saveResults(call._id, outputs);
     } else {

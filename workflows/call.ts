@@ -427,7 +427,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
 
     // 1. Wait until the scheduled time (a durable timer), or until a delete arrives.
     const waitMs = input.scheduledFor ? Date.parse(input.scheduledFor) - Date.now() : 0;
-    if (waitMs > 0) await condition(() => deleteRequested, waitMs, { summary: `scheduled for ${input.scheduledFor}` });
+    if (waitMs > 0 && input.pauseShownWhileScheduled) await waitUntilScheduled(Date.parse(input.scheduledFor!));
+    else if (waitMs > 0)
+      await condition(() => deleteRequested, waitMs, { summary: `scheduled for ${input.scheduledFor}` });
 
     // 1b-4, once per dial attempt: a redial policy may dial an unanswered call again.
     for (;;) {
@@ -648,6 +650,22 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     const change = planned ?? finalChange(outcome);
     await moveTo(change.status, change.statusCode as StatusCode, change.fields, change.endedAttempt, change.at);
     return true;
+  }
+
+  /**
+   * Waits until the call is due, or a delete arrives. A batch paused or resumed meanwhile shows in the
+   * call's status code at once (`paused`, then `scheduled` again), not only once the call falls due.
+   */
+  async function waitUntilScheduled(dueAt: number): Promise<void> {
+    for (;;) {
+      // A pause may have come before this first ran (an Update starts a call held until due).
+      const shown = paused;
+      await waitingBecause(shown ? STATUS_CODES.paused : STATUS_CODES.scheduled);
+      const woken = await condition(() => deleteRequested || paused !== shown, dueAt - Date.now(), {
+        summary: `scheduled for ${input.scheduledFor}`,
+      });
+      if (!woken || deleteRequested) return;
+    }
   }
 
   /** Ends a call that waited and is not to be dialled: deleted meanwhile, or its hours never open. */

@@ -79,6 +79,12 @@ export interface CallWorkflowInput {
    */
   rateLimitWaitsAsQueued?: boolean;
   /**
+   * True for calls created since 2026-11-29 (later that day): a scheduled call paused (or resumed)
+   * before it is due says so in its status code at once. Absent (histories from before): only once
+   * due, as then.
+   */
+  pauseShownWhileScheduled?: boolean;
+  /**
    * True for calls created since the night of 2026-11-26: a delivery stream handed the call's final
    * event ends once it has delivered it, so the call sends it no `noMoreEvents` signal (a signal, and a
    * workflow task on each side, fewer per endpoint). Absent (histories from before): every stream is

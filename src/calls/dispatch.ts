@@ -121,6 +121,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         captureOutlivesCancel: true,
         statusWritesOutliveCancel: true,
         rateLimitWaitsAsQueued: true,
+        pauseShownWhileScheduled: true,
         streamsEndWithFinalEvent: true,
         streamEventsByActivity: true,
         routeWithWrites: true,

@@ -196,6 +196,34 @@ describe('calling hours through the API', () => {
 });
 
 describe('batch controls', () => {
+  it('shows a scheduled call paused at once, and scheduled again once resumed, long before it is due', async () => {
+    const team = await stack.seedTeam('Paused early');
+    const client = apiClient(stack.baseUrl, team.key);
+    const due = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    const res = await client.post('/v1/phoneCalls/batch', {
+      phoneCalls: [callBody(team, '+14155560901', { callDelayedUntil: due })],
+    });
+    expect(res.status).toBe(201);
+    const [id] = (res.body.data as Call[]).map((c) => c._id);
+    const codeIs = (code: string) =>
+      eventually(
+        async () => {
+          const [call] = await allCalls(client, [id!]);
+          return call?.statusExtraInfo?.statusCode === code ? call : undefined;
+        },
+        20_000,
+        `status code ${code}`,
+      );
+    expect((await client.post(`/v1/phoneCalls/batch/${res.body.batchId}/pause`)).body.data).toMatchObject({
+      changed: 1,
+    });
+    expect(await codeIs('paused')).toMatchObject({ status: 'queued' });
+    expect((await client.post(`/v1/phoneCalls/batch/${res.body.batchId}/resume`)).body.data).toMatchObject({
+      changed: 1,
+    });
+    await codeIs('scheduled');
+  });
+
   it('pauses, resumes and cancels the queued calls of a batch, by batchId and by fileId, and answers counts', async () => {
     const team = await stack.seedTeam('Campaign');
     const client = apiClient(stack.baseUrl, team.key);

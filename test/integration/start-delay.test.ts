@@ -89,14 +89,14 @@ describe('scheduled calls held by the server until due', () => {
     expect(paused.body.data).toMatchObject({ calls: 1, changed: 1 });
     const pausedId = (batch.body.data as Array<{ _id: string }>)[0]!._id;
     // The pause (an Update) ran the held workflow's first task rather than wait for the delay, and the
-    // workflow now answers queries.
+    // workflow now answers queries: it says at once that it waits paused.
     expect(typesOf(await historyOf(pausedId))).toContain(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
     const state = await stack.temporal.workflow.getHandle(`phoneCall-${pausedId}`).query(callStateQuery);
     expect(state).toMatchObject({
       callId: pausedId,
       status: 'queued',
       phase: 'waiting',
-      statusCode: 'scheduled',
+      statusCode: 'paused',
       providerCallId: null,
     });
 

@@ -41,6 +41,7 @@ function setUp(
     providers?: TeamProviderResolver;
     retryDelays?: number[];
     pacing?: ReturnType<typeof memoryPacingStore>;
+    temporalClient?: Client;
   } = {},
 ) {
   const memory = memoryStores();
@@ -59,7 +60,7 @@ function setUp(
     // The pacer's activities are exercised by test/workflows/team-pacer.test.ts; this client is lazy and unused.
     pacing: (options.pacing ?? memoryPacingStore()).store,
     pacingDefaults: { maxConcurrentCalls: 10, dialsPerSecond: { twilio: 1, vonage: 3, telnyx: 1 } },
-    temporal: { client: new Client(), taskQueue: 'unused' },
+    temporal: { client: options.temporalClient ?? new Client(), taskQueue: 'unused' },
   });
   return { memory, activities, metrics };
 }
@@ -386,6 +387,76 @@ describe('captureCallOutputs', () => {
     expect(first.transcriptEvent).toMatchObject({ phoneCallId: request.callId, transcripts: expect.any(Array) });
     expect(stored.resultValues.map((r) => r.columnName)).toEqual(['interested', 'meetingTime']);
     expect(stored.fixedMeetingTime).toBeInstanceOf(Date);
+  });
+});
+
+describe('captureCallOutputs hands events on in order', () => {
+  it('leaves the final status to the workflow when the transcript could not be handed on', async () => {
+    // The first stream signal fails (Temporal unreachable for a moment), the next would go through:
+    // the workflow routes the transcript, and must route the final status after it, not find it handed
+    // on already.
+    let signals = 0;
+    const blinking = {
+      workflow: {
+        getHandle: () => ({
+          signal: async () => {
+            signals += 1;
+            if (signals === 1) throw new Error('Temporal is unreachable');
+          },
+        }),
+      },
+    } as unknown as Client;
+    const { memory, activities } = setUp({ temporalClient: blinking });
+    const template = templateDoc();
+    memory.teamWebhooks.push({
+      _id: new Types.ObjectId(),
+      teamId: template.teamId,
+      url: `${receiver.url}/ordered`,
+      method: 'POST',
+      subscribedEvents: ['*'],
+      secretSealed: secretBox.seal('ordered-secret'),
+    } as unknown as WebhookDoc);
+    const request = harness.request('twilio', { to: numberForScenario('meeting-tuesday', '+1415556') });
+    const placed = await harness.provider('twilio').placeCall(request);
+    await harness.waitFor(request.callId, 'terminal');
+    memory.add(
+      template,
+      callDoc(template, {
+        _id: new Types.ObjectId(request.callId),
+        toPhoneNumber: request.to,
+        providerCallId: placed.providerCallId,
+        status: 'inProgress',
+      }),
+    );
+    const endedAt = new Date().toISOString();
+    const eventOf = (type: WebhookEvent['type'], id: string) => ({
+      eventId: id,
+      type,
+      timestamp: endedAt,
+      callId: request.callId,
+      teamId: template.teamId.toHexString(),
+    });
+    const endpointKey = `wh-${memory.teamWebhooks.at(-1)!._id.toHexString()}`;
+    const captured = await run(activities.captureCallOutputs, [
+      {
+        callId: request.callId,
+        providerCallId: placed.providerCallId,
+        record: false,
+        answeredAt: new Date(Date.now() - 60_000).toISOString(),
+        endedAt,
+        final: { callId: request.callId, status: 'completed', statusCode: 'completed', at: endedAt, fields: {} },
+        route: {
+          // The endpoint's stream runs: handing the transcript to it fails.
+          transcript: { event: eventOf('transcript.created', 'evt_t'), streams: { [endpointKey]: 'stream-1' } },
+          final: { event: eventOf('phoneCall.completed', 'evt_c'), streams: { [endpointKey]: 'stream-1' } },
+        },
+      },
+    ]);
+    expect(captured.transcriptEvent).not.toBeNull();
+    expect(captured.transcriptRouted).toBeUndefined();
+    expect(captured.final).toMatchObject({ applied: true });
+    expect(captured.final?.routed).toBeUndefined();
+    expect(signals).toBe(1);
   });
 });
 
