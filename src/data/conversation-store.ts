@@ -51,7 +51,7 @@ export function createConversationStore(): ConversationStore {
         createdAt: u.at,
         updatedAt: u.at,
       }));
-      if (docs.length) await upsertRows(docs);
+      if (docs.length) await insertRows(docs);
       // Rows this transcript no longer has: past its end (an attempt that heard more), or under the
       // random ids of releases before these. With the team named, MongoDB reads the (teamId,
       // phoneCallId, ...) index.
@@ -76,19 +76,13 @@ export function transcriptRowId(phoneCallId: Types.ObjectId, sequence: number): 
 }
 
 /**
- * Writes each row whole by its id. Two attempts upserting a new row at once: FerretDB refuses the
- * second insert on the unique `_id` (MongoDB retries it itself), and a second pass finds it to replace.
+ * Inserts the rows, one round trip: a row already there (an earlier or overlapping attempt wrote this
+ * position of the same transcript, which the provider gives alike each time) is kept.
  */
-async function upsertRows(docs: TranscriptDoc[]): Promise<void> {
-  const write = () =>
-    Transcript.bulkWrite(
-      docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } })),
-      { ordered: false },
-    );
+async function insertRows(docs: TranscriptDoc[]): Promise<void> {
   try {
-    await write();
+    await Transcript.insertMany(docs, { ordered: false, lean: true });
   } catch (err) {
     if (!isDuplicateKeyOnly(err)) throw err;
-    await write();
   }
 }
