@@ -228,7 +228,8 @@ export function createDialActivities(
           throw ApplicationFailure.create({
             type: FAILURES.accountDialRateReached,
             message: `the team's ${provider.name} account is at its dial rate: dial again in ${turn.waitMs} ms`,
-            details: [turn.waitMs],
+            // The try's number: after a first one, an earlier try may have placed the call unseen.
+            details: [turn.waitMs, activityInfo().attempt],
             nonRetryable: true,
           });
         }
@@ -244,7 +245,7 @@ export function createDialActivities(
           throw ApplicationFailure.create({
             type: FAILURES.providerRateLimited,
             message: err.message,
-            details: [err.retryAfterMs],
+            details: [err.retryAfterMs, activityInfo().attempt],
             nonRetryable: true,
           });
         }

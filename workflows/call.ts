@@ -172,7 +172,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     (value) => {
       const changed = paused !== value;
       paused = value;
-      return { changed };
+      return { changed, queued: state.phase === 'waiting' };
     },
     // A call being dialled takes it too, for a redial its policy may make: a paused batch dials none.
     { validator: (_value: boolean) => refuseOnceEnded('paused or resumed') },
@@ -823,7 +823,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       } catch (err) {
         const limited = rateLimitDelay(err);
         if (limited === undefined) throw err;
-        const { retryAfterMs, byTeam } = limited;
+        const { retryAfterMs, byTeam, firstTry } = limited;
         const waitMs = retryAfterMs + Math.floor(Math.random() * Math.min(retryAfterMs, 1_000));
         log.info(
           byTeam
@@ -833,12 +833,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         );
         const whose = byTeam ? `team's ${input.provider} dial rate` : 'provider rate limit';
         const summary = `${whose}: dial again in ${Math.ceil(waitMs / 1000)} s`;
-        if (!input.rateLimitWaitsAsQueued) {
+        if (!input.rateLimitWaitsAsQueued || !firstTry) {
           await sleep(waitMs, { summary });
           continue;
         }
         // Nothing was placed: the call waits as a queued one does. A delete or a pause is taken, and
-        // the hours are checked again before the next dial (the wait may outlast them).
+        // the hours are checked again before the next dial (the wait may outlast them). A cancel of its
+        // batch that came while it was dialled deletes it now, as it would have then.
+        if (redialsCancelled) deleteRequested = true;
         state.phase = 'waiting';
         await condition(() => deleteRequested || paused, waitMs, { summary });
         const ready = await waitUntilDialAllowed();
@@ -1040,13 +1042,16 @@ function latest(a: string, b: string): string {
  * The wait a provider asked for with a 429, or the team's own dial rate set (`byTeam`); undefined
  * when the dial failed otherwise.
  */
-function rateLimitDelay(err: unknown): { retryAfterMs: number; byTeam: boolean } | undefined {
+function rateLimitDelay(err: unknown): { retryAfterMs: number; byTeam: boolean; firstTry: boolean } | undefined {
   const cause = (err as { cause?: unknown }).cause;
   if (!(cause instanceof ApplicationFailure)) return undefined;
   const byTeam = cause.type === FAILURES.accountDialRateReached;
   if (!byTeam && cause.type !== FAILURES.providerRateLimited) return undefined;
   const asked = Number(cause.details?.[0]);
-  return { retryAfterMs: Number.isFinite(asked) && asked > 0 ? asked : 1_000, byTeam };
+  // Refused on the dial's first try: nothing was placed. A later try's own lookup found nothing, but
+  // a provider's search may lag behind a call an earlier try placed.
+  const firstTry = Number(cause.details?.[1]) === 1;
+  return { retryAfterMs: Number.isFinite(asked) && asked > 0 ? asked : 1_000, byTeam, firstTry };
 }
 
 function rejectionCode(err: unknown): StatusCode {

@@ -50,9 +50,10 @@ export const dialSlotGrantedSignal = defineSignal<[{ ticket: number }]>('dialSlo
 /**
  * Pauses (true) or resumes (false) a call, for its batch. A queued call waits while paused; one being
  * dialled goes on, and waits paused should its redial policy dial it again. Refused once the call has
- * ended; answers whether the call's pause state changed.
+ * ended; answers whether the call's pause state changed, and whether it was waiting (`queued`; absent
+ * from workers before the field).
  */
-export const setPausedUpdate = defineUpdate<{ changed: boolean }, [boolean]>('setPaused');
+export const setPausedUpdate = defineUpdate<{ changed: boolean; queued?: boolean }, [boolean]>('setPaused');
 
 /**
  * A cancel of the call's batch: a queued call is deleted (as by deleteQueuedCall, without waiting for

@@ -315,7 +315,8 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
 
   // A run that starts afresh owns no page: entries left by a run that was terminated would keep their
   // calls' entries (one per call and ticket) out of this run's pages, where their repeats belong.
-  if (oneEntryPerWaiter && !carried) await clearSpilledWaiters({ teamId });
+  // (Its own marker: runs begun under `pacer-one-entry-per-waiter` alone replay without it.)
+  if (!carried && patched('pacer-clears-pages-on-fresh-start')) await clearSpilledWaiters({ teamId });
   limits = await readPacingLimits({ teamId });
   nextSweep = Date.now() + sweepMs;
   for (;;) {

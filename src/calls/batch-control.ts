@@ -3,6 +3,7 @@
 // (queued-call-control.ts): a queued call is paused or deleted, one that has begun dialling goes on,
 // and its redial policy dials it again only once resumed, never once cancelled. Used by the API
 // (routes/phone-call-batches.ts) and the CLI.
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { z } from 'zod';
 import { isTerminal, type CallStatus } from '../contracts/call-status';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
@@ -16,6 +17,19 @@ export type BatchSelector = { batchId: string } | { fileId: string };
 
 /** The counts, as the API answers them (each field is described in the schema). */
 export type BatchControlResult = z.output<typeof batchControlResultSchema>;
+
+/**
+ * Tells a call the control. One read as dialling is only told for a redial it may make: a worker
+ * older than the updates that reach it refuses them, and the control goes on without it.
+ */
+async function reachDialling<T>(doc: PhoneCallDoc, tell: () => Promise<T>): Promise<T | { outcome: 'not-queued' }> {
+  try {
+    return await tell();
+  } catch (err) {
+    if (doc.status === 'queued' || !(err instanceof WorkflowUpdateFailedError)) throw err;
+    return { outcome: 'not-queued' };
+  }
+}
 
 /** The counts, or null when the team has no call in that batch or file. */
 export async function controlBatch(
@@ -33,13 +47,15 @@ export async function controlBatch(
   const live = docs.filter((doc) => !isTerminal(doc.status as CallStatus));
   const outcomes = await mapBounded(live, deps.concurrency, async (doc) => {
     if (action !== 'cancel') {
-      const { outcome } = await deps.control.setPaused(doc, action === 'pause');
-      return doc.status === 'queued' ? outcome : 'not-queued';
+      const paused = await reachDialling(doc, () => deps.control.setPaused(doc, action === 'pause'));
+      if (paused.outcome === 'not-queued') return 'not-queued';
+      // Counted as the call was when it took the pause, not as it was read.
+      return (paused.queued ?? doc.status === 'queued') ? paused.outcome : 'not-queued';
     }
     // A queued call is deleted as DELETE deletes it (gone once the answer comes); one that began
     // dialling meanwhile, or was already, is kept from being dialled again.
     if (doc.status === 'queued' && (await deps.control.deleteQueued(doc)).outcome === 'deleted') return 'changed';
-    return (await deps.control.cancel(doc)).outcome === 'deleted' ? 'changed' : 'not-queued';
+    return (await reachDialling(doc, () => deps.control.cancel(doc))).outcome === 'deleted' ? 'changed' : 'not-queued';
   });
   const count = (outcome: string) => outcomes.filter((o) => o === outcome).length;
   return {

@@ -10,7 +10,8 @@ import { cancelCallUpdate, deleteQueuedCallUpdate, setPausedUpdate } from '../..
 import { dialPlanFor, type Dispatcher } from './dispatch';
 
 export type DeleteResult = { outcome: 'deleted'; call: Record<string, unknown> | null } | NotQueued;
-export type PauseResult = { outcome: 'changed' | 'unchanged' } | NotQueued;
+/** `queued`: whether the call was waiting when it took the pause (absent from workers before the field). */
+export type PauseResult = { outcome: 'changed' | 'unchanged'; queued?: boolean } | NotQueued;
 export type CancelResult = { outcome: 'deleted' | 'no-redial' } | NotQueued;
 type NotQueued = { outcome: 'not-queued'; message: string };
 
@@ -57,7 +58,8 @@ export function createQueuedCallControl(deps: { client: Client; dispatcher: Disp
     },
     async setPaused(doc, paused) {
       const result = await onWorkflow(doc, () => handleOf(doc).executeUpdate(setPausedUpdate, { args: [paused] }));
-      return 'outcome' in result ? result : { outcome: result.changed ? 'changed' : 'unchanged' };
+      if ('outcome' in result) return result;
+      return { outcome: result.changed ? 'changed' : 'unchanged', queued: result.queued };
     },
     async cancel(doc) {
       const result = await onWorkflow(doc, () => handleOf(doc).executeUpdate(cancelCallUpdate));

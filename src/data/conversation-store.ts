@@ -51,7 +51,7 @@ export function createConversationStore(): ConversationStore {
         createdAt: u.at,
         updatedAt: u.at,
       }));
-      if (docs.length) await insertRows(docs);
+      if (docs.length) await upsertRows(docs);
       // Rows this transcript no longer has: past its end (an attempt that heard more), or under the
       // random ids of releases before these. With the team named, MongoDB reads the (teamId,
       // phoneCallId, ...) index.
@@ -76,13 +76,19 @@ export function transcriptRowId(phoneCallId: Types.ObjectId, sequence: number): 
 }
 
 /**
- * Inserts the rows, one round trip: a row already there (an earlier or overlapping attempt wrote this
- * position of the same transcript, which the provider gives alike each time) is kept.
+ * Writes each row whole by its id. Two attempts upserting a new row at once: FerretDB refuses the
+ * second insert on the unique `_id` (MongoDB retries it itself), and a second pass finds it to replace.
  */
-async function insertRows(docs: TranscriptDoc[]): Promise<void> {
+async function upsertRows(docs: TranscriptDoc[]): Promise<void> {
+  const write = () =>
+    Transcript.bulkWrite(
+      docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } })),
+      { ordered: false },
+    );
   try {
-    await Transcript.insertMany(docs, { ordered: false, lean: true });
+    await write();
   } catch (err) {
     if (!isDuplicateKeyOnly(err)) throw err;
+    await write();
   }
 }

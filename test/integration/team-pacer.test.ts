@@ -428,7 +428,7 @@ describe('team pacer', () => {
       await waitFor(() => stubs.dials.length === 1);
       const b = await stubs.start(paused!);
       await waitFor(() => stubs.calls.filter((c) => c.name === 'requestDialSlot').length === 2);
-      expect(await b.executeUpdate(setPausedUpdate, { args: [true] })).toEqual({ changed: true });
+      expect(await b.executeUpdate(setPausedUpdate, { args: [true] })).toEqual({ changed: true, queued: true });
       await a.result();
       // The slot is free, but the paused call is not dialled, however long it waits.
       await new Promise((resolve) => setTimeout(resolve, 2_000));

@@ -7,7 +7,13 @@ import { FAILURES } from '../../src/contracts/failures';
 import type { ProviderEvent } from '../../src/contracts/providers';
 import type { Activities } from '../../activities';
 import { phoneCallWorkflow } from '../../workflows/call';
-import { deleteQueuedCallUpdate, dialSlotGrantedSignal, providerEventSignal } from '../../workflows/messages';
+import {
+  callStateQuery,
+  cancelCallUpdate,
+  deleteQueuedCallUpdate,
+  dialSlotGrantedSignal,
+  providerEventSignal,
+} from '../../workflows/messages';
 import type { CallWorkflowInput } from '../../workflows/types';
 import {
   rateLimited,
@@ -98,6 +104,14 @@ async function cancelOnceDialling(
       (err: unknown) => err,
     );
   });
+}
+
+async function untilAsync(probe: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 async function until(probe: () => boolean, what: string): Promise<void> {
@@ -388,8 +402,42 @@ describe('phoneCallWorkflow', () => {
         args: [args],
       });
       await until(() => count(calls, 'dialCall') === 1, 'the refused dial');
+      // The refusal reaches the workflow a moment after the stub saw the dial.
+      await untilAsync(async () => (await handle.query(callStateQuery)).phase === 'waiting', 'the wait');
       const deleted = await handle.executeUpdate(deleteQueuedCallUpdate);
       expect(deleted).toMatchObject({ deleted: true });
+      return handle.result();
+    });
+    expect(state.phase).toBe('deleted');
+    expect(count(calls, 'dialCall')).toBe(1);
+  });
+
+  it("a batch's cancel while the dial is under way deletes the call when the dial is refused for a rate limit", async () => {
+    let dialStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => {
+      dialStarted = resolve;
+    });
+    let refuse: () => void = () => undefined;
+    const { activities, calls } = stubActivities({
+      dialCall: async () => {
+        dialStarted();
+        await new Promise<void>((resolve) => {
+          refuse = resolve;
+        });
+        throw rateLimited(600_000);
+      },
+    });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const state = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(phoneCallWorkflow, {
+        workflowId: uniqueId('wf'),
+        taskQueue,
+        args: [input({ rateLimitWaitsAsQueued: true })],
+      });
+      await started;
+      expect(await handle.executeUpdate(cancelCallUpdate)).toEqual({ deleted: false });
+      refuse();
       return handle.result();
     });
     expect(state.phase).toBe('deleted');

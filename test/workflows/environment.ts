@@ -227,12 +227,12 @@ export async function signalProviderEvents(
   }
 }
 
-/** What the dial throws for a 429 that asks for `retryAfterMs`. */
-export function rateLimited(retryAfterMs: number): ApplicationFailure {
+/** What the dial throws for a 429 that asks for `retryAfterMs`, on the dial activity's try `attempt`. */
+export function rateLimited(retryAfterMs: number, attempt = 1): ApplicationFailure {
   return ApplicationFailure.create({
     type: FAILURES.providerRateLimited,
     message: 'rate limited',
-    details: [retryAfterMs],
+    details: [retryAfterMs, attempt],
     nonRetryable: true,
   });
 }

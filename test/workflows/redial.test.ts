@@ -131,11 +131,11 @@ it("a batch's cancel while the call rings lets that attempt end, and no redial f
 
 it("a batch's pause while the call rings holds its redial until it is resumed", async () => {
   const { state, dials, changes } = await withFirstDial(async (handle, dialled) => {
-    expect(await handle.executeUpdate(setPausedUpdate, { args: [true] })).toEqual({ changed: true });
+    expect(await handle.executeUpdate(setPausedUpdate, { args: [true] })).toEqual({ changed: true, queued: false });
     // The ring timeout, then four hours: the redial was due after one.
     await env.sleep(5 * HOUR);
     expect(dialled).toHaveLength(1);
-    expect(await handle.executeUpdate(setPausedUpdate, { args: [false] })).toEqual({ changed: true });
+    expect(await handle.executeUpdate(setPausedUpdate, { args: [false] })).toEqual({ changed: true, queued: true });
   });
   expect(dials).toHaveLength(2);
   expect(dials[1]! - dials[0]!).toBeGreaterThan(5 * HOUR);
