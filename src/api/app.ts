@@ -8,11 +8,12 @@ import type { ApiMetrics } from '../observability/metrics';
 import { allowedMethods } from './allowed-methods';
 import { requireApiKey } from './auth';
 import { errorHandler } from './error-handler';
-import { HttpError } from './errors';
+import { badRequest, HttpError } from './errors';
 import { httpMetrics } from './http-metrics';
 import type { RateLimiter } from './rate-limit';
 import { requestContext } from './request-context';
 import type { RequestState } from './state';
+import { refusedJsonProblems } from './validation';
 
 export interface AppOptions {
   logger: Logger;
@@ -56,9 +57,12 @@ export function createApp(options: AppOptions): Koa {
           return next();
         });
       } catch (err) {
-        const status =
-          (err as { status?: number; statusCode?: number }).status ?? (err as { statusCode?: number }).statusCode;
-        if (read || status !== undefined) throw err;
+        if (read) throw err;
+        const { status, statusCode, body } = err as { status?: number; statusCode?: number; body?: unknown };
+        // Refused though it is JSON (`null`, a `__proto__` key): said as what it is, not as malformed.
+        const problems = status === 400 && typeof body === 'string' ? refusedJsonProblems(body) : [];
+        if (problems.length) throw badRequest(...problems);
+        if ((status ?? statusCode) !== undefined) throw err;
         throw new HttpError(400, ['request body could not be read as sent (check its Content-Encoding)']);
       }
     });

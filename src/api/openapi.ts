@@ -856,7 +856,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           description:
             "Every event sent (or being sent) to the call's webhook endpoints, team webhooks and the call's own " +
             '`phoneCallWebhooks`: one entry per event and endpoint, oldest first, each with every attempt and ' +
-            `its answer (at most ${MAX_DELIVERIES_PER_CALL}). A call of another team is 404. Needs \`webhooks:read\`.`,
+            `its answer (at most ${MAX_DELIVERIES_PER_CALL}). A deleted call still lists its deliveries (its ` +
+            '`phoneCall.deleted` among them), so that a failed one can be found and redelivered. ' +
+            'A call of another team, or an id with neither a call nor deliveries of the team, is 404. Needs ' +
+            '`webhooks:read`.',
           security: securityFor('webhooks:read'),
           responses: { '200': ok('WebhookDeliveryList', ex.webhookDeliveries), ...errorRefs(V1_ERRORS) },
         },
@@ -1056,13 +1059,16 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           },
           responses: {
             '204': { description: 'Accepted.' },
-            '400': jsonResponse('Malformed callback, or it names another call.', schemaRef('Error')),
+            '400': jsonResponse(
+              'Malformed callback: no usable `callId` (the message names it), or a body naming another call.',
+              schemaRef('Error'),
+            ),
             '401': jsonResponse(
               'Missing or wrong provider signature, or no such call: both are answered alike, so that the ' +
                 'answer never tells whether a call exists.',
               schemaRef('Error'),
             ),
-            '404': jsonResponse('Unknown provider, or no usable `callId`.', schemaRef('Error')),
+            '404': jsonResponse('Unknown provider.', schemaRef('Error')),
             '413': jsonResponse('Body larger than 1 MiB.', schemaRef('Error')),
             '500': ref('responses', 'InternalServerError'),
           },

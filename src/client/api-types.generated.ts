@@ -230,7 +230,7 @@ export interface paths {
     };
     /**
      * List a call's webhook deliveries
-     * @description Every event sent (or being sent) to the call's webhook endpoints, team webhooks and the call's own `phoneCallWebhooks`: one entry per event and endpoint, oldest first, each with every attempt and its answer (at most 1000). A call of another team is 404. Needs `webhooks:read`.
+     * @description Every event sent (or being sent) to the call's webhook endpoints, team webhooks and the call's own `phoneCallWebhooks`: one entry per event and endpoint, oldest first, each with every attempt and its answer (at most 1000). A deleted call still lists its deliveries (its `phoneCall.deleted` among them), so that a failed one can be found and redelivered. A call of another team, or an id with neither a call nor deliveries of the team, is 404. Needs `webhooks:read`.
      */
     get: operations['listWebhookDeliveries'];
     put?: never;
@@ -2400,7 +2400,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Malformed callback, or it names another call. */
+      /** @description Malformed callback: no usable `callId` (the message names it), or a body naming another call. */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -2420,7 +2420,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Unknown provider, or no usable `callId`. */
+      /** @description Unknown provider. */
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];

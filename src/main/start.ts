@@ -302,6 +302,9 @@ async function main(): Promise<void> {
     }
   } catch (err) {
     say(`\nnpm start failed: ${err instanceof Error ? err.message : String(err)}`);
+    // Refused before starting anything (another npm start runs, a port is taken): there is nothing to
+    // stop, and stop lines would read as if the stack already running had been stopped.
+    if (!servers.length && !children.length) process.exit(1);
     await stopAll(1);
   }
 }

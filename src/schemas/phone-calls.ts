@@ -29,41 +29,42 @@ const phoneCallWebhook = z.strictObject({
     }),
 });
 
-export const phoneCallCreateSchema = z
-  .strictObject({
-    teamId: objectId,
-    callTemplateId: objectId,
-    nameOfHuman: visibleText().max(200, 'must be at most 200 characters').optional(),
-    toPhoneNumber: e164,
-    promptVariableValues: z
-      .array(promptVariableValue, { error: 'must be an array' })
-      .max(100, 'must have at most 100 entries')
-      .optional(),
-    phoneNumberId: objectId.optional(),
-    fromPhoneNumber: e164.optional(),
-    toEmailAddress: z.email({ error: 'must be a valid e-mail address' }).max(320).optional(),
-    status: z.literal('queued', { error: 'must be queued (the only status a call can be created in)' }).optional(),
-    telephonyProvider: z.enum(PROVIDERS, { error: `must be one of ${PROVIDERS.join(', ')}` }).optional(),
-    record: z.boolean({ error: 'must be a boolean' }).optional(),
-    callDelayedUntil: isoDateTime
-      .refine((date) => date.getTime() - Date.now() <= MAX_SCHEDULE_AHEAD_MS, 'must be at most 365 days ahead')
-      .optional(),
-    phoneCallWebhooks: z
-      .array(phoneCallWebhook, { error: 'must be an array' })
-      .max(20, 'must have at most 20 entries')
-      .optional(),
-    calleeTimeZone: text()
-      .max(64, 'must be at most 64 characters')
-      .refine(isTimeZone, 'must be an IANA time zone such as America/New_York')
-      .optional(),
-  })
-  .superRefine((value, ctx) => {
-    const keys = (value.promptVariableValues ?? []).map((v) => v.key);
-    const duplicates = keys.filter((key, index) => keys.indexOf(key) !== index);
-    for (const key of new Set(duplicates)) {
-      ctx.addIssue({ code: 'custom', path: ['promptVariableValues'], message: `has a duplicate key ${key}` });
-    }
-  });
+/** Each field of a create on its own; phoneCallCreateSchema adds what is checked across fields. */
+export const phoneCallCreateFields = z.strictObject({
+  teamId: objectId,
+  callTemplateId: objectId,
+  nameOfHuman: visibleText().max(200, 'must be at most 200 characters').optional(),
+  toPhoneNumber: e164,
+  promptVariableValues: z
+    .array(promptVariableValue, { error: 'must be an array' })
+    .max(100, 'must have at most 100 entries')
+    .optional(),
+  phoneNumberId: objectId.optional(),
+  fromPhoneNumber: e164.optional(),
+  toEmailAddress: z.email({ error: 'must be a valid e-mail address' }).max(320).optional(),
+  status: z.literal('queued', { error: 'must be queued (the only status a call can be created in)' }).optional(),
+  telephonyProvider: z.enum(PROVIDERS, { error: `must be one of ${PROVIDERS.join(', ')}` }).optional(),
+  record: z.boolean({ error: 'must be a boolean' }).optional(),
+  callDelayedUntil: isoDateTime
+    .refine((date) => date.getTime() - Date.now() <= MAX_SCHEDULE_AHEAD_MS, 'must be at most 365 days ahead')
+    .optional(),
+  phoneCallWebhooks: z
+    .array(phoneCallWebhook, { error: 'must be an array' })
+    .max(20, 'must have at most 20 entries')
+    .optional(),
+  calleeTimeZone: text()
+    .max(64, 'must be at most 64 characters')
+    .refine(isTimeZone, 'must be an IANA time zone such as America/New_York')
+    .optional(),
+});
+
+export const phoneCallCreateSchema = phoneCallCreateFields.superRefine((value, ctx) => {
+  const keys = (value.promptVariableValues ?? []).map((v) => v.key);
+  const duplicates = keys.filter((key, index) => keys.indexOf(key) !== index);
+  for (const key of new Set(duplicates)) {
+    ctx.addIssue({ code: 'custom', path: ['promptVariableValues'], message: `has a duplicate key ${key}` });
+  }
+});
 export type PhoneCallCreateInput = z.output<typeof phoneCallCreateSchema>;
 
 /** The file a batch of calls came from, as a batch body and the file controls' path name it. */

@@ -106,6 +106,13 @@ describe('the list', () => {
     );
     // Nothing of a refused request was listed.
     expect((await client.get(`/v1/doNotCall?phoneNumber=${encoded('+14155550125')}`)).body.data).toEqual([]);
+    // An unencoded + arrives as a space; a parameter given twice arrives as a list: both are told so.
+    expect(errorMessages(await client.get('/v1/doNotCall?phoneNumber=+14155550125'), 400)).toEqual([
+      'phoneNumber must be a valid E.164 phone number (a `+` in a query string must be sent as %2B)',
+    ]);
+    expect(errorMessages(await client.get('/v1/doNotCall?phoneNumber=%2B14155550125&phoneNumber=x'), 400)).toEqual([
+      'phoneNumber may be given only once',
+    ]);
     expect(
       errorMessages(
         await client.post('/v1/doNotCall', { teamId: other.teamId, entries: [{ phoneNumber: '+14155550125' }] }),

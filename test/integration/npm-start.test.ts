@@ -102,6 +102,8 @@ it('comes up again after being killed, stopping what it left running; refuses a 
   const third = npmStart();
   expect(await third.exited).toBe(1);
   expect(third.output()).toContain(`npm start is already running (pid ${second.child.pid})`);
+  // It started nothing, so it says nothing of stopping: that would read as if the running stack had stopped.
+  expect(third.output()).not.toMatch(/Stopping|Stopped/);
 
   const running = recordedPids();
   expect(running).toHaveLength(3);

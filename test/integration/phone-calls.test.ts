@@ -209,6 +209,23 @@ describe('POST /v1/phoneCalls', () => {
       }),
     );
     expect(errorMessages(duplicates, 400)).toEqual(['promptVariableValues has a duplicate key firstName']);
+    // Every problem at once: a repeated key does not hide the template's verdict on the others.
+    const both = [
+      { key: 'firstName', value: 'A' },
+      { key: 'firstName', value: 'B' },
+      { key: 'shoeSize', value: '9' },
+    ];
+    expect(errorMessages(await api.post('/v1/phoneCalls', callBody({ promptVariableValues: both })), 400)).toEqual([
+      'promptVariableValues has a duplicate key firstName',
+      'promptVariableValues has unknown key shoeSize (the call template has no such variable)',
+    ]);
+    const batch = await api.post('/v1/phoneCalls/batch', {
+      phoneCalls: [callBody(), callBody({ promptVariableValues: both })],
+    });
+    expect(errorMessages(batch, 400)).toEqual([
+      'phoneCalls.1.promptVariableValues has a duplicate key firstName',
+      'phoneCalls.1.promptVariableValues has unknown key shoeSize (the call template has no such variable)',
+    ]);
   });
 
   it('refuses a schedule more than 365 days ahead, and dates that do not exist', async () => {
@@ -242,6 +259,37 @@ describe('POST /v1/phoneCalls', () => {
     errorMessages(await api.get('/v1/nothing-here'), 404);
     errorMessages(await api.get('/v1/phoneCalls/not-an-id'), 404);
     errorMessages(await api.get('/v1/phoneCalls/0123456789abcdef01234567'), 404);
+  });
+
+  it('says what is wrong with a body that is JSON but not a call, naming a __proto__ key it refuses', async () => {
+    const raw = (rawBody: string) =>
+      api.request('POST', '/v1/phoneCalls', { rawBody, headers: { 'content-type': 'application/json' } });
+    expect(errorMessages(await api.post('/v1/phoneCalls', [callBody()]), 400)).toEqual(['body must be an object']);
+    expect(errorMessages(await raw('null'), 400)).toEqual(['body must be an object']);
+    expect(errorMessages(await raw('"a call"'), 400)).toEqual(['body must be an object']);
+    const before = (await api.get('/v1/phoneCalls?limit=1000')).body.data.length;
+    const valid = JSON.stringify(callBody());
+    expect(errorMessages(await raw(`{"__proto__": {"polluted": true}, ${valid.slice(1)}`), 400)).toEqual([
+      '__proto__ is not allowed',
+    ]);
+    const nested = valid.replace('"value":"Grace"', '"value":"Grace","__proto__":{"polluted":true}');
+    expect(errorMessages(await raw(nested), 400)).toEqual(['promptVariableValues.0.__proto__ is not allowed']);
+    expect((await api.get('/v1/phoneCalls?limit=1000')).body.data.length).toBe(before);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('says what a query string did to a value: a + sent unencoded, a parameter given twice', async () => {
+    expect(errorMessages(await api.get('/v1/phoneCalls?toPhoneNumber=+14155551486'), 400)).toEqual([
+      'toPhoneNumber must be a valid E.164 phone number (a `+` in a query string must be sent as %2B)',
+    ]);
+    expect(errorMessages(await api.get('/v1/phoneCalls?toPhoneNumber=14155551486'), 400)).toEqual([
+      'toPhoneNumber must be a valid E.164 phone number',
+    ]);
+    expect(errorMessages(await api.get('/v1/phoneCalls?status=queued&status=busy&limit=0'), 400)).toEqual([
+      'status may be given only once',
+      'limit must be between 1 and 1000',
+    ]);
+    expect((await api.get('/v1/phoneCalls?toPhoneNumber=%2B14155551486&status=queued')).status).toBe(200);
   });
 
   it('honours Idempotency-Key: same body replays, another body is refused', async () => {

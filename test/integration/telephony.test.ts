@@ -165,6 +165,19 @@ describe.each([
 });
 
 describe('provider callbacks', () => {
+  it('answers a callback without a usable callId with a 400 naming it, in the error shape', async () => {
+    const post = (query: string) =>
+      apiClient(stack.baseUrl).request('POST', `/telephony/twilio/events${query}`, {
+        rawBody: 'CallStatus=completed',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    expect(errorMessages(await post(''), 400)).toEqual(['callId is required']);
+    expect(errorMessages(await post('?callId=a%2Fb'), 400)).toEqual(['callId must be 1 to 64 letters, digits, _ or -']);
+    expect(errorMessages(await post('?callId=a&callId=b'), 400)).toEqual(['callId may be given only once']);
+    // A usable id that names no call is answered as a bad signature, as before.
+    expect((await post('?callId=a')).status).toBe(401);
+  });
+
   it('rejects a bad signature and changes nothing; ignores duplicate and late callbacks', async () => {
     const to = '+14155559101';
     const id = await place(to);

@@ -129,6 +129,58 @@ describe('webhook deliveries and redelivery', () => {
     expect((await deliveriesOf(callId)).find((d) => d._id === failed._id)!.redeliveries).toBe(2);
   });
 
+  it("lists a deleted call's deliveries, its failed phoneCall.deleted among them, to its own team only", async () => {
+    receiver.on('/down', () => 503);
+    const team = await stack.seedTeam('Deleting team');
+    const teamApi = createApiClient({ baseUrl: stack.baseUrl, key: team.key });
+    const hook = await teamApi.POST('/v1/webhooks', {
+      body: {
+        teamId: team.teamId,
+        url: `${receiver.url}/down`,
+        subscribedEvents: ['phoneCall.deleted'],
+        method: 'POST',
+      },
+    });
+    expect(hook.response.status).toBe(200);
+    const created = await teamApi.POST('/v1/phoneCalls', {
+      body: seededCallBody(team, '+14155550008', {
+        callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString(),
+      }) as ApiSchemas['PhoneCallCreateRequest'],
+    });
+    const id = created.data!.data._id;
+    const list = () => teamApi.GET('/v1/phoneCalls/{id}/webhookDeliveries', { params: { path: { id } } });
+    expect((await list()).data!.data).toEqual([]);
+    const deleted = await teamApi.DELETE('/v1/phoneCalls/{id}', { params: { path: { id } } });
+    expect(deleted.response.status).toBe(200);
+
+    const failedDeleted = await eventually(
+      async () => (await list()).data!.data.find((d) => d.state === 'failed'),
+      60_000,
+      'the deleted event to fail',
+    );
+    expect(failedDeleted).toMatchObject({
+      phoneCallId: id,
+      webhookId: hook.data!.data._id,
+      eventType: 'phoneCall.deleted',
+      url: `${receiver.url}/down`,
+    });
+    expect((await list()).data!.data).toHaveLength(1);
+    // Found through the API, so it can be sent again.
+    const redelivered = await teamApi.POST('/v1/webhookDeliveries/{id}/redeliver', {
+      params: { path: { id: failedDeleted._id } },
+    });
+    expect(redelivered.response.status).toBe(202);
+
+    // Another team's key learns nothing, word for word as for a call that never was.
+    const elsewhere = await api.GET('/v1/phoneCalls/{id}/webhookDeliveries', { params: { path: { id } } });
+    expect(elsewhere.response.status).toBe(404);
+    expect(elsewhere.error!.error.message).toEqual([`phone call ${id} not found`]);
+    const never = await api.GET('/v1/phoneCalls/{id}/webhookDeliveries', {
+      params: { path: { id: 'ABCDEF0123456789abcdef01' } },
+    });
+    expect(never.error!.error.message).toEqual(['phone call ABCDEF0123456789abcdef01 not found']);
+  });
+
   it('needs the webhooks scopes, and answers 404 for ids that are not ids', async () => {
     const reader = await api.GET('/v1/phoneCalls/{id}/webhookDeliveries', { params: { path: { id: 'nope' } } });
     expect(reader.response.status).toBe(404);

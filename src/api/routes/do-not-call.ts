@@ -8,7 +8,7 @@ import { doNotCallAddSchema, doNotCallListQuerySchema } from '../../schemas/do-n
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
-import { parseOrThrow } from '../validation';
+import { parseOrThrow, parseQueryOrThrow } from '../validation';
 import type { RequestState } from '../state';
 
 export function createDoNotCallRouter(deps: { list: DoNotCallList }): Router {
@@ -16,7 +16,7 @@ export function createDoNotCallRouter(deps: { list: DoNotCallList }): Router {
 
   router.get('/', requireScope('dnc:read'), async (ctx) => {
     const auth = authOf(ctx);
-    const query = parseOrThrow(doNotCallListQuerySchema, ctx.query);
+    const query = parseQueryOrThrow(doNotCallListQuerySchema, ctx.query);
     const { entries, hasMore } = await deps.list.page(auth.teamId, {
       limit: query.limit,
       after: query.cursor ? decodeCursor(query.cursor) : undefined,

@@ -12,6 +12,7 @@ import {
 import { prepareCalls, type PreparedCall } from '../../calls/prepare-calls';
 import type { QueuedCallControl } from '../../calls/queued-call-control';
 import { mapBounded } from '../../concurrency/run-bounded';
+import type { AuthenticatedKey } from '../../auth/api-keys';
 import type { SecretBox } from '../../crypto/secret-box';
 import { findCallPage } from '../../data/call-list-query';
 import { LIST_FILTER_FIELDS, placeInTeamList } from '../../data/call-list-positions';
@@ -26,12 +27,13 @@ import { decodeCursor, encodeCursor } from '../pagination';
 import { CreateOutcomeUnknown, withIdempotency } from '../idempotency';
 import {
   phoneCallBatchSchema,
+  phoneCallCreateFields,
   phoneCallCreateSchema,
   phoneCallListQuerySchema,
   type PhoneCallCreateInput,
 } from '../../schemas/phone-calls';
 import { webhookUrlProblem } from '../../webhooks/url-policy';
-import { formatIssues, parseOrThrow } from '../validation';
+import { formatIssues, parseOrThrow, parseQueryOrThrow } from '../validation';
 import type { RequestState } from '../state';
 
 export interface PhoneCallsRouterDeps {
@@ -59,6 +61,17 @@ async function webhookUrlProblems(
   return problems;
 }
 
+/**
+ * A create's problems as the schema finds them, and the call when its fields are valid: a call whose
+ * only problem lies across fields (a repeated prompt variable) can still be checked against the team.
+ */
+function parseCreate(element: unknown, prefix: string): { input?: PhoneCallCreateInput; problems: string[] } {
+  const parsed = phoneCallCreateSchema.safeParse(element);
+  if (parsed.success) return { input: parsed.data, problems: [] };
+  const fields = phoneCallCreateFields.safeParse(element);
+  return { input: fields.data, problems: formatIssues(parsed.error.issues, element, prefix) };
+}
+
 /** Single creates' call records, a bulk write at a time under load. */
 const insertCall = writesTogether(() => PhoneCall.collection);
 
@@ -77,10 +90,12 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
 
   router.post('/', requireScope('calls:write'), async (ctx) => {
     const auth = authOf(ctx);
-    const input = parseOrThrow(phoneCallCreateSchema, ctx.request.body);
-    assertOwnTeam(auth, input.teamId);
-    const urlProblems = await webhookUrlProblems([{ input, prefix: '' }], deps.allowPrivateWebhookUrls);
-    if (urlProblems.length) throw badRequest(...urlProblems);
+    const { input, problems } = parseCreate(ctx.request.body, '');
+    if (!input) throw badRequest(...problems);
+    // A body the schema refused is a 400 whatever its teamId, as it always was.
+    if (!problems.length) assertOwnTeam(auth, input.teamId);
+    problems.push(...(await webhookUrlProblems([{ input, prefix: '' }], deps.allowPrivateWebhookUrls)));
+    if (problems.length) throw badRequest(...problems, ...(await teamProblems([{ input, prefix: '' }], auth)));
     await withIdempotency(
       ctx,
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body, forgetBatch },
@@ -149,13 +164,12 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     const problems: string[] = [];
     const inputs = envelope.phoneCalls.flatMap((element, index) => {
       const prefix = `phoneCalls.${index}`;
-      const parsed = phoneCallCreateSchema.safeParse(element);
-      if (!parsed.success) {
-        problems.push(...formatIssues(parsed.error.issues, element, prefix));
-        return [];
-      }
-      if (parsed.data.teamId !== auth.teamId) problems.push(`${prefix}.teamId is not the team of this API key`);
-      return [{ input: parsed.data, prefix }];
+      const { input, problems: found } = parseCreate(element, prefix);
+      problems.push(...found);
+      if (!input) return [];
+      if (!found.length && input.teamId !== auth.teamId)
+        problems.push(`${prefix}.teamId is not the team of this API key`);
+      return [{ input, prefix }];
     });
     if (problems.some((p) => p.endsWith('is not the team of this API key'))) {
       throw new HttpError(
@@ -164,18 +178,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       );
     }
     problems.push(...(await webhookUrlProblems(inputs, deps.allowPrivateWebhookUrls)));
-    if (problems.length) {
-      // Every problem at once (decisions.md): the elements that passed the schema are checked against
-      // the team's templates, numbers and do-not-call list too (reads only; nothing is written).
-      const { problems: found } = await prepareCalls(inputs, {
-        teamId: auth.teamId,
-        team: auth.team,
-        origin: 'batch',
-        secretBox: deps.secretBox,
-        dispatchBatchId: new Types.ObjectId(),
-      });
-      throw badRequest(...problems, ...found);
-    }
+    if (problems.length) throw badRequest(...problems, ...(await teamProblems(inputs, auth)));
     await withIdempotency(
       ctx,
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body, forgetBatch },
@@ -247,6 +250,24 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
   });
 
   /**
+   * Every problem at once (decisions.md): calls refused for other reasons are checked against the
+   * team's templates, numbers and do-not-call list too (reads only; nothing is written).
+   */
+  async function teamProblems(
+    inputs: ReadonlyArray<{ input: PhoneCallCreateInput; prefix: string }>,
+    auth: AuthenticatedKey,
+  ): Promise<string[]> {
+    const { problems } = await prepareCalls(inputs, {
+      teamId: auth.teamId,
+      team: auth.team,
+      origin: 'batch',
+      secretBox: deps.secretBox,
+      dispatchBatchId: new Types.ObjectId(),
+    });
+    return problems;
+  }
+
+  /**
    * Removes what a create cut short while writing left, and fails with its error. When the removal
    * fails too, nobody knows what was written: the key (if any) is left to a retry's takeover.
    */
@@ -300,7 +321,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
 
   router.get('/', requireScope('calls:read'), async (ctx) => {
     const auth = authOf(ctx);
-    const query = parseOrThrow(phoneCallListQuerySchema, ctx.query);
+    const query = parseQueryOrThrow(phoneCallListQuerySchema, ctx.query);
     const page = await findCallPage({
       teamId: new Types.ObjectId(auth.teamId),
       equals: Object.fromEntries(

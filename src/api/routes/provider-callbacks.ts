@@ -3,12 +3,14 @@
 // whose credentials verify it, and nothing changes unless the adapter accepts the signature.
 import type { Context } from 'koa';
 import Router from '@koa/router';
+import { z } from 'zod';
 import { PROVIDERS, type ProviderEvent, type ProviderName } from '../../contracts/providers';
 import { CALLBACK_ROUTE, trimBase } from '../../telephony/callback-url';
 import { CALL_ID_PARAM } from '../../telephony/http';
 import type { CallbackProvider } from '../../calls/provider-events';
 import { CallbackSignatureError } from '../../telephony/provider';
 import type { RequestState } from '../state';
+import { parseQueryOrThrow } from '../validation';
 
 export interface CallbackLogger {
   info(obj: object, msg?: string): void;
@@ -34,8 +36,11 @@ export interface TelephonyCallbackRouterDeps {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
-// Loose on purpose: it only has to be safe to log and to look up; the store decides if it exists.
-const CALL_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+// The call id is loose on purpose: it only has to be safe to log and to look up; the store decides if
+// it exists. Other parameters a provider might add are left alone.
+const callbackQuerySchema = z.object({
+  [CALL_ID_PARAM]: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, _ or -'),
+});
 
 class BodyTooLargeError extends Error {}
 
@@ -87,11 +92,12 @@ export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps)
       ctx.status = 404;
       return;
     }
-    const callId = ctx.query[CALL_ID_PARAM];
-    if (typeof callId !== 'string' || !CALL_ID_PATTERN.test(callId)) {
+    let callId: string;
+    try {
+      callId = parseQueryOrThrow(callbackQuerySchema, ctx.query)[CALL_ID_PARAM];
+    } catch (err) {
       logger.warn({ provider, url: ctx.originalUrl }, 'telephony callback without a usable call id');
-      ctx.status = 404;
-      return;
+      throw err;
     }
     let rawBody: Buffer;
     try {

@@ -7,7 +7,7 @@ import { toTranscriptView } from '../../data/transcript-view';
 import { authOf, requireScope } from '../auth';
 import { decodeCursor, encodeCursor } from '../pagination';
 import { objectId, pageCursor, pageLimit } from '../../schemas/common';
-import { parseOrThrow } from '../validation';
+import { parseQueryOrThrow } from '../validation';
 import type { RequestState } from '../state';
 
 const querySchema = z.strictObject({
@@ -20,7 +20,7 @@ export function createTranscriptsRouter(): Router {
   const router = new Router<RequestState>({ prefix: '/v1/transcripts' });
   router.get('/', requireScope('transcripts:read'), async (ctx) => {
     const auth = authOf(ctx);
-    const query = parseOrThrow(querySchema, ctx.query);
+    const query = parseQueryOrThrow(querySchema, ctx.query);
     const filter: QueryFilter<TranscriptDoc> = { teamId: auth.teamId };
     if (query.phoneCallId) filter.phoneCallId = query.phoneCallId;
     if (query.cursor) {

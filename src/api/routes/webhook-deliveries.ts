@@ -16,12 +16,16 @@ export function createWebhookDeliveriesRouter(deps: { redelivery: Redelivery }):
   router.get('/phoneCalls/:id/webhookDeliveries', requireScope('webhooks:read'), async (ctx) => {
     const auth = authOf(ctx);
     const id = ctx.params.id.toLowerCase();
-    // The call's own 404 first: another team's call is as unknown as a call that never was.
-    const call = isObjectIdHex(id) ? await PhoneCall.exists({ _id: id, teamId: auth.teamId }) : null;
-    if (!call) throw notFound(`phone call ${ctx.params.id} not found`);
-    const deliveries = await WebhookDelivery.find({ teamId: auth.teamId, phoneCallId: id })
-      .limit(MAX_DELIVERIES_PER_CALL)
-      .lean<WebhookDeliveryDoc[]>();
+    if (!isObjectIdHex(id)) throw notFound(`phone call ${ctx.params.id} not found`);
+    const [call, deliveries] = await Promise.all([
+      PhoneCall.exists({ _id: id, teamId: auth.teamId }),
+      WebhookDelivery.find({ teamId: auth.teamId, phoneCallId: id })
+        .limit(MAX_DELIVERIES_PER_CALL)
+        .lean<WebhookDeliveryDoc[]>(),
+    ]);
+    // A deleted call's deliveries (its phoneCall.deleted among them) stay readable, to be redelivered.
+    // Both reads are the key's team's alone: another team's call is as unknown as one that never was.
+    if (!call && !deliveries.length) throw notFound(`phone call ${ctx.params.id} not found`);
     // Few per call: sorted here (FerretDB sorts in memory anyway), oldest first, ties by id.
     deliveries.sort(
       (a, b) =>

@@ -414,13 +414,14 @@ describe('callback router', () => {
     expect(h.eventsFor(request.callId)).toEqual([]);
   });
 
-  it('answers an unknown call as a bad signature (401, nothing revealed), and 404 for an unknown provider or no call id', async () => {
+  it('answers an unknown call as a bad signature (401, nothing revealed), 404 for an unknown provider, 400 without a usable call id', async () => {
     const body = { headers: {}, rawBody: Buffer.from('CallStatus=completed') };
     const form = 'application/x-www-form-urlencoded';
     const unknown = await post(callbackUrlFor(h.routerUrl, 'twilio', 'aaaaaaaaaaaaaaaaaaaaaaaa'), body, form);
     const unsigned = await post(h.request('twilio').statusCallbackUrl, body, form);
     expect([unknown.status, unsigned.status]).toEqual([401, 401]);
     expect((await post(`${h.routerUrl}/telephony/plivo/events?callId=${CALL_ID}`, body, form)).status).toBe(404);
-    expect((await post(`${h.routerUrl}/telephony/twilio/events`, body, form)).status).toBe(404);
+    for (const query of ['', '?callId=', '?callId=a%2Fb', `?callId=${CALL_ID}&callId=${CALL_ID}`])
+      expect((await post(`${h.routerUrl}/telephony/twilio/events${query}`, body, form)).status, query).toBe(400);
   });
 });
