@@ -164,8 +164,14 @@ export function createDialActivities(
       machineDetection,
       ringing,
       paced,
+      placedSince: lookFirstSince,
     }: {
       callId: string;
+      /**
+       * A try of an earlier dial of this attempt was refused for a rate limit after its own first try
+       * (which may have placed the call unseen): this dial looks for a call placed since then first.
+       */
+      placedSince?: string;
       /** The call went through its team's pacer: the request waits for its turn on the account too. */
       paced?: boolean;
       /** From the workflow's input (the template as it was at create), not the template now. */
@@ -190,8 +196,9 @@ export function createDialActivities(
         doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber]),
       ]);
       const request = placeRequest(call, template, provider.name, machineDetection);
-      if (activityInfo().attempt > 1) {
-        const earlier = await placedSince(call, provider, request, new Date(activityInfo().scheduledTimestampMs));
+      if (activityInfo().attempt > 1 || lookFirstSince) {
+        const since = lookFirstSince ? new Date(lookFirstSince) : new Date(activityInfo().scheduledTimestampMs);
+        const earlier = await placedSince(call, provider, request, since);
         if (earlier) {
           logger.info(
             { callId, providerCallId: earlier.providerCallId },

@@ -801,6 +801,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   async function dialThroughRateLimits(
     triggeredAt: string,
   ): Promise<(Dialled & { ringingAt: string; before: ReadonlyMap<string, unknown> }) | 'deleted' | 'never'> {
+    /** Set once a later try was refused: an earlier one may have placed the call since this time. */
+    let lookFirstSince: string | undefined;
     for (let refusals = 0; ; refusals++) {
       // Fixed here, before the activity: its retries write the same change, and know it as theirs.
       const ringingAt = new Date().toISOString();
@@ -818,6 +820,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
             : {}),
           // The provider request itself waits for its turn on the account (src/calls/dial-spacer.ts).
           ...(input.paced ? { paced: true } : {}),
+          ...(lookFirstSince ? { placedSince: lookFirstSince } : {}),
         });
         return { ...dialled, ringingAt, before };
       } catch (err) {
@@ -834,13 +837,15 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         const whose = byTeam ? `team's ${input.provider} dial rate` : 'provider rate limit';
         const summary = `${whose}: dial again in ${Math.ceil(waitMs / 1000)} s`;
         if (!input.rateLimitWaitsAsQueued || !firstTry) {
+          // An earlier try may have placed the call unseen: the next dial looks for it first.
+          if (input.rateLimitWaitsAsQueued) lookFirstSince ??= triggeredAt;
           await sleep(waitMs, { summary });
           continue;
         }
         // Nothing was placed: the call waits as a queued one does. A delete or a pause is taken, and
         // the hours are checked again before the next dial (the wait may outlast them). A cancel of its
         // batch that came while it was dialled deletes it now, as it would have then.
-        if (redialsCancelled) deleteRequested = true;
+        if (redialsCancelled && patched('rate-limit-wait-takes-batch-cancel')) deleteRequested = true;
         state.phase = 'waiting';
         await condition(() => deleteRequested || paused, waitMs, { summary });
         const ready = await waitUntilDialAllowed();
@@ -1049,8 +1054,10 @@ function rateLimitDelay(err: unknown): { retryAfterMs: number; byTeam: boolean; 
   if (!byTeam && cause.type !== FAILURES.providerRateLimited) return undefined;
   const asked = Number(cause.details?.[0]);
   // Refused on the dial's first try: nothing was placed. A later try's own lookup found nothing, but
-  // a provider's search may lag behind a call an earlier try placed.
-  const firstTry = Number(cause.details?.[1]) === 1;
+  // a provider's search may lag behind a call an earlier try placed. (Refusals recorded before the
+  // try's number was given count as first tries, as they were then taken.)
+  const attempt = cause.details?.[1];
+  const firstTry = attempt === undefined || Number(attempt) === 1;
   return { retryAfterMs: Number.isFinite(asked) && asked > 0 ? asked : 1_000, byTeam, firstTry };
 }
 

@@ -75,6 +75,8 @@ export function parseQueryOrThrow<S extends z.ZodType>(schema: S, query: Record<
 // of them, shallowest first, each by the start of its path, so that it stays small whatever was sent.
 const MAX_NAMED_KEYS = 10;
 const MAX_NAMED_DEPTH = 16;
+/** A path segment named longer than this is cut: the answer stays small, however long the keys sent. */
+const MAX_NAMED_SEGMENT = 32;
 
 /**
  * What is wrong with a body the JSON parser refused although it is JSON: the parser takes only an
@@ -100,7 +102,10 @@ export function refusedJsonProblems(text: string): string[] {
         const path: string[] = [];
         for (let at = index; at > 0; at = nodes[at]!.parent) path.push(nodes[at]!.key);
         path.reverse();
-        const named = path.length > MAX_NAMED_DEPTH ? [...path.slice(0, MAX_NAMED_DEPTH), '…'] : path;
+        const cut = path.map((segment) =>
+          segment.length > MAX_NAMED_SEGMENT ? `${segment.slice(0, MAX_NAMED_SEGMENT)}…` : segment,
+        );
+        const named = cut.length > MAX_NAMED_DEPTH ? [...cut.slice(0, MAX_NAMED_DEPTH), '…'] : cut;
         problems.push(`${fieldName([...named, key], '')} is not allowed`);
       }
       if (child !== null && typeof child === 'object') nodes.push({ value: child as object, key, parent: index });

@@ -997,7 +997,7 @@ export interface components {
          *     - `voicemail-left`: `completed`: an answering machine answered and the template's voicemail message was left after its greeting.
          *     - `provider-error`: `failed`: the provider could not place the call, or the call dropped with a provider error.
          *     - `invalid-number`: `failed`: the provider refused the number.
-         *     - `provider-not-configured`: `failed`: the team's credentials for the call's provider were removed before the dial.
+         *     - `provider-not-configured`: `failed`: the team's credentials for the call's provider were removed, or are unusable, before the dial.
          *     - `max-duration`: `failed`: the call ran past the template's maximum duration.
          *     - `outside-calling-hours`: `failed`: the template's calling hours are never open in all of the callee's time zones at once.
          *     - `cancelled-by-operator`: `cancelled`: an operator cancelled the call (e.g. from the workflow UI).

@@ -134,7 +134,7 @@ export const STATUS_CODE_MEANINGS: Record<StatusCode, string> = {
     '`failed`: the provider could not place the call, or the call dropped with a provider error.',
   [STATUS_CODES.invalidNumber]: '`failed`: the provider refused the number.',
   [STATUS_CODES.providerNotConfigured]:
-    "`failed`: the team's credentials for the call's provider were removed before the dial.",
+    "`failed`: the team's credentials for the call's provider were removed, or are unusable, before the dial.",
   [STATUS_CODES.maxDuration]: "`failed`: the call ran past the template's maximum duration.",
   [STATUS_CODES.outsideCallingHours]:
     "`failed`: the template's calling hours are never open in all of the callee's time zones at once.",

@@ -444,6 +444,21 @@ describe('phoneCallWorkflow', () => {
     expect(count(calls, 'dialCall')).toBe(1);
   });
 
+  it('after a 429 on a later try of the dial, looks for a call an earlier try placed before dialling again', async () => {
+    const { activities, calls } = stubActivities({
+      dialCall: async ({ callId }) => {
+        if (count(calls, 'dialCall') === 1) throw rateLimited(60_000, 2);
+        return { providerCallId: `pc-${callId}` };
+      },
+    });
+    const state = await runCall(activities, input({ rateLimitWaitsAsQueued: true, ringTimeoutSeconds: 30 }));
+    expect(state).toMatchObject({ status: 'noAnswer' });
+    const dials = calls.filter((c) => c.name === 'dialCall').map((c) => c.input as { placedSince?: string });
+    expect(dials).toHaveLength(2);
+    expect(dials[0]!.placedSince).toBeUndefined();
+    expect(Date.parse(dials[1]!.placedSince ?? '')).not.toBeNaN();
+  });
+
   it("waits out the team's own dial rate as a 429, naming whose rate the wait is on the timeline", async () => {
     const dialledAt: number[] = [];
     const refusal = (type: string) =>

@@ -143,6 +143,16 @@ describe('dialCall', () => {
     expect(harness.emulator.callsTo(never.toPhoneNumber)).toBe(0);
   });
 
+  it('a dial told an earlier try may have placed the call looks for it first, even on its own first try', async () => {
+    const { memory, activities } = setUp();
+    const { call, callId } = addRoutedCall(memory);
+    const since = new Date(Date.now() - 1_000).toISOString();
+    const first = await run(activities.dialCall, [{ callId }]);
+    memory.calls.get(callId)!.providerCallId = undefined;
+    expect(await run(activities.dialCall, [{ callId, placedSince: since }])).toEqual(first);
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(1);
+  });
+
   it("a retry never takes another call's to the same number as its own: it dials", async () => {
     // Twilio lists calls by their two numbers only. A follow-up to the same person whose first dial
     // never reached the provider must not take over the call already placed for the other record.
