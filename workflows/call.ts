@@ -836,8 +836,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         );
         const whose = byTeam ? `team's ${input.provider} dial rate` : 'provider rate limit';
         const summary = `${whose}: dial again in ${Math.ceil(waitMs / 1000)} s`;
-        if (!input.rateLimitWaitsAsQueued || !firstTry) {
-          // An earlier try may have placed the call unseen: the next dial looks for it first.
+        // After a later try's refusal an earlier try may have placed the call unseen: the call stays
+        // dialling (no delete or pause taken) and the next dial looks for that call first.
+        if (!input.rateLimitWaitsAsQueued || !firstTry || lookFirstSince) {
           if (input.rateLimitWaitsAsQueued) lookFirstSince ??= triggeredAt;
           await sleep(waitMs, { summary });
           continue;
