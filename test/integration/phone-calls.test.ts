@@ -282,6 +282,10 @@ describe('POST /v1/phoneCalls', () => {
     expect(errorMessages(await api.get('/v1/phoneCalls?toPhoneNumber=+14155551486'), 400)).toEqual([
       'toPhoneNumber must be a valid E.164 phone number (a `+` in a query string must be sent as %2B)',
     ]);
+    expect(errorMessages(await api.get('/v1/phoneCalls?createdAfter=2026-11-29T10:00:00+02:00'), 400)).toEqual([
+      'createdAfter must be an ISO 8601 date-time with Z or an offset (a `+` in a query string must be sent as %2B)',
+    ]);
+    expect((await api.get('/v1/phoneCalls?createdAfter=2026-11-29T10:00:00%2B02:00')).status).toBe(200);
     expect(errorMessages(await api.get('/v1/phoneCalls?toPhoneNumber=14155551486'), 400)).toEqual([
       'toPhoneNumber must be a valid E.164 phone number',
     ]);
