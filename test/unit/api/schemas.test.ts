@@ -2,7 +2,26 @@
 // generated clients) find requests "valid by the document" that the server refuses, and the reverse.
 import { describe, expect, it } from 'vitest';
 import { CURSOR_PATTERN, decodeCursor, encodeCursor } from '../../../src/api/pagination';
-import { DATE_TIME_PATTERN, isoDateTime } from '../../../src/schemas/common';
+import { DATE_TIME_PATTERN, VISIBLE_TEXT, isoDateTime, visibleText } from '../../../src/schemas/common';
+
+describe('visibleText', () => {
+  it('takes text with a visible character and no U+0000, and nothing else', () => {
+    for (const ok of ['Grace', '  x ', 'a\tb', 'é']) expect(visibleText().safeParse(ok).success).toBe(true);
+    for (const refused of ['', '   ', '\ufeff \n', 'a\u0000b', '\u0000'])
+      expect(visibleText().safeParse(refused).success).toBe(false);
+  });
+
+  it('refuses a long text ending in U+0000 at once (the old pattern took seconds, quadratic in its length)', () => {
+    for (const filler of ['a', ' ']) {
+      const hostile = `${filler.repeat(200_000)}\u0000`;
+      const started = performance.now();
+      expect(VISIBLE_TEXT.test(hostile)).toBe(false);
+      expect(visibleText().safeParse(hostile).success).toBe(false);
+      // The old pattern: about 25 s for this length on this machine; linear, it is about a millisecond.
+      expect(performance.now() - started).toBeLessThan(1_000);
+    }
+  });
+});
 
 describe('DATE_TIME_PATTERN', () => {
   it('agrees with isoDateTime on every day of every month of leap, century and ordinary years', () => {
