@@ -119,6 +119,7 @@ export function createDialActivities(
     template: CallTemplateDoc | null,
     providerName: ProviderName,
     machineDetection: ActiveMachineDetection | undefined,
+    ringTimeoutSeconds: number | undefined,
   ): PlaceCallRequest {
     const callId = call._id.toHexString();
     return {
@@ -133,6 +134,7 @@ export function createDialActivities(
         voiceId: template?.voiceId ?? undefined,
       },
       ...(machineDetection ? { machineDetection } : {}),
+      ...(ringTimeoutSeconds ? { ringTimeoutSeconds } : {}),
     };
   }
 
@@ -162,6 +164,7 @@ export function createDialActivities(
     async dialCall({
       callId,
       machineDetection,
+      ringTimeoutSeconds,
       ringing,
       paced,
       placedSince: lookFirstSince,
@@ -176,6 +179,8 @@ export function createDialActivities(
       paced?: boolean;
       /** From the workflow's input (the template as it was at create), not the template now. */
       machineDetection?: ActiveMachineDetection;
+      /** How long the provider lets the call ring unanswered (absent: the provider's default). */
+      ringTimeoutSeconds?: number;
       ringing?: RingingWrite;
     }): Promise<Dialled> {
       const call = await calls.findById(callId);
@@ -195,7 +200,7 @@ export function createDialActivities(
         providerFor(call.teamId, call.telephonyProvider as ProviderName),
         doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber]),
       ]);
-      const request = placeRequest(call, template, provider.name, machineDetection);
+      const request = placeRequest(call, template, provider.name, machineDetection, ringTimeoutSeconds);
       if (activityInfo().attempt > 1 || lookFirstSince) {
         const since = lookFirstSince ? new Date(lookFirstSince) : new Date(activityInfo().scheduledTimestampMs);
         const earlier = await placedSince(call, provider, request, since);
@@ -311,7 +316,7 @@ export function createDialActivities(
       const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
       if (!target && dialledSince) {
         const template = await templates.findById(call.callTemplateId);
-        const request = placeRequest(call, template, provider.name, undefined);
+        const request = placeRequest(call, template, provider.name, undefined, undefined);
         target = (await placedSince(call, provider, request, new Date(dialledSince)))?.providerCallId ?? null;
         if (target)
           logger.info({ callId, providerCallId: target }, 'cancelled mid-dial: hanging up the call it placed');

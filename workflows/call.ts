@@ -127,6 +127,11 @@ type FinalChange = Omit<NonNullable<CaptureInput['final']>, 'callId'>;
 
 /** How long a dialled call may ring when the input does not say (histories from before the field). */
 const DEFAULT_RING_TIMEOUT_SECONDS = 120;
+/**
+ * With the ring timeout at the provider (`ringTimeoutAtProvider`), the provider ends an unanswered
+ * call at the timeout and says so; the workflow hangs up this much later only if it has not.
+ */
+const RING_TIMEOUT_GRACE_SECONDS = 10;
 /** A call waiting this long for a slot asks its pacer again (it answers at once if the slot is there). */
 const SLOT_REQUEST_REPEAT = '1 hour';
 /** A machine whose greeting's end is never reported gets the message this long after it was detected. */
@@ -148,6 +153,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     answeredBy: null,
   };
   const inbox: ProviderEvent[] = [];
+  const ringTimeoutSeconds = input.ringTimeoutSeconds ?? DEFAULT_RING_TIMEOUT_SECONDS;
   let deleteRequested = false;
   let deleted: DeleteOutcome | null = null;
   let paused = false;
@@ -814,6 +820,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         const dialled = await step(DIAL_OPTIONS, input.ringingWithDial ? `${what}, record ringing` : what).dialCall({
           callId: input.callId,
           machineDetection: input.machineDetection,
+          ...(input.ringTimeoutAtProvider ? { ringTimeoutSeconds } : {}),
           // Histories from before the field wrote `ringing` with an activity of its own, and replay so.
           ...(input.ringingWithDial
             ? { ringing: { at: ringingAt, callTriggeredAt: triggeredAt, ...(route ? { route } : {}) } }
@@ -878,7 +885,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   }
 
   async function followCall(): Promise<{ status: CallStatus; code: StatusCode }> {
-    const ringDeadline = Date.now() + (input.ringTimeoutSeconds ?? DEFAULT_RING_TIMEOUT_SECONDS) * 1000;
+    const ringDeadline =
+      Date.now() + (ringTimeoutSeconds + (input.ringTimeoutAtProvider ? RING_TIMEOUT_GRACE_SECONDS : 0)) * 1000;
     let answerDeadline = 0;
     /** Set while a detected machine's greeting plays and a message is to be left after it. */
     let greetingDeadline: number | null = null;

@@ -85,6 +85,13 @@ export interface CallWorkflowInput {
    */
   pauseShownWhileScheduled?: boolean;
   /**
+   * True for calls created since 2026-11-29 (the afternoon): the dial asks the provider itself to give
+   * up ringing after `ringTimeoutSeconds` (each provider's default was 30 to 60 s), and the workflow's
+   * own hang-up waits RING_TIMEOUT_GRACE_SECONDS longer, a backstop for a provider that never ends it.
+   * Absent (histories from before): the provider's default, and the workflow's hang-up at the timeout.
+   */
+  ringTimeoutAtProvider?: boolean;
+  /**
    * True for calls created since the night of 2026-11-26: a delivery stream handed the call's final
    * event ends once it has delivered it, so the call sends it no `noMoreEvents` signal (a signal, and a
    * workflow task on each side, fewer per endpoint). Absent (histories from before): every stream is

@@ -122,6 +122,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         statusWritesOutliveCancel: true,
         rateLimitWaitsAsQueued: true,
         pauseShownWhileScheduled: true,
+        ringTimeoutAtProvider: true,
         streamsEndWithFinalEvent: true,
         streamEventsByActivity: true,
         routeWithWrites: true,

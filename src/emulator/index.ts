@@ -89,6 +89,8 @@ export interface EmulatedCallView {
   end?: EmulatedCall['end'];
   /** The answering-machine detection the dial asked for, in the provider's words (null: none). */
   machineDetection: string | null;
+  /** How long the provider lets it ring unanswered: the dial's timeout, else the provider's default. */
+  ringTimeoutSeconds: number;
   /** What the detector concluded (null: no detection asked for, or no verdict yet). */
   answeredBy: MachineDetectionResult | null;
   /** Everything said, in order: a message left on a machine is the agent's. */
@@ -190,6 +192,7 @@ function viewOf(call: EmulatedCall): EmulatedCallView {
     serviceCallId: serviceCallIdOf(call.callbackUrl),
     end: call.end,
     machineDetection: call.machineDetection,
+    ringTimeoutSeconds: call.plan.ringTimeoutSeconds,
     answeredBy: call.answeredBy ?? null,
     spoken: [...call.spoken],
     hasRecording: call.recording !== undefined,

@@ -22,7 +22,8 @@ export type Outcome =
  * |-----------|---------------------|---------------------------------------------------------------------|
  * | 1486      | busy                | nobody: the line is busy                                            |
  * | 1603      | declined            | nobody: the callee refuses the call (SIP 603, never redialled)      |
- * | 1408      | no-answer           | nobody: it rings for 30 s                                           |
+ * | 1408      | no-answer           | nobody: it rings until the dial's ring timeout (the provider's       |
+ * |           |                     | default when the dial gives none)                                   |
  * | 1404      | refused             | nobody: the provider refuses the number when dialled                |
  * | 1500      | drop-after-answer   | a person, then the network drops the call after the opening line    |
  * | 1200      | silent              | a person who never says a word                                      |
@@ -215,6 +216,8 @@ export interface CallPlan {
   scenarioId: string | null;
   /** How long the phone rings before it is answered, busy or given up on. */
   ringSeconds: number;
+  /** How long the provider lets it ring unanswered: the dial's timeout, else the provider's default. */
+  ringTimeoutSeconds: number;
   utterances: PlannedUtterance[];
   /** Only when the dial asked for answering-machine detection (AMD). */
   detection: PlannedDetection | null;
@@ -226,7 +229,6 @@ export interface CallPlan {
   hungUpBy: 'caller' | 'callee' | 'network';
 }
 
-const NO_ANSWER_RING_SECONDS = 30;
 const ANSWER_TO_FIRST_WORD_SECONDS = 0.8;
 const SILENT_WAIT_SECONDS = 5;
 const DROP_AFTER_OPENING_SECONDS = 2.5;
@@ -271,16 +273,27 @@ class Script {
   }
 }
 
-type AnsweredPlan = Omit<CallPlan, 'outcome' | 'ringSeconds'>;
+type AnsweredPlan = Omit<CallPlan, 'outcome' | 'ringSeconds' | 'ringTimeoutSeconds'>;
 type Jitter = (salt: number, spread: number) => number;
 
-export function planCall(input: { to: string; openingLine: string; detectMachines?: boolean }): CallPlan {
+export function planCall(input: {
+  to: string;
+  openingLine: string;
+  detectMachines?: boolean;
+  /**
+   * Detection holds the call plan until its verdict (Vonage's `detect` and `detect_beep`): the person
+   * answering hears nothing until then.
+   */
+  detectionHoldsCallPlan?: boolean;
+  /** How long the provider lets an unanswered call ring: the dial's timeout, else its default. */
+  ringTimeoutSeconds: number;
+}): CallPlan {
   const outcome = outcomeFor(input.to);
   const hash = numberHash(input.to);
   const jitter: Jitter = (salt, spread) => (((((hash >>> salt) ^ (hash * (salt + 1))) >>> 0) % 1000) / 1000) * spread;
   const ringSeconds =
     outcome === 'no-answer'
-      ? NO_ANSWER_RING_SECONDS
+      ? input.ringTimeoutSeconds
       : outcome === 'busy' || outcome === 'declined'
         ? 1.5 + jitter(3, 1)
         : 2 + jitter(5, 2);
@@ -289,6 +302,7 @@ export function planCall(input: { to: string; openingLine: string; detectMachine
       outcome,
       scenarioId: null,
       ringSeconds,
+      ringTimeoutSeconds: input.ringTimeoutSeconds,
       utterances: [],
       detection: null,
       greetingEnd: null,
@@ -300,8 +314,8 @@ export function planCall(input: { to: string; openingLine: string; detectMachine
   const detect = input.detectMachines === true;
   const answered = MACHINE_OUTCOMES.has(outcome)
     ? planMachine(outcome, opening, detect)
-    : planPerson(outcome, input.to, opening, detect, jitter);
-  return { outcome, ringSeconds, ...answered };
+    : planPerson(outcome, input.to, opening, detect, detect && input.detectionHoldsCallPlan === true, jitter);
+  return { outcome, ringSeconds, ringTimeoutSeconds: input.ringTimeoutSeconds, ...answered };
 }
 
 /**
@@ -355,21 +369,30 @@ function planMachine(outcome: Outcome, opening: string, detect: boolean): Answer
 }
 
 /** A person answers: the agent opens (unless the scenario's person greets first) and they talk. */
-function planPerson(outcome: Outcome, to: string, opening: string, detect: boolean, jitter: Jitter): AnsweredPlan {
+function planPerson(
+  outcome: Outcome,
+  to: string,
+  opening: string,
+  detect: boolean,
+  held: boolean,
+  jitter: Jitter,
+): AnsweredPlan {
   const script = new Script();
+  // Held until the verdict: a person who does not greet first hears silence until then.
+  const beforeOpening = held ? HUMAN_DETECTION_SECONDS : 0;
   let scenario: Scenario | null = null;
   if (outcome === 'drop-after-answer') {
-    script.say('agent', opening, 0);
+    script.say('agent', opening, beforeOpening);
     script.clock += DROP_AFTER_OPENING_SECONDS;
   } else if (outcome === 'silent') {
-    script.say('agent', opening, 0);
+    script.say('agent', opening, beforeOpening);
     script.say('agent', 'Hello? Is anyone there?', SILENT_WAIT_SECONDS);
     script.say('agent', "It seems I can't hear you. I'll try again another time. Goodbye.", SILENT_WAIT_SECONDS - 1);
     script.clock += CALLER_HANGUP_AFTER_LAST_WORD_SECONDS;
   } else {
     scenario = scenarioFor(to);
     if (scenario.greeting) script.say('human', scenario.greeting, 0);
-    script.say('agent', opening, scenario.greeting ? AGENT_AFTER_GREETING_SECONDS : 0);
+    script.say('agent', opening, scenario.greeting ? AGENT_AFTER_GREETING_SECONDS : beforeOpening);
     scenario.turns.forEach(([human, agent], i) => {
       script.say('human', human, 0.6 + jitter(i + 7, 0.8));
       script.say('agent', agent, 0.5 + jitter(i + 11, 0.6));

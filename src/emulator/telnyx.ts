@@ -89,6 +89,8 @@ function errors(status: number, code: string, title: string, detail: string, poi
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** `timeout_secs`: how long an unanswered call rings. */
+const RING_TIMEOUT = { default: 30, min: 5, max: 600 };
 
 /** The dial's answering_machine_detection (null: off), or the 422 refusing it. */
 function machineDetectionOf(value: unknown): { mode: string | null } | ApiResponse {
@@ -281,7 +283,15 @@ export function createTelnyxEmulator(
   const dial: Route['handle'] = authenticated((req, _params, apiKey) => {
     const { body, refusal } = objectBody(req);
     if (!body) return refusal;
-    const { connection_id: connectionId, to, from, webhook_url: webhookUrl, client_state: clientState, record } = body;
+    const {
+      connection_id: connectionId,
+      to,
+      from,
+      webhook_url: webhookUrl,
+      client_state: clientState,
+      record,
+      timeout_secs: timeoutSecs = RING_TIMEOUT.default,
+    } = body;
     if (typeof connectionId !== 'string' || connectionId.length === 0) {
       return errors(422, '10015', 'Invalid value', 'connection_id is required.', '/connection_id');
     }
@@ -302,6 +312,15 @@ export function createTelnyxEmulator(
     if (record !== undefined && record !== 'record-from-answer') {
       return errors(422, '10015', 'Invalid value', 'record must be record-from-answer.', '/record');
     }
+    if (
+      typeof timeoutSecs !== 'number' ||
+      !Number.isInteger(timeoutSecs) ||
+      timeoutSecs < RING_TIMEOUT.min ||
+      timeoutSecs > RING_TIMEOUT.max
+    ) {
+      const range = `${RING_TIMEOUT.min} to ${RING_TIMEOUT.max}`;
+      return errors(422, '10015', 'Invalid value', `timeout_secs must be an integer from ${range}.`, '/timeout_secs');
+    }
     const amd = machineDetectionOf(body.answering_machine_detection);
     if (!('mode' in amd)) return amd;
     const state = typeof clientState === 'string' ? clientState : null;
@@ -309,6 +328,7 @@ export function createTelnyxEmulator(
       to: typeof to === 'string' ? to : '',
       openingLine: openingLineOf(state),
       detectMachines: amd.mode !== null,
+      ringTimeoutSeconds: timeoutSecs,
     });
     if (typeof to !== 'string' || !E164.test(to) || plan.outcome === 'refused') {
       return errors(

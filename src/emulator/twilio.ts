@@ -19,6 +19,8 @@ import type { CallEndOutcome, EmulatedCall } from './simulation';
 
 /** Twilio's limit on TwiML given in a request (error 32018). */
 const TWIML_MAX_CHARS = 4000;
+/** `Timeout`: how long an unanswered call rings; any positive whole number, taken up to 600 (error 21208). */
+const RING_TIMEOUT = { default: 60, max: 600 };
 
 const API_VERSION = '2010-04-01';
 const STATUS_EVENTS = new Set(['initiated', 'ringing', 'answered', 'completed']);
@@ -308,10 +310,13 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
     if (events.some((e) => !STATUS_EVENTS.has(e))) return twilioError(400, 21626, "Invalid 'StatusCallbackEvent'");
     const amd = machineDetectionOf(form);
     if (!amd.ok) return amd.refusal;
+    const timeout = form.get('Timeout');
+    if (timeout !== null && !/^[1-9]\d*$/.test(timeout)) return twilioError(400, 21208, 'Invalid Timeout');
     const plan = planCall({
       to,
       openingLine: twiml ? spokenByTwiml(twiml) : '',
       detectMachines: amd.value !== undefined,
+      ringTimeoutSeconds: timeout === null ? RING_TIMEOUT.default : Math.min(RING_TIMEOUT.max, Number(timeout)),
     });
     if (!E164.test(to) || plan.outcome === 'refused') {
       return twilioError(400, 21211, `Invalid 'To' Phone Number: ${to}`);

@@ -38,10 +38,15 @@ const END_STATUS: Record<CallEndOutcome, string> = {
 const RATE_PER_MINUTE = 0.0127;
 const NUMBER = /^[1-9]\d{6,14}$/;
 const AMD_BEHAVIORS = new Set(['continue', 'hangup']);
-/** `detect_beep` also reports the end of a machine's greeting (sub_state beep_start or beep_timeout). */
+/**
+ * `default` (asynchronous) and `detect_beep` also report the end of a machine's greeting (sub_state
+ * beep_start or beep_timeout); `detect` only names a person or a machine.
+ */
 const AMD_MODES = new Set(['default', 'detect', 'detect_beep']);
 /** Seconds detect_beep listens for a beep (45 when absent; greetingEnded says why it is not waited out). */
 const BEEP_TIMEOUT = { min: 45, max: 120 };
+/** `ringing_timer`: how long an unanswered call rings. */
+const RING_TIMEOUT = { default: 60, min: 1, max: 120 };
 
 interface InvalidParameter {
   name: string;
@@ -267,7 +272,7 @@ export function createVonageEmulator(
     // A greeting followed by silence is reported as beep_timeout at once, not beep_timeout seconds
     // after the verdict: an emulated machine would have given up by then.
     greetingEnded: (_call: EmulatedCall, { beep }: PlannedGreetingEnd) => {
-      if (entry.amd?.mode !== 'detect_beep') return;
+      if (entry.amd?.mode === 'detect') return;
       statusEvent(entry, { sub_state: beep ? 'beep_start' : 'beep_timeout' }, 'machine');
     },
     // A transfer's NCCO ends the call when it runs out: nothing to tell.
@@ -337,6 +342,18 @@ export function createVonageEmulator(
       invalid.push({ name: 'event_method', reason: 'the emulator sends events with POST only' });
     }
     const amd = machineDetectionOf(body.advanced_machine_detection, invalid);
+    const { ringing_timer: ringingTimer = RING_TIMEOUT.default } = body;
+    if (
+      typeof ringingTimer !== 'number' ||
+      !Number.isInteger(ringingTimer) ||
+      ringingTimer < RING_TIMEOUT.min ||
+      ringingTimer > RING_TIMEOUT.max
+    ) {
+      invalid.push({
+        name: 'ringing_timer',
+        reason: `must be an integer from ${RING_TIMEOUT.min} to ${RING_TIMEOUT.max}`,
+      });
+    }
     if (invalid.length > 0)
       return problem(400, 'Bad Request', 'The request failed due to validation errors', {
         invalid_parameters: invalid,
@@ -344,7 +361,14 @@ export function createVonageEmulator(
 
     const number = String(to?.number);
     const ncco = (body.ncco as unknown[]).filter(isRecord);
-    const plan = planCall({ to: number, openingLine: talkTextOf(ncco), detectMachines: amd !== undefined });
+    const plan = planCall({
+      to: number,
+      openingLine: talkTextOf(ncco),
+      detectMachines: amd !== undefined,
+      // `default` runs the call plan at answer; the other modes hold it until the verdict.
+      detectionHoldsCallPlan: amd !== undefined && amd.mode !== 'default',
+      ringTimeoutSeconds: ringingTimer as number,
+    });
     if (!NUMBER.test(number) || plan.outcome === 'refused') {
       return problem(400, 'Bad Request', 'The request failed due to validation errors', {
         invalid_parameters: [{ name: 'to[0].number', reason: 'is not a valid, reachable phone number' }],

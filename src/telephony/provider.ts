@@ -49,6 +49,25 @@ export interface PlaceCallRequest {
    * once). `leaveMessage` also asks it to report the end of a machine's greeting. Absent: no detection.
    */
   machineDetection?: ActiveMachineDetection;
+  /**
+   * How long the provider lets the call ring before it gives up (no answer); cut to the provider's
+   * range (ringTimeoutFor). Absent: the provider's own default (Telnyx 30 s, Twilio and Vonage 60 s).
+   */
+  ringTimeoutSeconds?: number;
+}
+
+/** Each provider's range for a dial's ring timeout, as its API documents it. */
+export const RING_TIMEOUT_RANGE = {
+  twilio: { min: 1, max: 600 },
+  vonage: { min: 1, max: 120 },
+  telnyx: { min: 5, max: 600 },
+} as const satisfies Record<ProviderName, { min: number; max: number }>;
+
+/** The request's ring timeout within the provider's range, in whole seconds; undefined when not asked. */
+export function ringTimeoutFor(provider: ProviderName, req: PlaceCallRequest): number | undefined {
+  if (req.ringTimeoutSeconds === undefined) return undefined;
+  const { min, max } = RING_TIMEOUT_RANGE[provider];
+  return Math.min(max, Math.max(min, Math.round(req.ringTimeoutSeconds)));
 }
 
 export interface PlacedCall {

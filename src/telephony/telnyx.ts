@@ -25,6 +25,7 @@ import {
   type TelephonyProvider,
   type TelnyxCredentials,
   type Utterance,
+  ringTimeoutFor,
 } from './provider';
 
 /**
@@ -212,6 +213,7 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
     name: 'telnyx',
 
     async placeCall(req: PlaceCallRequest): Promise<PlacedCall> {
+      const ringTimeout = ringTimeoutFor('telnyx', req);
       const res = await postJson(url('/calls'), {
         connection_id: connectionId,
         to: req.to,
@@ -222,6 +224,7 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
         client_state: encodeClientState({ callId: req.callId, openingLine: req.script.openingLine }),
         ...(req.record ? { record: 'record-from-answer', record_format: 'wav', record_channels: 'single' } : {}),
         ...(req.machineDetection ? { answering_machine_detection: AMD_SETTING[req.machineDetection] } : {}),
+        ...(ringTimeout !== undefined ? { timeout_secs: ringTimeout } : {}),
       });
       if (!isSuccess(res)) {
         let body: TelnyxErrorBody = {};

@@ -27,6 +27,7 @@ import {
   type TelephonyProvider,
   type TwilioCredentials,
   type Utterance,
+  ringTimeoutFor,
 } from './provider';
 
 /** Twilio's CallStatus words, mapped in this one place; null means nothing changes. */
@@ -200,6 +201,8 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
         StatusCallbackMethod: 'POST',
         Record: String(req.record),
       });
+      const ringTimeout = ringTimeoutFor('twilio', req);
+      if (ringTimeout !== undefined) form.set('Timeout', String(ringTimeout));
       for (const event of STATUS_CALLBACK_EVENTS) form.append('StatusCallbackEvent', event);
       if (req.machineDetection) {
         // Asynchronous, so that a person hears the agent at once; the verdict comes to the same router.

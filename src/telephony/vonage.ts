@@ -27,6 +27,7 @@ import {
   type TelephonyProvider,
   type Utterance,
   type VonageCredentials,
+  ringTimeoutFor,
 } from './provider';
 
 /** Vonage's call status words, mapped in this one place; null means nothing changes. */
@@ -184,6 +185,7 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
       // Recording first, so it runs from answer to hang-up beside everything that follows.
       if (req.record) ncco.push({ action: 'record', format: 'wav', beepStart: false });
       ncco.push({ action: 'talk', text: req.script.openingLine, language: 'en-US' });
+      const ringTimeout = ringTimeoutFor('vonage', req);
       const res = await request(joinUrl(baseUrl, '/v1/calls'), {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
@@ -194,12 +196,15 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
           // Carries our call id: events route by it.
           event_url: [withCallId(req.statusCallbackUrl, req.callId)],
           event_method: 'POST',
-          // Asynchronous (`continue`): a person hears the agent at once; the verdict is an event.
+          ...(ringTimeout !== undefined ? { ringing_timer: ringTimeout } : {}),
+          // Mode `default` is the asynchronous one (with beep detection): the call plan runs at answer,
+          // so a person hears the agent at once; `detect` and `detect_beep` hold it, silent, until the
+          // verdict. `continue`: we, not Vonage, hang up on a machine or leave it a message.
           ...(req.machineDetection
             ? {
                 advanced_machine_detection: {
                   behavior: 'continue',
-                  mode: req.machineDetection === 'hangUp' ? 'detect' : 'detect_beep',
+                  mode: 'default',
                   beep_timeout: BEEP_TIMEOUT_SECONDS,
                 },
               }

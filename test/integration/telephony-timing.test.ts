@@ -1,6 +1,7 @@
 // Calls that last: the emulator runs at half speed so that a conversation outlasts a short maximum
-// duration, an operator can cancel a call while it is live, and an unanswered call outlasts a short
-// ring timeout (RING_TIMEOUT_SECONDS 4; the emulator lets a 1408 number ring for 15 s).
+// duration, an operator can cancel a call while it is live, and an unanswered call rings only as long
+// as the ring timeout (RING_TIMEOUT_SECONDS 4, which the dial gives the provider; the workflow hangs up
+// itself 10 s later if the provider has not ended the call).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTemplate } from '../../src/admin/commands';
 import { apiClient, eventually } from '../helpers/http';
@@ -94,7 +95,7 @@ it('an operator cancelling a live call hangs up and ends it as cancelled', async
   expect((await read(id)).status).toBe('cancelled');
 });
 
-it('hangs up a call nobody answers within the ring timeout', async () => {
+it('a call nobody answers rings for the ring timeout: the provider is told it, and ends the call', async () => {
   const to = '+14155551408';
   const id = await place(to);
   const call = await eventually(
@@ -115,7 +116,9 @@ it('hangs up a call nobody answers within the ring timeout', async () => {
     20_000,
     'the provider to end the call',
   );
-  expect(emulated.end?.hungUpBy).toBe('caller');
+  expect(emulated.ringTimeoutSeconds).toBe(4);
+  // The provider gave up ringing (no hang-up of ours was needed).
+  expect(emulated.end).toEqual({ outcome: 'no-answer', hungUpBy: 'network' });
 });
 
 // Last in this file: it stops the emulator.
@@ -131,5 +134,7 @@ it('ends a ringing call even when the provider can no longer be reached', async 
     60_000,
     'the call to end although the provider is gone',
   );
+  // The workflow's own hang-up, 10 s after the ring timeout: nothing told it the call had ended.
   expect(call.statusExtraInfo.statusCode).toBe('no-answer');
+  expect(Date.parse(call.callEndedAt) - Date.parse(call.callTriggeredAt)).toBeGreaterThanOrEqual(14_000);
 }, 90_000);

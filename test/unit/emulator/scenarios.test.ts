@@ -63,7 +63,7 @@ describe('planCall', () => {
 
   it('opens with the given line, alternates speakers and hangs up after the last word', () => {
     const number = numberForScenario('meeting-tuesday');
-    const plan = planCall({ to: number, openingLine: opening });
+    const plan = planCall({ ringTimeoutSeconds: 60, to: number, openingLine: opening });
     expect(plan.scenarioId).toBe('meeting-tuesday');
     expect(plan.utterances[0]).toMatchObject({ speaker: 'agent', text: opening });
     expect(plan.utterances.map((u) => u.speaker)).toEqual([
@@ -83,19 +83,42 @@ describe('planCall', () => {
     expect(plan.hangupSeconds).toBeGreaterThan(last.startSeconds + last.durationSeconds);
     expect(plan.ringSeconds).toBeGreaterThanOrEqual(2);
     expect(plan.ringSeconds).toBeLessThanOrEqual(4);
-    expect(planCall({ to: number, openingLine: opening })).toEqual(plan);
+    expect(planCall({ ringTimeoutSeconds: 60, to: number, openingLine: opening })).toEqual(plan);
   });
 
   it('has nobody speak on the human side for a silent callee, and nothing said when never answered', () => {
-    expect(planCall({ to: '+14155551200', openingLine: opening }).utterances.every((u) => u.speaker === 'agent')).toBe(
-      true,
-    );
-    expect(planCall({ to: '+14155551486', openingLine: opening })).toMatchObject({ utterances: [], hangupSeconds: 0 });
-    expect(planCall({ to: '+14155551408', openingLine: opening }).ringSeconds).toBe(30);
+    expect(
+      planCall({ ringTimeoutSeconds: 60, to: '+14155551200', openingLine: opening }).utterances.every(
+        (u) => u.speaker === 'agent',
+      ),
+    ).toBe(true);
+    expect(planCall({ ringTimeoutSeconds: 60, to: '+14155551486', openingLine: opening })).toMatchObject({
+      utterances: [],
+      hangupSeconds: 0,
+    });
+    // An unanswered call rings until the dial's ring timeout (the provider's default when it gave none).
+    expect(planCall({ ringTimeoutSeconds: 45, to: '+14155551408', openingLine: opening }).ringSeconds).toBe(45);
+    expect(planCall({ ringTimeoutSeconds: 45, to: '+14155559401', openingLine: opening }).ringSeconds).toBeLessThan(5);
+  });
+
+  it('holds the opening line until the verdict when detection holds the call plan (Vonage detect modes)', () => {
+    const call = (detectionHoldsCallPlan: boolean) =>
+      planCall({
+        ringTimeoutSeconds: 60,
+        to: '+14155559401',
+        openingLine: opening,
+        detectMachines: true,
+        detectionHoldsCallPlan,
+      });
+    const asynchronous = call(false);
+    const held = call(true);
+    expect(asynchronous.utterances[0]).toMatchObject({ speaker: 'agent', startSeconds: 0.8 });
+    expect(held.utterances[0]).toMatchObject({ speaker: 'agent', startSeconds: 3.3 });
+    expect(held.detection).toEqual(asynchronous.detection);
   });
 
   it('drops the call shortly after the opening line for 1500', () => {
-    const plan = planCall({ to: '+14155551500', openingLine: opening });
+    const plan = planCall({ ringTimeoutSeconds: 60, to: '+14155551500', openingLine: opening });
     expect(plan.utterances).toHaveLength(1);
     expect(plan.hangupSeconds).toBeGreaterThan(plan.utterances[0].durationSeconds);
   });
@@ -108,7 +131,8 @@ describe('planCall', () => {
 describe('planCall with answering-machine detection', () => {
   const opening = 'Hello Grace, this is Ada from Acme Dental.';
   const greetingOver = 0.8 + speakingSeconds(MACHINE_GREETING);
-  const plan = (to: string, detectMachines: boolean) => planCall({ to, openingLine: opening, detectMachines });
+  const plan = (to: string, detectMachines: boolean) =>
+    planCall({ ringTimeoutSeconds: 60, to, openingLine: opening, detectMachines });
 
   it('names the machines', () => {
     expect([...MACHINE_OUTCOMES].sort()).toEqual(['fax', 'machine-beep', 'machine-no-beep']);

@@ -18,7 +18,7 @@ function simulate(simulator: CallSimulator, to: string, detectMachines: boolean,
     to,
     from: '+14155550100',
     record: true,
-    plan: planCall({ to, openingLine: 'Hello there.', detectMachines }),
+    plan: planCall({ ringTimeoutSeconds: 60, to, openingLine: 'Hello there.', detectMachines }),
   });
   const seen: string[] = [];
   const note =

@@ -84,6 +84,30 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     }
   });
 
+  it.concurrent("gives the provider the dial's ring timeout, within its range; without one, its default", async () => {
+    const adapter = h.provider(name);
+    const range = { twilio: [1, 600], vonage: [1, 120], telnyx: [5, 600] }[name];
+    const providerDefault = { twilio: 60, vonage: 60, telnyx: 30 }[name];
+    const ringsFor = async (ringTimeoutSeconds: number | undefined) => {
+      const request = h.request(name, { to: uniqueNumber('1408'), record: false, ringTimeoutSeconds });
+      const { providerCallId } = await adapter.placeCall(request);
+      const emulated = h.emulator.calls().find((c) => c.providerCallId === providerCallId)!;
+      await adapter.hangUp(providerCallId);
+      return emulated.ringTimeoutSeconds;
+    };
+    expect(await ringsFor(undefined)).toBe(providerDefault);
+    expect(await ringsFor(45)).toBe(45);
+    expect(await ringsFor(44.6)).toBe(45);
+    expect(await ringsFor(3)).toBe(Math.max(3, range[0]));
+    expect(await ringsFor(3_600)).toBe(range[1]);
+    // A number nobody answers rings until then, and ends unanswered.
+    const request = h.request(name, { to: uniqueNumber('1408'), record: false, ringTimeoutSeconds: 5 });
+    const started = Date.now();
+    await adapter.placeCall(request);
+    expect(kinds(await h.waitFor(request.callId, 'terminal'))).toEqual(['ringing', 'no-answer']);
+    expect(Date.now() - started).toBeLessThan(30 * 1000 * 0.02);
+  });
+
   it.concurrent('maps a refused dial (number ending 1404) to invalid-number and rings nobody', async () => {
     const request = h.request(name, { to: uniqueNumber('1404') });
     const error = await h
@@ -207,6 +231,21 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     await adapter.placeCall(request);
     expect(kinds(await h.waitFor(request.callId, 'terminal'))).toEqual(['ringing', 'busy']);
   });
+});
+
+describe('vonage answering-machine detection', () => {
+  it.each(['hangUp', 'leaveMessage'] as const)(
+    'asks for the asynchronous mode (%s): the person answering hears the agent at once',
+    async (machineDetection) => {
+      const adapter = h.provider('vonage');
+      const request = h.request('vonage', { record: false, machineDetection });
+      const { providerCallId } = await adapter.placeCall(request);
+      const emulated = h.emulator.calls().find((c) => c.providerCallId === providerCallId)!;
+      expect(emulated.machineDetection).toBe('default');
+      await h.waitFor(request.callId, 'answered');
+      await adapter.hangUp(providerCallId);
+    },
+  );
 });
 
 describe('twilio and long speech', () => {
