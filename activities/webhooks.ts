@@ -182,6 +182,12 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
     });
   }
 
+  /** The team webhook a target names, as it is now (null once deleted). */
+  async function currentTarget(input: WebhookAttemptActivityInput): Promise<WebhookTarget | null> {
+    const hook = (await webhooks.forTeam(input.teamId)).find((h) => h._id.toHexString() === input.target.webhookId);
+    return hook ? teamWebhookTarget(hook) : null;
+  }
+
   return {
     /** The endpoints of an event and the call (resolveTargets), for calls that signal their streams themselves. */
     async resolveWebhookTargets(
@@ -198,16 +204,32 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
      * down), so the delivery shows it and, once given up, ends `failed` and can be redelivered.
      */
     async recordAttemptNotMade(input: WebhookAttemptActivityInput & { error: string }): Promise<void> {
+      // The team reads the delivery: the reason stays in our logs (a store's or a key's error can name
+      // internal hosts), the record says what happened.
+      deps.logger.warn({ eventId: input.event.eventId, error: input.error }, 'webhook attempt could not be made');
       await record(input, input.isLastAttempt ? 'failed' : 'pending', {
         attemptedAt: new Date(),
         statusCode: null,
         durationMs: 0,
-        error: `not attempted: ${input.error}`,
+        error: 'not attempted: the service could not make the attempt (its database or secrets were unavailable)',
       });
     },
 
     async attemptWebhookDelivery(input: WebhookAttemptActivityInput): Promise<{ ok: boolean; gone: boolean }> {
-      const { target, event } = input;
+      const { event } = input;
+      // A team webhook is sent as it is now: a PATCH of its url or method (or a new secret) applies to
+      // the next attempt of every stream, and a deleted webhook gets nothing more.
+      const target = input.target.webhookId ? await currentTarget(input) : input.target;
+      if (!target) {
+        await record(input, 'failed', {
+          attemptedAt: new Date(),
+          statusCode: null,
+          durationMs: 0,
+          error: 'not sent: the webhook was deleted',
+        });
+        return { ok: false, gone: true };
+      }
+      input = { ...input, target };
       const result = await attemptDelivery({
         url: target.url,
         method: target.method,

@@ -56,11 +56,10 @@ export function createWebhookStore(): WebhookStore {
             phoneCallId: new Types.ObjectId(record.callId),
             webhookId: record.webhookId ? new Types.ObjectId(record.webhookId) : null,
             eventType: record.eventType,
-            url: record.url,
-            method: record.method,
             event: record.event,
           },
-          $set: { state: record.state },
+          // Where the latest attempt went: a team webhook's PATCH applies from the next attempt.
+          $set: { state: record.state, url: record.url, method: record.method },
           $push: { attempts: record.attempt },
         },
         { upsert: true },

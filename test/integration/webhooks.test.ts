@@ -7,6 +7,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/admin/commands';
 import { callWorkflowId } from '../../src/contracts/ids';
+import { Webhook } from '../../src/data/models/webhook';
 import { WebhookDelivery } from '../../src/data/models/webhook-delivery';
 import { createLogger } from '../../src/logger';
 import { createApiApp, listen } from '../../src/main/api';
@@ -472,6 +473,65 @@ describe('delivery', () => {
       type: 'phoneCall.deleted',
       data: { _id: callId, status: 'queued' },
     });
+  });
+
+  it('sends each attempt where the webhook points now: a PATCH applies at once, a removed webhook gets no more', async () => {
+    const team = await stack.seedTeam('Moved webhook team');
+    const client = apiClient(stack.baseUrl, team.key);
+    receiver.on('/removed', () => 503);
+    const moved = await createWebhook(
+      '/before-move',
+      ['phoneCall.queued', 'phoneCall.deleted'],
+      'POST',
+      client,
+      team.teamId,
+    );
+    const removed = await createWebhook('/removed', ['phoneCall.queued'], 'POST', client, team.teamId);
+    const later = { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() };
+    const callId = await placeCall(client, team.teamId, team.templateId, '+14155558022', later);
+    for (const path of ['/before-move', '/removed']) {
+      await eventually(async () => receiver.at(path).find((r) => r.body.includes(callId)), 30_000, `queued at ${path}`);
+    }
+    // Both streams are under way: one endpoint moves (and turns to GET); the other, failing, is removed
+    // between its attempts (the API has no webhook delete: an operator may remove one in the database).
+    const patched = await client.patch(`/v1/webhooks/${moved._id}`, {
+      url: `${receiver.url}/after-move`,
+      method: 'GET',
+    });
+    expect(patched.status).toBe(200);
+    expect((await Webhook.deleteOne({ _id: removed._id })).deletedCount).toBe(1);
+    expect((await client.delete(`/v1/phoneCalls/${callId}`)).status).toBe(200);
+    const deleted = await eventually(
+      async () => receiver.at('/after-move').find((r) => r.query.includes(callId)),
+      30_000,
+      'phoneCall.deleted at the new address',
+    );
+    expect(deleted.method).toBe('GET');
+    expect(decodeURIComponent(deleted.query)).toContain('phoneCall.deleted');
+    expect(receiver.at('/before-move').filter((r) => r.body.includes(callId))).toHaveLength(1);
+    const movedRecord = await WebhookDelivery.findOne({
+      endpointKey: `wh-${moved._id}`,
+      eventType: 'phoneCall.deleted',
+    }).lean();
+    expect(movedRecord).toMatchObject({ state: 'delivered', url: `${receiver.url}/after-move`, method: 'GET' });
+    // The removed endpoint's retry of the queued event is not sent, and ends its delivery.
+    const record = await eventually(
+      async () => {
+        const found = await WebhookDelivery.findOne({
+          endpointKey: `wh-${removed._id}`,
+          eventType: 'phoneCall.queued',
+        }).lean();
+        return found?.state === 'failed' ? found : undefined;
+      },
+      30_000,
+      "the removed webhook's delivery to end",
+    );
+    const sent = receiver.at('/removed').filter((r) => r.body.includes(callId)).length;
+    expect(record.attempts).toHaveLength(sent + 1);
+    expect(record.attempts.at(-1)?.error).toBe('not sent: the webhook was deleted');
+    expect(
+      await WebhookDelivery.countDocuments({ endpointKey: `wh-${removed._id}`, eventType: 'phoneCall.deleted' }),
+    ).toBe(0);
   });
 
   it("delivers phoneCall.deleted to the deleted call's own webhooks that subscribe to it", async () => {
