@@ -203,7 +203,10 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     deleteQueuedCallUpdate,
     async () => {
       deleteRequested = true;
-      await condition(() => deleted !== null);
+      // The call may end without taking it: its calling hours, checked as the delete came, never
+      // open again. The delete is then refused as for any call no longer queued (no command changes).
+      await condition(() => deleted !== null || (state.phase === 'ended' && isTerminal(state.status)));
+      if (deleted === null) refuseUnlessQueued('deleted');
       return deleted!;
     },
     {

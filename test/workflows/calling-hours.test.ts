@@ -1,9 +1,11 @@
 // Calling hours on the time-skipping server: days of waiting, across both daylight-saving changes, in
 // seconds. The real call workflow and the real hours check; the provider side is stubbed.
+import { WorkflowUpdateStage } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { parseCallingHoursRule, type CallingWindow } from '../../src/calling-hours/calling-window';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { phoneCallWorkflow } from '../../workflows/call';
+import { deleteQueuedCallUpdate } from '../../workflows/messages';
 import { callWorkflowInput, stubActivities, useTimeSkippingEnvironment, uniqueId, workerFor } from './environment';
 
 // A fresh test server per test: the Java test server's clock has been seen to run years ahead when a
@@ -75,5 +77,52 @@ describe('calling hours', () => {
     );
     expect(state).toMatchObject({ status: 'failed', statusCode: 'outside-calling-hours' });
     expect(calls.some((c) => c.name === 'dialCall')).toBe(false);
+  });
+});
+
+describe('a delete as the calling hours are checked', () => {
+  it('is refused, and the workflow ends, when the check finds hours that never open again', async () => {
+    // The check is held until the delete has been taken, then finds no opening: before, the call ended
+    // `failed` while the delete waited for ever, and the workflow with it.
+    let checking: () => void = () => undefined;
+    const checkStarted = new Promise<void>((resolve) => {
+      checking = resolve;
+    });
+    let answer: () => void = () => undefined;
+    const { activities, calls } = stubActivities({
+      checkCallingHours: async () => {
+        checking();
+        await new Promise<void>((resolve) => {
+          answer = resolve;
+        });
+        return { open: false, opensAt: null };
+      },
+    });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = callWorkflowInput({ callingWindow: weekdays9to20, calleeTimeZones: ['America/New_York'] });
+    const { deletion, state } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(phoneCallWorkflow, {
+        workflowId: callWorkflowId(args.callId),
+        taskQueue,
+        args: [args],
+        workflowTaskTimeout: '2 seconds',
+      });
+      await checkStarted;
+      // Taken (accepted) while the check is still out: a check longer than a workflow task's heartbeat
+      // (80 % of its 2 s timeout here) lets the update in between.
+      const update = await handle.startUpdate(deleteQueuedCallUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED });
+      answer();
+      const deleting = update.result().then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      return { deletion: await deleting, state: await handle.result() };
+    });
+    expect(state).toMatchObject({ phase: 'ended', status: 'failed', statusCode: 'outside-calling-hours' });
+    expect(deletion).toMatchObject({
+      error: { cause: { type: 'CALL_NOT_QUEUED', message: 'only queued calls can be deleted; status is failed' } },
+    });
+    expect(calls.some((c) => c.name === 'deleteCallRecord')).toBe(false);
   });
 });
