@@ -1,5 +1,6 @@
-# The API and the worker share one image; docker-compose.yml picks the entry point. The image runs
-# compiled JavaScript and a workflow bundle built ahead of time: nothing is compiled or bundled at start.
+# The API, the worker and the demo's provider emulator share one image; docker-compose.yml picks the
+# entry point. The image runs compiled JavaScript and a workflow bundle built ahead of time: nothing is
+# compiled or bundled at start.
 
 # Build: every dependency, tsc into dist/, the workflow bundle into dist/workflow-bundle.js.
 FROM node:20-bookworm-slim AS build

@@ -2,6 +2,7 @@
 // import). A wrong or missing value stops the process with a message naming the variable.
 import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE } from './contracts/ids';
+import { MAX_DIALS_PER_SECOND } from './contracts/pacing';
 import { DEFAULT_RETRY_DELAYS, parseRetryDelays } from './webhooks/retry-schedule';
 
 /** The providers' real API roots: the defaults, and never asked for emulator accounts. */
@@ -72,6 +73,14 @@ const schema = z.object({
       }
     }),
   ALLOW_PRIVATE_WEBHOOK_URLS: booleanFlag.default(false),
+  /** Webhooks one team may have (each call runs a delivery stream per endpoint); one more is a 400. */
+  MAX_WEBHOOKS_PER_TEAM: z.coerce.number().int().min(1).max(10_000).default(50),
+  /**
+   * On: the API sits behind one reverse proxy, and the client's address (and protocol and host) are
+   * read from the X-Forwarded-* headers it sets (the last X-Forwarded-For entry). Off: those headers
+   * are anyone's to write and are ignored.
+   */
+  TRUST_PROXY: booleanFlag.default(false),
   TWILIO_API_BASE_URL: url.default(PROVIDER_API_BASE_URLS.twilio),
   VONAGE_API_BASE_URL: url.default(PROVIDER_API_BASE_URLS.vonage),
   TELNYX_API_BASE_URL: url.default(PROVIDER_API_BASE_URLS.telnyx),
@@ -115,8 +124,12 @@ const schema = z.object({
       const out: Partial<Record<'twilio' | 'vonage' | 'telnyx', number>> = {};
       for (const part of value.split(',')) {
         const match = /^\s*(twilio|vonage|telnyx)\s*=\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
-        if (!match || Number(match[2]) <= 0) {
-          ctx.addIssue({ code: 'custom', message: `must look like twilio=1,vonage=3,telnyx=30; got "${part}"` });
+        // The same bounds as `team set-limits --dials-per-second`.
+        if (!match || Number(match[2]) <= 0 || Number(match[2]) > MAX_DIALS_PER_SECOND) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `must look like twilio=1,vonage=3,telnyx=30 (each above 0, at most ${MAX_DIALS_PER_SECOND}); got "${part}"`,
+          });
           return z.NEVER;
         }
         out[match[1] as 'twilio' | 'vonage' | 'telnyx'] = Number(match[2]);

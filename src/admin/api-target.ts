@@ -22,7 +22,21 @@ export class ApiUnavailableError extends Error {
 
 export function apiFor(target: ApiTarget, timeoutMs = 30_000): ApiCall {
   if (!target.key) throw new CommandError('an API key is needed: --key KEY or OCO_API_KEY');
+  // A malformed URL is refused input, not a server that cannot be reached.
+  if (!isHttpUrl(target.apiUrl))
+    throw new CommandError(
+      `--api-url (or PUBLIC_BASE_URL) must be an http:// or https:// URL such as http://localhost:3000, got "${target.apiUrl}"`,
+    );
   return { client: createApiClient({ baseUrl: target.apiUrl, key: target.key, timeoutMs }), apiUrl: target.apiUrl };
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
 }
 
 /** A request that got no answer; fetch's own message ("fetch failed") says why only in its cause. */

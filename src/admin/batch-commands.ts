@@ -5,8 +5,8 @@ import { BATCH_ACTIONS, controlBatch, type BatchAction, type BatchSelector } fro
 import { createDispatcher } from '../calls/dispatch';
 import { createQueuedCallControl } from '../calls/queued-call-control';
 import type { Config } from '../config';
-import { connectTemporalClient } from '../temporal/connection';
 import { CommandError } from './commands';
+import { connectTemporal } from './servers';
 
 export function isBatchAction(value: string | undefined): value is BatchAction {
   return (BATCH_ACTIONS as readonly string[]).includes(value ?? '');
@@ -22,7 +22,7 @@ export async function runBatchCommand(
   if (input.batchId && !isObjectIdHex(input.batchId.toLowerCase()))
     throw new CommandError('--batch-id must be a 24-character hex id (the batchId of the batch create answer)');
   const selector: BatchSelector = input.batchId ? { batchId: input.batchId.toLowerCase() } : { fileId: input.fileId! };
-  const client = await connectTemporalClient({
+  const client = await connectTemporal({
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
   });

@@ -20,8 +20,9 @@ const brief = (call: Pick<PhoneCall, '_id' | 'toPhoneNumber' | 'status' | 'statu
   createdAt: call.createdAt,
 });
 
-function callId(id: string | undefined): string {
-  if (!id) throw new CommandError('the call id is required (calls show CALL_ID)');
+/** The call id a command was given; none: refused, showing that command's own usage. */
+function callId(id: string | undefined, command: string): string {
+  if (!id) throw new CommandError(`the call id is required (${command} CALL_ID)`);
   return id;
 }
 
@@ -106,17 +107,19 @@ export async function listCalls(target: ApiTarget, input: CallListInput) {
   return { calls: page.data.map(brief), nextCursor: page.nextCursor };
 }
 
-export async function showCall(target: ApiTarget, id: string | undefined): Promise<PhoneCall> {
+export async function showCall(target: ApiTarget, id: string | undefined, command = 'calls show'): Promise<PhoneCall> {
+  const phoneCallId = callId(id, command);
   const api = apiFor(target);
-  return (await answerOf(api, api.client.GET('/v1/phoneCalls/{id}', { params: { path: { id: callId(id) } } }))).data;
+  return (await answerOf(api, api.client.GET('/v1/phoneCalls/{id}', { params: { path: { id: phoneCallId } } }))).data;
 }
 
 export async function cancelCall(target: ApiTarget, id: string | undefined) {
+  const phoneCallId = callId(id, 'calls cancel');
   const api = apiFor(target);
   // The API deletes a call only while it is queued (a dial never races it): anything else is its 4xx.
   const deleted = await answerOf(
     api,
-    api.client.DELETE('/v1/phoneCalls/{id}', { params: { path: { id: callId(id) } } }),
+    api.client.DELETE('/v1/phoneCalls/{id}', { params: { path: { id: phoneCallId } } }),
   );
   return { cancelled: true, call: deleted.data };
 }
@@ -127,12 +130,13 @@ export async function watchCall(
   id: string | undefined,
   options: { interval?: string; onChange: (line: string) => void },
 ): Promise<PhoneCall> {
+  callId(id, 'calls watch');
   const intervalMs = options.interval ? Number(options.interval) * 1000 : 1_000;
   if (!Number.isFinite(intervalMs) || intervalMs < 100)
     throw new CommandError('--interval must be seconds, at least 0.1');
   let last = '';
   for (;;) {
-    const call = await showCall(target, id);
+    const call = await showCall(target, id, 'calls watch');
     const now = `${call.status} (${call.statusExtraInfo?.statusCode ?? '-'})`;
     if (now !== last) {
       options.onChange(`${call.statusExtraInfo?.dateTime ?? new Date().toISOString()}  ${now}`);
@@ -145,8 +149,8 @@ export async function watchCall(
 
 /** Every utterance of a call, in spoken order (all pages). */
 export async function showTranscript(target: ApiTarget, phoneCallId: string | undefined) {
+  const id = callId(phoneCallId, 'transcripts show');
   const api = apiFor(target);
-  const id = callId(phoneCallId);
   const utterances: ApiSchemas['Transcript'][] = [];
   let cursor: string | undefined;
   do {

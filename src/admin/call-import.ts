@@ -3,7 +3,6 @@
 // Idempotency-Key derived from the file's content and the chunk, so that an interrupted import run
 // again creates nothing twice (within the API's 24-hour idempotency window).
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
@@ -12,7 +11,7 @@ import { listedAmong } from '../data/do-not-call-store';
 import { CallTemplate } from '../data/models/call-template';
 import { MAX_BATCH, phoneCallCreateSchema } from '../schemas/phone-calls';
 import { CommandError, requireTeam } from './commands';
-import { columnKey, countryOf, csvRows, refuseProblems, type CsvRow } from './csv';
+import { columnKey, countryOf, csvRows, readOperatorFile, refuseProblems, type CsvRow } from './csv';
 import { apiFor, refusal, unreachable, type ApiCall } from './api-target';
 import { errorMessages, type ApiSchemas } from '../client/api-client';
 
@@ -51,15 +50,32 @@ export interface CallRow {
   element: Record<string, unknown>;
 }
 
+export interface CallCsvOptions {
+  teamId: string;
+  template: { id: string; variables: string[]; requiredVariables: string[] };
+  defaultCountry?: CountryCode;
+}
+
+/** A bad line of the file and what is wrong with it. */
+export interface LineProblem {
+  line: number;
+  problem: string;
+}
+
 /** Reads and checks every row: the calls as the batch endpoint takes them, or every problem. */
-export function readCallCsv(
-  content: string,
-  options: {
-    teamId: string;
-    template: { id: string; variables: string[]; requiredVariables: string[] };
-    defaultCountry?: CountryCode;
-  },
-): CallRow[] {
+export function readCallCsv(content: string, options: CallCsvOptions): CallRow[] {
+  const { calls, problems } = checkCallCsv(content, options);
+  refuseProblems(problems.map(describeProblem), `nothing imported: ${problems.length} bad line(s)`);
+  return calls;
+}
+
+const describeProblem = ({ line, problem }: LineProblem) => `line ${line}: ${problem}`;
+
+/**
+ * Checks every row: the calls of the lines that are good, and the problems of the others (a file
+ * that is not CSV, or whose header is wrong, is refused at once).
+ */
+export function checkCallCsv(content: string, options: CallCsvOptions): { calls: CallRow[]; problems: LineProblem[] } {
   const rows = csvRows(content);
   if (rows.length < 2) throw new CommandError('the file needs a header row and at least one call');
   const [header, ...body] = rows as [CsvRow, ...CsvRow[]];
@@ -77,7 +93,7 @@ export function readCallCsv(
   if (!columns.some((c) => c.name === 'toPhoneNumber'))
     throw new CommandError('the header row has no phone number column');
 
-  const problems: string[] = [];
+  const problems: LineProblem[] = [];
   const calls: CallRow[] = [];
   body.forEach(({ cells: row, line }) => {
     const element: Record<string, unknown> = { teamId: options.teamId, callTemplateId: options.template.id };
@@ -104,11 +120,31 @@ export function readCallCsv(
     if (!parsed.success) {
       for (const issue of parsed.error.issues) rowProblems.push(`${issue.path.join('.') || 'row'} ${issue.message}`);
     }
-    if (rowProblems.length) problems.push(`line ${line}: ${rowProblems.join('; ')}`);
+    if (rowProblems.length) problems.push({ line, problem: rowProblems.join('; ') });
     else calls.push({ line, element: { ...element, toPhoneNumber: parsed.data!.toPhoneNumber } });
   });
-  refuseProblems(problems, `nothing imported: ${problems.length} bad line(s)`);
-  return calls;
+  return { calls, problems };
+}
+
+/**
+ * All or nothing, every bad line named in one error: the lines that did not parse and the good ones
+ * whose number is on the do-not-call list (`listed`), in the file's order.
+ */
+export function refuseBadLines(checked: { calls: CallRow[]; problems: LineProblem[] }, listed: ReadonlySet<string>) {
+  const listedCalls = checked.calls.filter((c) => listed.has(c.element.toPhoneNumber as string));
+  const onList = listedCalls.map((c) => ({
+    line: c.line,
+    problem: `${String(c.element.toPhoneNumber)} is on the team's do-not-call list`,
+  }));
+  const listedNumbers = new Set(listedCalls.map((c) => c.element.toPhoneNumber)).size;
+  const headline = [
+    ...(checked.problems.length ? [`${checked.problems.length} bad line(s)`] : []),
+    ...(onList.length ? [`${listedNumbers} number(s) on the do-not-call list`] : []),
+  ].join(' and ');
+  refuseProblems(
+    [...checked.problems, ...onList].sort((a, b) => a.line - b.line).map(describeProblem),
+    `nothing imported: ${headline}`,
+  );
 }
 
 export interface ImportInput {
@@ -134,34 +170,26 @@ export async function importCalls(input: ImportInput) {
   const chunkSize = input.batchSize ? Number(input.batchSize) : DEFAULT_CHUNK;
   if (!Number.isInteger(chunkSize) || chunkSize < 1 || chunkSize > MAX_BATCH)
     throw new CommandError(`--batch-size must be an integer from 1 to ${MAX_BATCH}`);
-  let content: string;
-  try {
-    content = await readFile(input.file, 'utf8');
-  } catch (err) {
-    throw new CommandError(`cannot read ${input.file}: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  const { path: file, content } = await readOperatorFile(input.file);
 
   const teamId = team._id.toHexString();
-  const calls = readCallCsv(content, {
+  const checked = checkCallCsv(content, {
     teamId,
     template: { id: input.template, variables: template.variables, requiredVariables: template.requiredVariables },
     defaultCountry: countryOf(input.defaultCountry),
   });
-  // The API would refuse the chunk holding such a number: report them all before creating anything.
+  const { calls } = checked;
+  // The API would refuse the chunk holding such a number: the lines that parsed are looked up too, so
+  // that one error names the bad lines and the listed numbers together, before anything is created.
   const numbers = calls.map((c) => c.element.toPhoneNumber as string);
   const listed = new Set<string>();
   for (let at = 0; at < numbers.length; at += MAX_BATCH) {
     for (const number of await listedAmong(teamId, numbers.slice(at, at + MAX_BATCH))) listed.add(number);
   }
-  refuseProblems(
-    calls
-      .filter((c) => listed.has(c.element.toPhoneNumber as string))
-      .map((c) => `line ${c.line}: ${String(c.element.toPhoneNumber)} is on the team's do-not-call list`),
-    `nothing imported: ${listed.size} number(s) on the do-not-call list`,
-  );
+  refuseBadLines(checked, listed);
 
   const fileId = `csv-${createHash('sha256').update(content).digest('hex').slice(0, 24)}`;
-  const fileName = path.basename(input.file);
+  const fileName = path.basename(file);
   const chunks: CallRow[][] = [];
   for (let at = 0; at < calls.length; at += chunkSize) chunks.push(calls.slice(at, at + chunkSize));
   const bar = input.progress

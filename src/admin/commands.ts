@@ -32,6 +32,7 @@ import {
   MAX_VOICEMAIL_MESSAGE_LENGTH,
   type MachineDetectionMode,
 } from '../contracts/machine-detection';
+import { findVoice, VOICE_CATALOGUE } from '../voices/catalogue';
 
 export class CommandError extends Error {
   override readonly name = 'CommandError';
@@ -61,16 +62,50 @@ export function requireE164(value: string | undefined, flag: string): string {
   return parsed.number;
 }
 
-/** `90d`, `12h`, `30m`, `45s` -> milliseconds. */
+/** The longest `--expires-in`: ten years (much more is as good as never, and far more no valid date at all). */
+export const MAX_KEY_LIFETIME_DAYS = 3650;
+
+/** `90d`, `12h`, `30m`, `45s` -> milliseconds, from 1 s to MAX_KEY_LIFETIME_DAYS. */
 export function parseExpiresIn(value: string): number {
-  return parseDuration(value, '--expires-in');
+  const ms = parseDuration(value, '--expires-in');
+  if (ms < 1_000 || ms > MAX_KEY_LIFETIME_DAYS * 86_400_000)
+    throw new CommandError(`--expires-in must be from 1s to ${MAX_KEY_LIFETIME_DAYS}d (ten years), got "${value}"`);
+  return ms;
 }
 
 function parseDuration(value: string, flag: string): number {
   const match = /^(\d+)(d|h|m|s)$/.exec(value.trim());
   if (!match) throw new CommandError(`${flag} must look like 90d, 12h, 30m or 30s`);
   const unit = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 }[match[2] as 'd' | 'h' | 'm' | 's'];
+  // Digits beyond any sane duration make no safe integer: Infinity here, refused by the caller's range.
   return Number(match[1]) * unit;
+}
+
+/**
+ * `--max-duration-seconds`: a whole number of seconds from 1 to 4 hours. Nothing else bounds it (the
+ * model's default is 900); 0 or less would hang up every answered call at once. Short limits stay
+ * possible for tests against the emulator (a 2-second call), so the floor is 1 s.
+ */
+export const MAX_DURATION_SECONDS_RANGE = { min: 1, max: 14_400 } as const;
+
+function parseMaxDurationSeconds(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const { min, max } = MAX_DURATION_SECONDS_RANGE;
+  const seconds = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(seconds) || seconds < min || seconds > max)
+    throw new CommandError(`--max-duration-seconds must be a whole number from ${min} to ${max}, got "${value}"`);
+  return seconds;
+}
+
+/** `--voice-id`: the id of a voice of the catalogue (src/voices/catalogue.json), as GET /v1/voices lists it. */
+function parseVoiceId(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const voice = /^\s*\d+\s*$/.test(value) ? findVoice(Number(value)) : undefined;
+  if (!voice)
+    throw new CommandError(
+      `--voice-id must be the id of a voice of GET /v1/voices (${VOICE_CATALOGUE.map((v) => v.id).join(', ')}), got "${value}"`,
+    );
+  return voice.id;
 }
 
 export async function createTeam(input: { name: string; provider?: string }) {
@@ -89,7 +124,7 @@ export async function listTeams() {
       teamId: t._id.toHexString(),
       name: t.name,
       defaultProvider: t.defaultProvider,
-      // Unset values follow the service defaults (README, "Pacing").
+      // Unset values follow the service defaults (README, "Campaigns: pacing, calling hours, batch controls").
       limits: {
         maxConcurrentCalls: t.pacing?.maxConcurrentCalls ?? null,
         dialsPerSecond: Object.fromEntries(PROVIDERS.map((p) => [p, t.pacing?.dialsPerSecond?.[p] ?? null])),
@@ -206,6 +241,8 @@ export async function createTemplate(input: {
   voicemailMessage?: string;
 }) {
   const team = await requireTeam(input.team);
+  const voiceId = parseVoiceId(input.voiceId);
+  const maxDurationSeconds = parseMaxDurationSeconds(input.maxDurationSeconds);
   const redialPolicy = parseRedialPolicy(input);
   const machine = parseMachineDetection(input);
   if (!input.name?.trim()) throw new CommandError('--name is required');
@@ -252,8 +289,8 @@ export async function createTemplate(input: {
     requiredVariables,
     resultColumns: input.resultColumns ?? [],
     customTags: [...tags].map(([name, triggerPhrases]) => ({ name, triggerPhrases })),
-    voiceId: input.voiceId ? Number(input.voiceId) : null,
-    maxDurationSeconds: input.maxDurationSeconds ? Number(input.maxDurationSeconds) : undefined,
+    voiceId,
+    maxDurationSeconds,
     timeZone: input.timeZone,
     callingWindow,
     redialPolicy,
@@ -347,6 +384,9 @@ export async function createPhoneNumber(
     { $setOnInsert: { teamId: team._id, number, provider } },
     { upsert: true, returnDocument: 'after' },
   ).lean();
+  // Again for the same provider: the same number, unchanged. For another provider it would stay
+  // registered for the first and become a from-number of both: refused.
+  if (doc!.provider !== provider) throw new CommandError(`${number} is already registered for ${doc!.provider}`);
   await setTeamProvider({ team: input.team, provider, fromNumbers: [number] }, secretBox);
   return { phoneNumberId: doc!._id.toHexString() };
 }

@@ -1,11 +1,33 @@
-// What the operator's CSV imports share: reading the file as rows, naming columns loosely, the
-// default country for national numbers, and reporting every bad line at once.
+// What the operator's CSV imports share: finding and reading the file, reading it as rows, naming
+// columns loosely, the default country for national numbers, and reporting every bad line at once.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { isSupportedCountry, type CountryCode } from 'libphonenumber-js';
 import { CommandError } from './commands';
 
 /** Bad lines shown in an error; the count says how many more there are. */
 const SHOWN_PROBLEMS = 20;
+
+/**
+ * A `--file` path as the operator meant it: relative to the folder the command was run from. `npm run`
+ * runs the command in the package's folder and says where it was started in INIT_CWD.
+ */
+export function operatorPath(file: string): string {
+  return path.resolve(process.env.INIT_CWD ?? process.cwd(), file);
+}
+
+/** The file `--file` names (operatorPath), as UTF-8 text; unreadable: refused, naming the path tried. */
+export async function readOperatorFile(file: string): Promise<{ path: string; content: string }> {
+  const resolved = operatorPath(file);
+  try {
+    return { path: resolved, content: await readFile(resolved, 'utf8') };
+  } catch (err) {
+    // Node's message ends with the path again (", open '/the/path'").
+    const reason = (err instanceof Error ? err.message : String(err)).replace(/, \w+ '.*'$/s, '');
+    throw new CommandError(`cannot read ${resolved}: ${reason}`);
+  }
+}
 
 /** A column name as matched: letter case, spaces, `_` and `-` ignored. */
 export const columnKey = (name: string) => name.toLowerCase().replace(/[\s_-]+/g, '');

@@ -1,12 +1,11 @@
 // `dnc import|add|remove|list`: a team's do-not-call list for operators, over the same store as the
 // API (entries listed here have source `cli`).
-import { readFile } from 'node:fs/promises';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 import { createDoNotCallStore, type NewDncEntry } from '../data/do-not-call-store';
 import { toDoNotCallEntryView } from '../data/do-not-call-view';
 import { MAX_DNC_ADD } from '../schemas/do-not-call';
 import { CommandError, requireE164, requireTeam } from './commands';
-import { columnKey, countryOf, csvRows, refuseProblems } from './csv';
+import { columnKey, countryOf, csvRows, readOperatorFile, refuseProblems } from './csv';
 
 export const DNC_VERBS = ['import', 'add', 'remove', 'list'] as const;
 export type DncVerb = (typeof DNC_VERBS)[number];
@@ -70,9 +69,7 @@ export async function runDncCommand(
   switch (verb) {
     case 'import': {
       if (!input.file) throw new CommandError('--file is required');
-      const content = await readFile(input.file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-        throw new CommandError(`cannot read ${input.file}: ${err.code ?? err.message}`);
-      });
+      const { content } = await readOperatorFile(input.file);
       const entries = readDncCsv(content, { defaultCountry: countryOf(input.defaultCountry), reason: input.reason });
       let added = 0;
       for (let start = 0; start < entries.length; start += MAX_DNC_ADD) {

@@ -32,7 +32,7 @@ import {
 } from './commands';
 import { runDncCommand, type DncVerb } from './do-not-call-commands';
 import { provisionEmulatorAccounts } from './emulator-accounts';
-import { liveCallsNote, resealSecrets } from './reseal-secrets';
+import { liveCallsNote, resealSecrets, unreadableNote } from './reseal-secrets';
 import { listWebhookDeliveries, redeliverWebhook } from './webhook-commands';
 
 /** What the commands need from around them, each made on first use. */
@@ -56,6 +56,19 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 /** The option most commands take, worded once. */
 const TEAM_OPTION = ['--team <teamId>', 'the team (required)'] as const;
 
+/** Refuses an option value that is another option (`--name --json`), naming the option that lacks its value. */
+function refuseOptionsAsValues(command: Command): void {
+  for (const option of command.options) {
+    if (option.isBoolean()) continue;
+    const value: unknown = command.getOptionValue(option.attributeName());
+    const given = (Array.isArray(value) ? value : [value]).find(
+      (v): v is string => typeof v === 'string' && v.startsWith('--'),
+    );
+    if (given !== undefined)
+      throw new CommandError(`${option.long ?? option.flags} needs a value, got the option "${given}" instead`);
+  }
+}
+
 function need(value: unknown, flag: string): string {
   if (typeof value !== 'string' || !value) throw new CommandError(`${flag} is required`);
   return value;
@@ -77,6 +90,9 @@ export function createProgram(context: CommandContext, onResult: (result: object
     .exitOverride();
   // Set before the commands are added: they copy these settings when made.
   if (context.json) program.configureOutput({ outputError: () => {}, writeErr: () => {} });
+  // Every option that takes a value, in one place: commander takes the word after `--name` as its
+  // value even when it is the next option (`team create --name --json` would name the team "--json").
+  program.hook('preAction', (_program, command) => refuseOptionsAsValues(command));
 
   /** A command that answers one object; `--json` on each, so it reads well after the command. */
   function leaf(parent: Command, name: string, description: string, handler: Handler, args: string[] = []): Command {
@@ -387,7 +403,10 @@ export function createProgram(context: CommandContext, onResult: (result: object
   )
     .option(...TEAM_OPTION)
     .option('--template <callTemplateId>', 'the call template (required)')
-    .option('--file <path>', 'the CSV file (required); README "Importing calls" lists its columns')
+    .option(
+      '--file <path>',
+      'the CSV file (required; a relative path from where the command is run); README "Operator command line" lists its columns',
+    )
     .option('--default-country <cc>', 'for numbers written without +country, e.g. US')
     .option('--batch-size <n>', `calls per API batch, at most ${MAX_BATCH}`, '1000');
 
@@ -445,7 +464,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       ),
     ).option(...TEAM_OPTION);
   dncLeaf('import', 'list every number of a CSV file')
-    .option('--file <path>', 'the CSV file (required)')
+    .option('--file <path>', 'the CSV file (required; a relative path from where the command is run)')
     .option('--reason <text>', 'why')
     .option('--default-country <cc>', 'for numbers written without +country');
   dncLeaf('add', 'list one number').option('--number <e164>', 'the number (required)').option('--reason <text>', 'why');
@@ -461,6 +480,8 @@ export function createProgram(context: CommandContext, onResult: (result: object
     onDatabase(async () => {
       const counts = await resealSecrets(context.secretBox());
       if (counts.phoneCalls.live) context.note(liveCallsNote(counts.phoneCalls.live));
+      const unreadable = unreadableNote(counts);
+      if (unreadable) context.note(unreadable);
       return counts;
     }),
   );

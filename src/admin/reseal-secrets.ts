@@ -61,6 +61,23 @@ export function liveCallsNote(live: number): string {
   );
 }
 
+/**
+ * What an operator is told when values open under none of the keys (null: none did). The rotation's
+ * next step drops the previous key: a value sealed under a key missing from this configuration is
+ * lost for good once that key is gone everywhere.
+ */
+export function unreadableNote(counts: Record<'teams' | 'webhooks' | 'phoneCalls', ResealCounts>): string | null {
+  const total = counts.teams.unreadable + counts.webhooks.unreadable + counts.phoneCalls.unreadable;
+  if (total === 0) return null;
+  return (
+    `Warning: ${total} document(s) hold a secret that opens under none of the keys given ` +
+    `(teams ${counts.teams.unreadable}, webhooks ${counts.webhooks.unreadable}, phoneCalls ${counts.phoneCalls.unreadable}; ` +
+    'left as they are, see "unreadable"): the service cannot use them either. If they were sealed under a key ' +
+    'missing from ENCRYPTION_KEY and ENCRYPTION_KEYS_PREVIOUS, add that key and run this again before dropping ' +
+    'any key; otherwise set those secrets again (team set-provider --credentials, the webhook endpoint).'
+  );
+}
+
 const ATTEMPTS = 3;
 
 interface Collection<T> {

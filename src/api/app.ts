@@ -25,12 +25,21 @@ export interface AppOptions {
   v1Routers: Router<RequestState>[];
   /** The per-key request limit of /v1 (none when left out). */
   rateLimiter?: RateLimiter;
+  /**
+   * TRUST_PROXY: read the client's address, protocol and host from the X-Forwarded-* headers of the
+   * one reverse proxy in front (off when left out: anyone can write those headers).
+   */
+  trustProxy?: boolean;
 }
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
 export function createApp(options: AppOptions): Koa {
-  const app = new Koa({ proxy: true });
+  // Only ctx.ip reads the proxy headers here (log lines): callback URLs and every address the service
+  // hands out are built on PUBLIC_BASE_URL, never on the request's host or protocol. Behind the proxy,
+  // the last X-Forwarded-For entry is the one it appended; earlier ones are the client's to write.
+  const trustProxy = options.trustProxy === true;
+  const app = new Koa({ proxy: trustProxy, maxIpsCount: trustProxy ? 1 : 0 });
   // Outermost, like the access log: every request is counted with the status it finally got.
   app.use(httpMetrics(options.metrics));
   // Request context outside the error handler, so that the access log sees the final status.

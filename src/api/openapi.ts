@@ -816,7 +816,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           summary: 'Create a webhook',
           description:
             "Registers an address notified of the team's call events. The answer (200) is the only one that " +
-            'shows the signing `secret`. Needs `webhooks:write`.',
+            'shows the signing `secret`. A team has at most 50 webhooks (the operator may set another cap, ' +
+            '`MAX_WEBHOOKS_PER_TEAM`); one more is 400, and an existing one can be changed with PATCH ' +
+            'instead. Needs `webhooks:write`.',
           security: securityFor('webhooks:write'),
           requestBody: jsonBody('WebhookCreateRequest', ex.createWebhook),
           responses: {

@@ -5,7 +5,7 @@
 import type { Types } from 'mongoose';
 import { predecessorsOf, type CallStatus } from '../contracts/call-status';
 import type { AnsweredBy } from '../contracts/machine-detection';
-import { noteDeletedFromBatch } from './models/batch-call-deletion';
+import { callKeptByDeletion, noteDeletedFromBatch } from './models/batch-call-deletion';
 import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
 import { ProviderCallSighting } from './models/provider-call-sighting';
 import { toReadView, type PhoneCallReadView } from './phone-call-view';
@@ -95,12 +95,14 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
   return { outcome: 'skipped', currentStatus: current.status as CallStatus };
 }
 
+type DeletedOwnWebhook = Pick<PhoneCallDoc['phoneCallWebhooks'][number], 'url' | 'secretSealed' | 'subscribedEvent'>;
+
 export type DeleteIfQueuedResult =
   | {
       outcome: 'deleted';
       call: PhoneCallReadView;
       /** Its own webhooks (sealed secrets): the record that named them is gone. */
-      ownWebhooks: Pick<PhoneCallDoc['phoneCallWebhooks'][number], 'url' | 'secretSealed' | 'subscribedEvent'>[];
+      ownWebhooks: DeletedOwnWebhook[];
     }
   | { outcome: 'not-queued'; currentStatus: string }
   | { outcome: 'missing' };
@@ -148,12 +150,28 @@ export function createCallStore(): CallStore {
       // The deletion is noted first, so that a crash between the two writes cannot make the batch look
       // cut short (its retry finds the call gone and notes nothing); a note of a call that stays is
       // counted once with it.
-      const queued = await PhoneCall.findOne({ _id: callId, status: 'queued' }, { dispatchBatchId: 1 }).lean();
-      if (queued?.dispatchBatchId) await noteDeletedFromBatch(queued._id, queued.dispatchBatchId);
+      // The note keeps the call as it is: a retry after a try that removed the record (and lost its
+      // answer) answers that call, so its `phoneCall.deleted` is not lost.
+      const queued = await PhoneCall.findOne({ _id: callId, status: 'queued' }).lean();
+      if (queued) {
+        await noteDeletedFromBatch(queued._id, queued.dispatchBatchId, {
+          call: toReadView(queued),
+          ownWebhooks: queued.phoneCallWebhooks,
+        });
+      }
       const removed = await PhoneCall.findOneAndDelete({ _id: callId, status: 'queued' }).lean();
       if (removed) return { outcome: 'deleted', call: toReadView(removed), ownWebhooks: removed.phoneCallWebhooks };
       const current = await PhoneCall.findById(callId, { status: 1 }).lean();
-      return current ? { outcome: 'not-queued', currentStatus: current.status } : { outcome: 'missing' };
+      if (current) return { outcome: 'not-queued', currentStatus: current.status };
+      // Gone: only a call's own workflow deletes its record, so an earlier try of this delete did.
+      const kept = await callKeptByDeletion(callId);
+      return kept
+        ? {
+            outcome: 'deleted',
+            call: kept.call as PhoneCallReadView,
+            ownWebhooks: kept.ownWebhooks as DeletedOwnWebhook[],
+          }
+        : { outcome: 'missing' };
     },
     async setProviderCallId(callId, providerCallId) {
       await PhoneCall.updateOne({ _id: callId }, { $set: { providerCallId } });

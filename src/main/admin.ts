@@ -7,8 +7,8 @@ import mongoose from 'mongoose';
 import type { Config } from '../config';
 import { CommandError } from '../admin/commands';
 import { createProgram } from '../admin/program';
+import { connectDatabase } from '../admin/servers';
 import { createSecretBox, type SecretBox } from '../crypto/secret-box';
-import { connectMongo } from '../data/connection';
 import { loadConfigWithLocalStack } from '../local/stack-settings';
 
 async function main(argv: string[]): Promise<number> {
@@ -26,7 +26,8 @@ async function main(argv: string[]): Promise<number> {
         (secretBox ??= createSecretBox(configOnce().ENCRYPTION_KEY, configOnce().ENCRYPTION_KEYS_PREVIOUS)),
       async database() {
         if (connected) return;
-        await connectMongo(configOnce().MONGODB_URI, 2);
+        // Unreachable: an error naming the server (never the URI's credentials), exit code 1.
+        await connectDatabase(configOnce().MONGODB_URI, 2);
         connected = true;
       },
       note: (line) => process.stderr.write(`${line}\n`),

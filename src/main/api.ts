@@ -72,6 +72,7 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
     logger,
     metrics,
     bodyLimit: config.REQUEST_BODY_LIMIT,
+    trustProxy: config.TRUST_PROXY,
     publicRouters: [
       createHealthRouter({ checks: { mongodb: pingMongo, temporal: () => pingTemporal(temporal) } }),
       createMetricsRouter({ metrics, token: config.METRICS_BEARER_TOKEN }),
@@ -95,7 +96,11 @@ export function createApiApp({ config, logger, temporal }: ApiDeps): Koa {
         allowPrivateWebhookUrls: config.ALLOW_PRIVATE_WEBHOOK_URLS,
       }),
       createPhoneCallBatchesRouter({ control, concurrency: config.BATCH_START_CONCURRENCY }),
-      createWebhooksRouter({ secretBox, allowPrivateUrls: config.ALLOW_PRIVATE_WEBHOOK_URLS }),
+      createWebhooksRouter({
+        secretBox,
+        allowPrivateUrls: config.ALLOW_PRIVATE_WEBHOOK_URLS,
+        maxPerTeam: config.MAX_WEBHOOKS_PER_TEAM,
+      }),
       createWebhookDeliveriesRouter({
         redelivery: createRedelivery({
           client: temporal,

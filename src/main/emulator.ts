@@ -1,6 +1,7 @@
 // Entry point: `npm run emulator` serves the emulated Twilio, Vonage and Telnyx APIs.
-// EMULATOR_PORT (4010), EMULATOR_HOST (127.0.0.1), EMULATOR_SPEED_FACTOR (1 = real time),
-// EMULATOR_PUBLIC_BASE_URL (how the service reaches it, for recording links),
+// EMULATOR_PORT (4010), EMULATOR_HOST (127.0.0.1; 0.0.0.0 to be reached from other hosts or containers,
+// as docker-compose.yml's demo is), EMULATOR_SPEED_FACTOR (1 = real time),
+// EMULATOR_PUBLIC_BASE_URL (how the service reaches it, for recording links; the listening URL if unset),
 // EMULATOR_VONAGE_SIGNATURE_SECRET and EMULATOR_TELNYX_PRIVATE_KEY (Ed25519 PEM): the secrets the
 // teams' Vonage signatureSecret and Telnyx publicKey must match; generated (and printed) if unset.
 // EMULATOR_DIALS_PER_SECOND: per-account dial rates as the providers enforce them (`twilio=1,
@@ -31,9 +32,8 @@ function flagFromEnv(name: string): boolean {
 async function main(): Promise<void> {
   const logger = createLogger(process.env.LOG_LEVEL ?? 'info', 'emulator');
   const control = flagFromEnv('EMULATOR_CONTROL');
-  const generatedSecret = process.env.EMULATOR_VONAGE_SIGNATURE_SECRET
-    ? undefined
-    : randomBytes(24).toString('base64url');
+  const givenSecret = process.env.EMULATOR_VONAGE_SIGNATURE_SECRET || undefined;
+  const generatedSecret = givenSecret ? undefined : randomBytes(24).toString('base64url');
   const emulator = createEmulator({
     port: numberFromEnv(
       'EMULATOR_PORT',
@@ -44,7 +44,8 @@ async function main(): Promise<void> {
     host: process.env.EMULATOR_HOST || '127.0.0.1',
     speedFactor: numberFromEnv('EMULATOR_SPEED_FACTOR', 1, (n) => Number.isFinite(n) && n > 0, 'a positive number'),
     publicBaseUrl: process.env.EMULATOR_PUBLIC_BASE_URL || undefined,
-    vonageSignatureSecret: process.env.EMULATOR_VONAGE_SIGNATURE_SECRET ?? generatedSecret ?? '',
+    // Set but empty counts as unset (as for every other variable here): never an empty secret.
+    vonageSignatureSecret: givenSecret ?? generatedSecret ?? '',
     telnyxSigningKeyPem: process.env.EMULATOR_TELNYX_PRIVATE_KEY || undefined,
     dialsPerSecond: parseDialsPerSecond(process.env.EMULATOR_DIALS_PER_SECOND),
     callbackRetries: numberFromEnv(
@@ -58,6 +59,8 @@ async function main(): Promise<void> {
   });
   const { url } = await emulator.start();
   process.stdout.write(`Provider emulator listening on ${url} (Twilio, Vonage and Telnyx APIs at this base URL)\n`);
+  const publicBaseUrl = process.env.EMULATOR_PUBLIC_BASE_URL;
+  if (publicBaseUrl) process.stdout.write(`Recording links name it as ${publicBaseUrl} (EMULATOR_PUBLIC_BASE_URL)\n`);
   if (control) process.stdout.write(`Control API at ${url}/emulator/ (faults, calls, idle)\n`);
   if (generatedSecret) process.stdout.write(`Vonage signature secret (generated): ${generatedSecret}\n`);
   if (!process.env.EMULATOR_TELNYX_PRIVATE_KEY) {

@@ -65,8 +65,9 @@ export function createWorkerMetrics(): WorkerMetrics {
     name: 'phone_call_dials_total',
     help:
       'Dial activities by provider and outcome: placed, found-placed (a retry found the call placed), ' +
-      'rejected, rate-limited (the provider answered 429), do-not-call, window-passed (retried too late to ' +
-      'place, and no earlier try had). rate(placed[1m]) is dials per second.',
+      "rejected, rate-limited (the provider answered 429), turn-ahead (not placed: the team's own dial rate " +
+      'for the account was reached), do-not-call, window-passed (retried too late to place, and no earlier ' +
+      'try had). rate(placed[1m]) is dials per second.',
     labelNames: ['provider', 'outcome'] as const,
     registers: [registry],
   });

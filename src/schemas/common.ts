@@ -47,13 +47,36 @@ export const e164 = z.string({ error: 'must be a string' }).transform((value, ct
   return parsed.number;
 });
 
-/** A list's page size (`limit`): 1-1000, default 100. */
-export const pageLimit = z.coerce
-  .number({ error: 'must be a number' })
-  .int('must be an integer')
-  .min(1, 'must be between 1 and 1000')
-  .max(1000, 'must be between 1 and 1000')
-  .default(100);
+const PAGE_LIMIT_RANGE = 'must be between 1 and 1000';
+/** An integer as a query string writes one: digits, `-` before them at most, no leading zero. */
+const PLAIN_INTEGER = /^(0|-?[1-9][0-9]*)$/;
+
+/**
+ * A list's page size (`limit`): 1-1000, default 100. A query's value must be the integer in plain
+ * decimal digits: Number() would also read `1e2`, `0x10`, ` 1`, `+5` and `05`, which are refused.
+ */
+export const pageLimit = z.preprocess(
+  (value, ctx) => {
+    if (typeof value !== 'string') return value;
+    if (!PLAIN_INTEGER.test(value)) {
+      ctx.issues.push({ code: 'custom', message: 'must be an integer in decimal digits, e.g. 100', input: value });
+      return z.NEVER;
+    }
+    const limit = Number(value);
+    if (limit < 1 || limit > 1000) {
+      ctx.issues.push({ code: 'custom', message: PAGE_LIMIT_RANGE, input: value });
+      return z.NEVER;
+    }
+    return limit;
+  },
+  // The default inside: the OpenAPI document (the schema as input) states it, as it did.
+  z
+    .number({ error: 'must be a number' })
+    .int('must be an integer')
+    .min(1, PAGE_LIMIT_RANGE)
+    .max(1000, PAGE_LIMIT_RANGE)
+    .default(100),
+);
 
 /** A list's `cursor`: opaque, as a previous page's `nextCursor` gave it (src/api/pagination.ts reads it). */
 export const pageCursor = z.string().min(1, 'must not be empty').max(200).optional();

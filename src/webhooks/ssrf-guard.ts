@@ -168,12 +168,19 @@ export async function resolvePublicAddress(url: string, opts: UrlGuardOptions): 
   return { url: parsed, hostname, addresses };
 }
 
+// The message is the 400 on webhook create/update and the error of a delivery record, both read by
+// the tenant: a literal host is named as written, but what a hostname resolved to is never named
+// (neither the address nor its kind), so a refusal cannot be used to read the service's DNS.
 function rejectNonPublic(hostname: string, addresses: readonly ResolvedAddress[]): void {
   for (const { address } of addresses) {
     const reason = nonPublicReason(address);
     if (reason === null) continue;
-    const target = address === hostname ? `url host ${address} is` : `url host ${hostname} resolves to`;
-    throw new BlockedUrlError('blocked-address', `${target} ${reason}${address === hostname ? '' : ` (${address})`}`);
+    throw new BlockedUrlError(
+      'blocked-address',
+      address === hostname
+        ? `url host ${address} is ${reason}`
+        : `url host ${hostname} resolves to a non-public address`,
+    );
   }
 }
 

@@ -1,6 +1,8 @@
 // The operator command line as a script would use it: one JSON object on stdout per command.
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
@@ -20,11 +22,19 @@ const env = {
 };
 
 function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return adminWith({}, ...args);
+}
+
+/** The CLI with some variables of its environment changed. */
+function adminWith(
+  changed: NodeJS.ProcessEnv,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', path.resolve('src/main/admin.ts'), ...args],
-      { env },
+      { env: { ...env, ...changed } },
       (error, stdout, stderr) => {
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
       },
@@ -33,7 +43,11 @@ function admin(...args: string[]): Promise<{ code: number; stdout: string; stder
 }
 
 async function json(...args: string[]) {
-  const result = await admin(...args, '--json');
+  return jsonWith({}, ...args);
+}
+
+async function jsonWith(changed: NodeJS.ProcessEnv, ...args: string[]) {
+  const result = await adminWith(changed, ...args, '--json');
   expect(result.stdout.trim().split('\n')).toHaveLength(1);
   return { ...result, body: JSON.parse(result.stdout) as Record<string, any> };
 }
@@ -256,4 +270,170 @@ describe('npm run admin', () => {
       await proxy.close();
     }
   });
+});
+
+describe('refused input and unreachable servers, as a reviewer found them', () => {
+  let teamId: string;
+  let dir: string;
+  beforeAll(async () => {
+    teamId = (await json('team', 'create', '--name', 'Review')).body.teamId as string;
+    dir = await mkdtemp(path.join(tmpdir(), 'oco-admin-'));
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  const template = (...flags: string[]) =>
+    json('template', 'create', '--team', teamId, '--name', 'T', '--prompt', 'Hi {{firstName}}', ...flags);
+
+  it('refuses a maximum duration that is not a whole number of seconds from 1 to 14400, and a voice not listed', async () => {
+    for (const value of ['-5', '0', 'abc', '1.5', '14401']) {
+      const refused = await template('--max-duration-seconds', value);
+      expect(refused.code, value).toBe(2);
+      expect(refused.body.error).toBe(`--max-duration-seconds must be a whole number from 1 to 14400, got "${value}"`);
+    }
+    for (const value of ['99999', '0', 'ava']) {
+      const refused = await template('--voice-id', value);
+      expect(refused.code, value).toBe(2);
+      expect(refused.body.error).toMatch(
+        /^--voice-id must be the id of a voice of GET \/v1\/voices \(1, 2, .*\), got "/,
+      );
+    }
+    const made = await template('--max-duration-seconds', '600', '--voice-id', '2');
+    expect(made.code).toBe(0);
+    expect(await CallTemplate.findById(made.body.callTemplateId).lean()).toMatchObject({
+      maxDurationSeconds: 600,
+      voiceId: 2,
+    });
+  });
+
+  it('refuses a number already registered for another provider; the same provider again answers the same id', async () => {
+    const create = (provider: string) =>
+      json('phone-number', 'create', '--team', teamId, '--number', '+14155550177', '--provider', provider);
+    const first = await create('twilio');
+    expect(first.code).toBe(0);
+    expect((await create('twilio')).body).toEqual(first.body);
+    const other = await create('vonage');
+    expect(other).toMatchObject({ code: 2, body: { error: '+14155550177 is already registered for twilio' } });
+    const team = (await json('team', 'list')).body.teams.find((t: { teamId: string }) => t.teamId === teamId);
+    expect(team.providers.filter((p: { fromNumbers: string[] }) => p.fromNumbers.includes('+14155550177'))).toEqual([
+      { provider: 'twilio', fromNumbers: ['+14155550177'], hasCredentials: false },
+    ]);
+  });
+
+  it('refuses an expiry beyond ten years, a malformed API URL and an option given as a value, with exit code 2', async () => {
+    const forever = await json('key', 'create', '--team', teamId, '--expires-in', '999999999999d');
+    expect(forever).toMatchObject({
+      code: 2,
+      body: { error: '--expires-in must be from 1s to 3650d (ten years), got "999999999999d"' },
+    });
+    const notUrl = await json('calls', 'list', '--key', 'oco_x_y', '--api-url', 'notaurl');
+    expect(notUrl.code).toBe(2);
+    expect(notUrl.body.error).toMatch(/^--api-url \(or PUBLIC_BASE_URL\) must be an http:\/\/ or https:\/\/ URL/);
+    const teams = (await Team.find({ name: '--json' }).lean()).length;
+    const swallowed = await json('team', 'create', '--name');
+    expect(swallowed).toMatchObject({
+      code: 2,
+      body: { error: '--name needs a value, got the option "--json" instead' },
+    });
+    expect(await Team.find({ name: '--json' }).lean()).toHaveLength(teams);
+  });
+
+  it('names every bad line of an import at once: lines that do not parse and numbers on the do-not-call list', async () => {
+    const tpl = (await template('--required-variables', 'firstName')).body.callTemplateId as string;
+    expect((await json('dnc', 'add', '--team', teamId, '--number', '+14155550181')).code).toBe(0);
+    const file = path.join(dir, 'mixed.csv');
+    await writeFile(file, ['phone,firstName', '+14155550181,Ada', 'not a number,Bo', '+14155550183,'].join('\n'));
+    // The file is checked before the API is asked: nothing listens at this URL.
+    const imported = await json(
+      'calls',
+      'import',
+      '--team',
+      teamId,
+      '--template',
+      tpl,
+      '--file',
+      file,
+      '--key',
+      'oco_x_y',
+      '--api-url',
+      'http://127.0.0.1:1',
+    );
+    expect(imported.code).toBe(2);
+    expect(imported.body.error).toBe(
+      'nothing imported: 2 bad line(s) and 1 number(s) on the do-not-call list:\n' +
+        "line 2: +14155550181 is on the team's do-not-call list\n" +
+        'line 3: toPhoneNumber must be a valid E.164 phone number\n' +
+        'line 4: missing required variable(s) firstName',
+    );
+  });
+
+  it('reads a relative --file from the folder npm run was started in (INIT_CWD), naming the path it tried', async () => {
+    await writeFile(path.join(dir, 'opt-outs.csv'), 'phone\n+14155550191\n');
+    const imported = await jsonWith({ INIT_CWD: dir }, 'dnc', 'import', '--team', teamId, '--file', 'opt-outs.csv');
+    expect(imported).toMatchObject({ code: 0, body: { numbers: 1, added: 1 } });
+    const missing = await jsonWith(
+      { INIT_CWD: dir },
+      'calls',
+      'import',
+      '--team',
+      teamId,
+      '--template',
+      (await template()).body.callTemplateId as string,
+      '--file',
+      'spring.csv',
+      '--key',
+      'oco_x_y',
+      '--api-url',
+      'http://127.0.0.1:1',
+    );
+    expect(missing.code).toBe(2);
+    expect(missing.body.error).toBe(`cannot read ${path.join(dir, 'spring.csv')}: ENOENT: no such file or directory`);
+  });
+
+  it('warns on stderr when secrets open under none of the keys (the next step of a rotation drops a key)', async () => {
+    const lost = await Team.create({
+      name: 'Sealed elsewhere',
+      defaultProvider: 'twilio',
+      providerSettings: [
+        {
+          provider: 'twilio',
+          fromNumbers: [],
+          credentialsSealed: createSecretBox(randomBytes(32).toString('base64')).seal('{}'),
+        },
+      ],
+    });
+    try {
+      const resealed = await json('secrets', 'reseal');
+      expect(resealed.code).toBe(0);
+      expect(resealed.body.teams.unreadable).toBe(1);
+      expect(resealed.stderr).toMatch(
+        /^Warning: 1 document\(s\) hold a secret that opens under none of the keys given \(teams 1, webhooks 0, phoneCalls 0;/m,
+      );
+    } finally {
+      await Team.deleteOne({ _id: lost._id });
+    }
+  });
+
+  it('names MongoDB and Temporal when they cannot be reached (exit code 1), never the credentials', async () => {
+    const [mongoPort, temporalPort] = [await freePort(), await freePort()];
+    const [mongo, temporal] = await Promise.all([
+      jsonWith({ MONGODB_URI: `mongodb://ops:hunter2@127.0.0.1:${mongoPort}/oco` }, 'team', 'list'),
+      jsonWith(
+        { TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}` },
+        'batch',
+        'pause',
+        '--team',
+        teamId,
+        '--file-id',
+        'csv-none',
+      ),
+    ]);
+    expect(mongo.code).toBe(1);
+    expect(mongo.body.error).toMatch(new RegExp(`^MongoDB at 127\\.0\\.0\\.1:${mongoPort} cannot be reached: .+`));
+    expect(mongo.stdout + mongo.stderr).not.toContain('hunter2');
+    expect(temporal.code).toBe(1);
+    expect(temporal.body.error).toMatch(
+      new RegExp(`^Temporal at 127\\.0\\.0\\.1:${temporalPort} cannot be reached: .+`),
+    );
+  }, 60_000);
 });

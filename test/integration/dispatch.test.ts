@@ -14,6 +14,7 @@ import {
 } from '../../src/calls/dispatch';
 import { IdempotencyRecord, IdempotencyTakeover } from '../../src/data/models/idempotency-record';
 import { noteDeletedFromBatch } from '../../src/data/models/batch-call-deletion';
+import { createCallStore } from '../../src/data/call-store';
 import { DispatchBatch } from '../../src/data/models/dispatch-batch';
 import { PhoneCall } from '../../src/data/models/phone-call';
 import { createLogger } from '../../src/logger';
@@ -714,6 +715,26 @@ it("deleting some of a pending batch's calls together never makes it look cut sh
     const description = await stack.temporal.workflow.getHandle(`phoneCall-${id.toHexString()}`).describe();
     expect(description.status.name).toBe('RUNNING');
   }
+});
+
+it('a delete retried after its first try removed the record still answers the call it deleted, own webhooks and all', async () => {
+  // The workflow sends phoneCall.deleted only with the deleted call: a retry answering "already gone"
+  // (the first try's answer lost) lost the event.
+  const store = createCallStore();
+  const id = new Types.ObjectId();
+  const ownWebhooks = [
+    { url: 'https://example.com/own', secretSealed: 'sealed', subscribedEvent: 'phoneCall.deleted' },
+  ];
+  await PhoneCall.collection.insertOne(
+    rawQueuedCall(id, new Types.ObjectId(), '+14155556090', { phoneCallWebhooks: ownWebhooks }),
+  );
+  const first = await store.deleteIfQueued(id.toHexString());
+  expect(first).toMatchObject({ outcome: 'deleted', call: { _id: id.toHexString(), status: 'queued' } });
+  expect(await PhoneCall.exists({ _id: id })).toBeNull();
+  const retried = await store.deleteIfQueued(id.toHexString());
+  expect(retried).toEqual(first);
+  // A call never deleted is missing, as before.
+  expect(await store.deleteIfQueued(new Types.ObjectId().toHexString())).toEqual({ outcome: 'missing' });
 });
 
 it('the reconciler discards a batch whose writing was cut short long ago, and waits on a young one', async () => {

@@ -67,6 +67,18 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads default dial rates per provider, each above 0 and at most 1000 as team set-limits takes them', () => {
+    expect(loadConfig(base).PACING_DIALS_PER_SECOND).toBeUndefined();
+    expect(
+      loadConfig({ ...base, PACING_DIALS_PER_SECOND: 'twilio=1, vonage=2.5,telnyx=1000' }).PACING_DIALS_PER_SECOND,
+    ).toEqual({ twilio: 1, vonage: 2.5, telnyx: 1000 });
+    for (const value of ['twilio=0', 'twilio=1000.5', 'telnyx=5000', 'sinch=3', 'twilio']) {
+      expect(() => loadConfig({ ...base, PACING_DIALS_PER_SECOND: value }), value).toThrow(
+        /PACING_DIALS_PER_SECOND must look like twilio=1,vonage=3,telnyx=30 \(each above 0, at most 1000\)/,
+      );
+    }
+  });
+
   it('reads the heap growth on its own, for the first import of the API and the worker, and leaves bad values to loadConfig', () => {
     expect(heapGrowingPercentOf({})).toBe(50);
     expect(heapGrowingPercentOf({ HEAP_GROWING_PERCENT: '0' })).toBe(0);

@@ -83,6 +83,18 @@ export const CALL_DELETED_SINCE =
 /** Path ids are compared in lower case, as body ids are normalised. */
 const pathId = (value: string) => value.toLowerCase();
 
+/**
+ * The list's `createdBefore` as the exclusive bound it is. Dates hold milliseconds, and a written time
+ * with digits below them (`...58.5531Z`) is parsed cut to its millisecond (`.553`), which would leave
+ * out the calls at `.553`, strictly before it: such a time is rounded up to the next millisecond.
+ * (`createdAfter` is right cut: calls at `.553` are before `.5531` and stay out, later ones are in.)
+ */
+function exclusiveUpperBound(written: unknown, parsed: Date | undefined): Date | undefined {
+  if (!parsed || typeof written !== 'string') return parsed;
+  const belowMillisecond = /\.\d{3}(\d+)/.exec(written)?.[1];
+  return belowMillisecond && /[1-9]/.test(belowMillisecond) ? new Date(parsed.getTime() + 1) : parsed;
+}
+
 export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
   const router = new Router<RequestState>({ prefix: '/v1/phoneCalls' });
 
@@ -328,7 +340,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         LIST_FILTER_FIELDS.flatMap((field) => (query[field] === undefined ? [] : [[field, query[field]]])),
       ),
       createdAfter: query.createdAfter,
-      createdBefore: query.createdBefore,
+      createdBefore: exclusiveUpperBound(ctx.query.createdBefore, query.createdBefore),
       after: query.cursor ? decodeCursor(query.cursor) : undefined,
       limit: query.limit,
     });

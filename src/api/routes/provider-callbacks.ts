@@ -8,7 +8,9 @@ import { PROVIDERS, type ProviderEvent, type ProviderName } from '../../contract
 import { CALLBACK_ROUTE, trimBase } from '../../telephony/callback-url';
 import { CALL_ID_PARAM } from '../../telephony/http';
 import type { CallbackProvider } from '../../calls/provider-events';
+import { SecretBoxError } from '../../crypto/secret-box';
 import { CallbackSignatureError } from '../../telephony/provider';
+import { ProviderNotConfiguredError } from '../../telephony/team-providers';
 import type { RequestState } from '../state';
 import { parseQueryOrThrow } from '../validation';
 
@@ -43,6 +45,21 @@ const callbackQuerySchema = z.object({
 });
 
 class BodyTooLargeError extends Error {}
+
+/** The call's team has no credentials that could verify the callback: it is answered as unverifiable (401). */
+class UnusableCredentialsError extends Error {}
+
+/**
+ * Why a failed lookup of the team's adapter means its stored credentials cannot verify anything, or
+ * null for any other failure (a database error stays a 500). Never the text of a JSON parse error:
+ * it may quote the opened credentials.
+ */
+function unusableCredentialsReason(err: unknown): string | null {
+  if (err instanceof ProviderNotConfiguredError) return err.message;
+  if (err instanceof SecretBoxError) return `the stored credentials could not be opened (${err.message})`;
+  if (err instanceof SyntaxError) return 'the stored credentials are not readable';
+  return null;
+}
 
 async function readRawBody(ctx: Context): Promise<Buffer> {
   // Should a body parser run first after all, it keeps the exact text it consumed.
@@ -107,7 +124,31 @@ export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps)
       ctx.status = 413;
       return;
     }
-    const resolved = await deps.resolveProvider(provider, callId);
+    // The team's adapter; credentials removed or unreadable since the call was made verify nothing.
+    const resolve = async (options?: { fresh?: boolean }) => {
+      try {
+        return await deps.resolveProvider(provider, callId, options);
+      } catch (err) {
+        const reason = unusableCredentialsReason(err);
+        if (reason === null) throw err;
+        throw new UnusableCredentialsError(reason);
+      }
+    };
+    const unverifiable = (err: UnusableCredentialsError) => {
+      logger.warn(
+        { provider, callId, reason: err.message, ip: ctx.ip },
+        'telephony callback rejected: no usable credentials to verify it',
+      );
+      ctx.status = 401;
+    };
+    let resolved: CallbackProvider | null;
+    try {
+      resolved = await resolve();
+    } catch (err) {
+      if (!(err instanceof UnusableCredentialsError)) throw err;
+      unverifiable(err);
+      return;
+    }
     if (!resolved) {
       // Answered as a bad signature is: a caller without the provider's key learns nothing of which calls exist.
       logger.warn({ provider, callId }, 'telephony callback for an unknown call');
@@ -124,10 +165,13 @@ export function createTelephonyCallbackRouter(deps: TelephonyCallbackRouterDeps)
 
     let events: ProviderEvent[];
     try {
-      events = await parseVerified(resolved, request, () => deps.resolveProvider(provider, callId, { fresh: true }));
+      events = await parseVerified(resolved, request, () => resolve({ fresh: true }));
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      if (err instanceof CallbackSignatureError) {
+      if (err instanceof UnusableCredentialsError) {
+        // A remembered adapter refused the signature and the team's current credentials are gone.
+        unverifiable(err);
+      } else if (err instanceof CallbackSignatureError) {
         logger.warn({ provider, callId, reason, ip: ctx.ip }, 'telephony callback rejected: bad signature');
         ctx.status = 401;
       } else {

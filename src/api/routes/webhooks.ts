@@ -31,7 +31,12 @@ export function toWebhookView(doc: WebhookDoc): WebhookView {
   };
 }
 
-export function createWebhooksRouter(deps: { secretBox: SecretBox; allowPrivateUrls: boolean }): Router {
+export function createWebhooksRouter(deps: {
+  secretBox: SecretBox;
+  allowPrivateUrls: boolean;
+  /** MAX_WEBHOOKS_PER_TEAM: each call runs one delivery stream per endpoint of its team. */
+  maxPerTeam: number;
+}): Router {
   const router = new Router<RequestState>({ prefix: '/v1/webhooks' });
 
   async function assertDeliverable(url: string): Promise<void> {
@@ -50,6 +55,12 @@ export function createWebhooksRouter(deps: { secretBox: SecretBox; allowPrivateU
     const auth = authOf(ctx);
     const input = parseOrThrow(webhookCreateSchema, ctx.request.body);
     assertOwnTeam(auth, input.teamId);
+    // A soft cap: counted before the insert, so creates racing each other may pass it by a few.
+    if ((await Webhook.countDocuments({ teamId: input.teamId })) >= deps.maxPerTeam) {
+      throw badRequest(
+        `a team has at most ${deps.maxPerTeam} webhooks; change one of them (PATCH /v1/webhooks/{_id}) instead of adding another`,
+      );
+    }
     await assertDeliverable(input.url);
     const secret = generateWebhookSecret();
     const created = await new Webhook({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readCallCsv } from '../../../src/admin/call-import';
+import { checkCallCsv, readCallCsv, refuseBadLines } from '../../../src/admin/call-import';
 import { CommandError } from '../../../src/admin/commands';
 
 const TEAM = '665f1c2e8b3e4a0012345678';
@@ -100,5 +100,45 @@ describe('readCallCsv', () => {
       /no phone number column/,
     );
     expect(() => readCallCsv('phone,firstName\n', { teamId: TEAM, template: TEMPLATE })).toThrow(/at least one call/);
+  });
+});
+
+describe('refuseBadLines', () => {
+  const csv = [
+    'phone,firstName',
+    '+14155550101,Ada',
+    'not a number,Bo',
+    '+14155550103,',
+    '+14155550104,Dee',
+    '+14155550101,Ada again',
+  ].join('\n');
+
+  it('names the lines that did not parse and those whose number is on the do-not-call list, in one error', () => {
+    const checked = checkCallCsv(csv, { teamId: TEAM, template: TEMPLATE });
+    expect(checked.calls.map((c) => c.line)).toEqual([2, 5, 6]);
+    expect(checked.problems.map((p) => p.line)).toEqual([3, 4]);
+    expect(() => refuseBadLines(checked, new Set(['+14155550101']))).toThrow(
+      new RegExp(
+        '^nothing imported: 2 bad line\\(s\\) and 1 number\\(s\\) on the do-not-call list:\\n' +
+          "line 2: \\+14155550101 is on the team's do-not-call list\\n" +
+          'line 3: toPhoneNumber must be a valid E\\.164 phone number\\n' +
+          'line 4: missing required variable\\(s\\) firstName\\n' +
+          "line 6: \\+14155550101 is on the team's do-not-call list$",
+      ),
+    );
+  });
+
+  it('keeps each headline when only one kind of line is bad, and passes a good file', () => {
+    const listedOnly = checkCallCsv('phone,firstName\n+14155550101,Ada\n+14155550102,Bo\n', {
+      teamId: TEAM,
+      template: TEMPLATE,
+    });
+    expect(() => refuseBadLines(listedOnly, new Set(['+14155550102']))).toThrow(
+      /^nothing imported: 1 number\(s\) on the do-not-call list:\nline 3: /,
+    );
+    expect(() => refuseBadLines(checkCallCsv(csv, { teamId: TEAM, template: TEMPLATE }), new Set())).toThrow(
+      /^nothing imported: 2 bad line\(s\):\nline 3: .*\nline 4: [^\n]*$/,
+    );
+    expect(() => refuseBadLines(listedOnly, new Set())).not.toThrow();
   });
 });

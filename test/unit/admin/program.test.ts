@@ -1,8 +1,10 @@
 // The command line's surface: every command documents itself with --help, and the `oco` bin runs.
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { CommandError } from '../../../src/admin/commands';
 import { createProgram, type CommandContext } from '../../../src/admin/program';
 
 const unused = () => {
@@ -78,4 +80,40 @@ describe('the operator command line', () => {
     expect(wrong.stderr).toBe('');
     // Two processes that compile TypeScript at start: seconds on a loaded 2-core machine.
   }, 30_000);
+
+  it.each([
+    [['team', 'create', '--name', '--json'], '--name'],
+    [['team', 'create', '--name', 'Acme', '--provider', '--json'], '--provider'],
+    [
+      ['template', 'create', '--team', 'T', '--name', 'N', '--prompt', 'Hi', '--tag', 'a=b', '--tag', '--json'],
+      '--tag',
+    ],
+    [['calls', 'list', '--status', '--json'], '--status'],
+    [['calls', 'show', '--key', '--api-url', 'http://localhost:3000'], '--key'],
+  ])('refuses an option whose value would be the next option: %j', async (argv, flag) => {
+    // Fresh: commander keeps option values on the command objects between parses.
+    const parsed = createProgram(context, () => {}).parseAsync(argv, { from: 'user' });
+    // Refused before the command runs: the context's database() would throw another error.
+    await expect(parsed).rejects.toBeInstanceOf(CommandError);
+    await expect(parsed).rejects.toThrow(new RegExp(`^${flag} needs a value, got the option "--`));
+  });
+
+  it('points only to README sections that exist, in help texts and comments', () => {
+    const headings = new Set(
+      readFileSync('README.md', 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('#'))
+        .map((line) => line.replace(/^#+\s*/, '').trim()),
+    );
+    const files = [...readdirSync('src/admin').map((name) => path.join('src/admin', name)), 'src/main/admin.ts'];
+    const references = files.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/README[,:]?\s+"([^"]+)"/g)].map((m) => ({
+        file,
+        // A reference in a comment may run over two lines.
+        section: m[1]!.replace(/\s*\/\/\s*|\s+/g, ' '),
+      })),
+    );
+    expect(references.length).toBeGreaterThan(0);
+    for (const { file, section } of references) expect(headings, `${file}: README "${section}"`).toContain(section);
+  });
 });

@@ -241,7 +241,7 @@ describe('attemptDelivery checks the URL again at delivery', () => {
     const lookup: HostLookup = async () => [{ address: '10.0.0.7', family: 4 }];
     const result = await attemptDelivery(input('https://hooks.example.com/in', { allowPrivate: false, lookup }));
     expect(result.ok).toBe(false);
-    expect(result.error).toBe('refused: url host hooks.example.com resolves to a private address (10.0.0.7)');
+    expect(result.error).toBe('refused: url host hooks.example.com resolves to a non-public address');
   });
 
   it('connects to the address that was vetted, keeping the hostname in the Host header', async () => {

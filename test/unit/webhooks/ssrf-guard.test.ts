@@ -75,20 +75,28 @@ describe('assertPublicUrl refuses non-public literal hosts', () => {
 });
 
 describe('assertPublicUrl refuses hostnames', () => {
-  it('that resolve to a private address, naming it', async () => {
+  it('that resolve to a private address, without naming what they resolved to', async () => {
     const err = await refusal('https://hooks.internal.example/x', resolvesTo('10.0.0.5'));
     expect(err.reason).toBe('blocked-address');
-    expect(err.message).toBe('url host hooks.internal.example resolves to a private address (10.0.0.5)');
+    expect(err.message).toBe('url host hooks.internal.example resolves to a non-public address');
   });
 
   it('when any one of their addresses is not public', async () => {
     const err = await refusal('https://mixed.example', resolvesTo('93.184.216.34', '2606:4700::1', '127.0.0.1'));
-    expect(err.message).toMatch(/loopback address \(127\.0\.0\.1\)/);
+    expect(err.message).toBe('url host mixed.example resolves to a non-public address');
   });
 
-  it('that resolve to an IPv4-mapped loopback or a metadata address', async () => {
-    expect((await refusal('http://a.example', resolvesTo('::ffff:127.0.0.1'))).message).toMatch(/loopback/);
-    expect((await refusal('http://b.example', resolvesTo('169.254.169.254'))).message).toMatch(/metadata/);
+  it.each([
+    ['::ffff:127.0.0.1', '127'],
+    ['169.254.169.254', '169'],
+    ['64:ff9b::a9fe:a9fe', 'a9fe'],
+    ['2002:a00:1::1', '2002'],
+    ['fd12:3456::1', 'fd12'],
+  ])('that resolve to %s, keeping the answer out of the message', async (address, fragment) => {
+    const err = await refusal('http://a.example', resolvesTo(address));
+    expect(err.reason).toBe('blocked-address');
+    expect(err.message).toBe('url host a.example resolves to a non-public address');
+    expect(err.message).not.toContain(fragment);
   });
 
   it.each([
