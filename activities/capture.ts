@@ -1,6 +1,7 @@
 // After an answered call ends: copy its recording, store its transcript (one record per utterance,
 // in spoken order) and fill the conversation's results; a callee who asked not to be called again
 // goes on the team's do-not-call list. Idempotent: a retry rewrites the same data.
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURES } from '../src/contracts/failures';
 import { isMachine, type AnsweredBy } from '../src/contracts/machine-detection';
@@ -43,26 +44,51 @@ export interface Captured {
 }
 
 /**
- * How long after a recorded call ends its recording is waited for. Vonage and Telnyx list a recording
- * only once processed, seconds after the hang-up that starts the capture (their `record` and
- * `call.recording.saved` webhooks come later too); a call whose recording is still missing then ends
- * without one.
+ * How long after a recorded call ends its recording is waited for. Providers have it ready only once
+ * processed, seconds after the hang-up that starts the capture: Vonage and Telnyx list it then (their
+ * `record` and `call.recording.saved` webhooks come later too), Twilio lists it `processing` until then.
+ * A call whose recording is still missing then ends without one.
  */
 export const RECORDING_WAIT_MS = 90_000;
 const RECORDING_POLL_FIRST_MS = 250;
 const RECORDING_POLL_MAX_MS = 5_000;
 
-/** The call's recording, asked for again while it may still be processing (until RECORDING_WAIT_MS). */
+/**
+ * The call's recording, asked for again while it may still be processing, and after a failed request
+ * (until RECORDING_WAIT_MS). Still failing then: the error, for Temporal to retry the capture; but on
+ * the capture's last attempt, null (`givenUp` told why), so that the transcript, results and opt-out
+ * are stored without the recording rather than not at all.
+ */
 async function recordingOnceProcessed(
   provider: { fetchRecording(providerCallId: string): Promise<Buffer | null> },
   input: Pick<CaptureInput, 'providerCallId' | 'endedAt'>,
+  givenUp: (err: unknown) => void,
 ): Promise<Buffer | null> {
   const deadline = Date.parse(input.endedAt) + RECORDING_WAIT_MS;
   for (let pause = RECORDING_POLL_FIRST_MS; ; pause = Math.min(pause * 2, RECORDING_POLL_MAX_MS)) {
-    const audio = await provider.fetchRecording(input.providerCallId);
-    if (audio || Date.now() + pause > deadline) return audio;
+    let audio: Buffer | null = null;
+    let failed: { err: unknown } | undefined;
+    try {
+      audio = await provider.fetchRecording(input.providerCallId);
+    } catch (err) {
+      failed = { err };
+    }
+    if (audio) return audio;
+    if (Date.now() + pause > deadline) {
+      if (!failed) return null;
+      if (!isLastAttempt()) throw failed.err;
+      givenUp(failed.err);
+      return null;
+    }
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
+}
+
+/** Whether this attempt is the last its retry policy allows (unknown or unlimited: never). */
+function isLastAttempt(): boolean {
+  const { attempt, retryPolicy } = Context.current().info;
+  const maximumAttempts = retryPolicy?.maximumAttempts ?? 0;
+  return maximumAttempts > 0 && attempt >= maximumAttempts;
 }
 
 export function createCaptureActivities(
@@ -104,7 +130,12 @@ export function createCaptureActivities(
 
     let recordingUrl: string | undefined;
     if (input.record) {
-      const audio = await recordingOnceProcessed(provider, input);
+      const audio = await recordingOnceProcessed(provider, input, (err) =>
+        deps.logger.warn(
+          { err, callId: input.callId, providerCallId: input.providerCallId },
+          "the call's recording could not be fetched: its transcript and results are stored without it",
+        ),
+      );
       if (audio) {
         const token = await conversations.saveRecording(call, audio, 'audio/wav');
         recordingUrl = `${config.PUBLIC_BASE_URL}/recordings/${token}.wav`;

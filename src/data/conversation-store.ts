@@ -21,7 +21,7 @@ export interface UtteranceRecord {
 }
 
 export interface ConversationStore {
-  /** Stores (or replaces) the call's recording; answers its token, the same on every retry. */
+  /** Stores (or replaces) the call's recording; answers its token, the same on every retry and overlapping attempt. */
   saveRecording(call: CallRef, audio: Buffer, contentType: string): Promise<string>;
   /** Replaces the call's transcript with these utterances, in spoken order. */
   replaceTranscript(call: CallRef, utterances: UtteranceRecord[]): Promise<TranscriptView[]>;
@@ -30,14 +30,29 @@ export interface ConversationStore {
 export function createConversationStore(): ConversationStore {
   return {
     async saveRecording(call, audio, contentType) {
-      const existing = await Recording.findOne({ phoneCallId: call._id }, { token: 1 }).lean();
-      const token = existing?.token ?? randomBytes(24).toString('base64url');
-      await Recording.updateOne(
-        { phoneCallId: call._id },
-        { $set: { teamId: call.teamId, token, contentType, audio } },
-        { upsert: true },
-      );
-      return token;
+      // The token is given once, by the write that creates the record, and never changed: overlapping
+      // attempts each answer the one stored, so none hands out a URL that another one's write replaced.
+      const save = () =>
+        Recording.updateOne(
+          { phoneCallId: call._id },
+          {
+            $set: { teamId: call.teamId, contentType, audio },
+            $setOnInsert: { token: randomBytes(24).toString('base64url') },
+          },
+          { upsert: true },
+        );
+      try {
+        await save();
+      } catch (err) {
+        // Two attempts inserting at once: the unique index on the call refuses the second (FerretDB
+        // does not retry it as MongoDB does), which then finds the first one's record to update.
+        if (!isDuplicateKeyOnly(err)) throw err;
+        await save();
+      }
+      // Read apart (FerretDB 1.x's findAndModify takes no projection, and would answer the audio too).
+      const stored = await Recording.findOne({ phoneCallId: call._id }, { token: 1 }).lean();
+      if (!stored) throw new Error(`the recording of call ${call._id.toHexString()} was not stored`);
+      return stored.token;
     },
     async replaceTranscript(call, utterances) {
       const docs = utterances.map((u, sequence) => ({

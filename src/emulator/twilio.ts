@@ -15,7 +15,7 @@ import {
 import { opaqueToken, twilioRequestSignature, twilioSid } from './signing';
 import { twilioAuthenticated as authenticated, twilioError } from './twilio-auth';
 import { createTwilioIntelligenceRoutes } from './twilio-intelligence';
-import type { CallEndOutcome, EmulatedCall } from './simulation';
+import { RECORDING_PROCESSING_SECONDS, type CallEndOutcome, type EmulatedCall } from './simulation';
 
 /** Twilio's limit on TwiML given in a request (error 32018). */
 const TWIML_MAX_CHARS = 4000;
@@ -78,6 +78,8 @@ export interface TwilioCall {
   sequence: number;
   queue: CallbackQueue;
   recordingSid?: string;
+  /** Listed from the hang-up, `processing` until its media is ready (RECORDING_PROCESSING_SECONDS later). */
+  recordingStatus?: 'processing' | 'completed';
   transcriptSid?: string;
   mediaToken: string;
 }
@@ -275,7 +277,14 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
     spoken: () => undefined,
     ended: (call: EmulatedCall) => {
       const outcome = call.end?.outcome ?? 'completed';
-      if (call.recording) entry.recordingSid = twilioSid('RE');
+      if (call.recording) {
+        entry.recordingSid = twilioSid('RE');
+        // Like Twilio's: listed at once, processing, and its media ready seconds later.
+        entry.recordingStatus = 'processing';
+        ctx.simulator.afterCall(RECORDING_PROCESSING_SECONDS, () => {
+          entry.recordingStatus = 'completed';
+        });
+      }
       if (call.answeredAt) entry.transcriptSid = twilioSid('GT');
       const talk = call.talkSeconds ?? 0;
       const extra: Record<string, string> = {
@@ -440,7 +449,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
       duration: String(Math.round(rec?.durationSeconds ?? 0)),
       channels: 1,
       source: 'OutboundAPI',
-      status: 'completed',
+      status: entry.recordingStatus ?? 'completed',
       track: 'both',
       price: null,
       price_unit: 'USD',
@@ -467,6 +476,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
     if (!entry?.call.recording) return twilioError(404, 20404, `Recording ${params.sid} was not found`);
     if (params.ext === '.json') return json(200, recordingResource(entry));
     if (params.ext === '.mp3') return twilioError(404, 20404, 'The emulator serves recordings as WAV only');
+    if (entry.recordingStatus === 'processing') return twilioError(404, 20404, `Recording ${params.sid} is processing`);
     // Like Twilio, hand the media off to a pre-signed storage URL.
     const location = `${ctx.publicUrl()}/media/twilio/${entry.recordingSid ?? ''}.wav?Expires=600&Signature=${entry.mediaToken}`;
     return { status: 302, headers: { Location: location } };

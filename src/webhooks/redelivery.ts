@@ -2,7 +2,9 @@
 // the same event (same webhook-id, type, timestamp and data) sent again through the delivery
 // workflow, with the whole retry schedule, to the endpoint as it is configured now (its current URL
 // and secret). One at a time per record: the record is claimed by a conditional update first, and
-// the workflow's id (the record and its redelivery number) lets only one start.
+// the workflow's id (the record and its redelivery number) lets only one start. A number whose
+// workflow has already run (a start that seemed to fail went through) is skipped, so the record
+// never stays pending with nothing delivering it.
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { CallEventName } from '../contracts/events';
 import { isObjectIdHex, redeliveryWorkflowId } from '../contracts/ids';
@@ -64,14 +66,20 @@ export function createRedelivery(deps: {
       if (!found.event?.type)
         throw new RedeliveryRefused('refused', 'this delivery was recorded before events were kept for redelivery');
       const target = await currentTarget(found);
-      const n = (found.redeliveries ?? 0) + 1;
+      let n = (found.redeliveries ?? 0) + 1;
       // Claimed only if nobody changed the record since it was read: two redeliveries never race.
-      const claimed = await WebhookDelivery.findOneAndUpdate(
+      let claimed = await WebhookDelivery.findOneAndUpdate(
         { _id: found._id, state: found.state, redeliveries: found.redeliveries ?? 0 },
         { $set: { state: 'pending', redeliveries: n } },
         { returnDocument: 'after' },
       ).lean<WebhookDeliveryDoc>();
       if (!claimed) throw new RedeliveryRefused('refused', 'this delivery is being redelivered already');
+      // The record goes back to how it was (n - 1 redeliveries started), so it can be redelivered again.
+      const release = () =>
+        WebhookDelivery.updateOne(
+          { _id: found._id, state: 'pending', redeliveries: n },
+          { $set: { state: found.state, redeliveries: n - 1 } },
+        );
       const callId = found.phoneCallId.toHexString();
       const input: DeliveryWorkflowInput = {
         callId,
@@ -88,27 +96,47 @@ export function createRedelivery(deps: {
         retryDelaysMs: [...deps.retryDelaysMs],
         redelivery: { firstAttempt: found.attempts.length + 1 },
       };
-      try {
-        await deps.client.workflow.start<typeof deliverWebhookEventsWorkflow>('deliverWebhookEventsWorkflow', {
-          workflowId: redeliveryWorkflowId(found._id.toHexString(), n),
-          taskQueue: deps.taskQueue,
-          args: [input],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          staticSummary: `Redelivery of ${found.eventType} to ${new URL(target.url).host}`,
-        });
-      } catch (err) {
-        // Another request claimed the same redelivery at the same instant (on FerretDB 1.x both
-        // conditional updates can apply) and started it: the workflow id settles which one runs.
-        if (err instanceof WorkflowExecutionAlreadyStartedError)
-          throw new RedeliveryRefused('refused', 'this delivery is being redelivered already');
-        // Not started: the record goes back to how it was, so it can be redelivered again.
-        await WebhookDelivery.updateOne(
+      for (;;) {
+        const workflowId = redeliveryWorkflowId(found._id.toHexString(), n);
+        try {
+          await deps.client.workflow.start<typeof deliverWebhookEventsWorkflow>('deliverWebhookEventsWorkflow', {
+            workflowId,
+            taskQueue: deps.taskQueue,
+            args: [input],
+            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+            staticSummary: `Redelivery of ${found.eventType} to ${new URL(target.url).host}`,
+          });
+          return claimed;
+        } catch (err) {
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+            // Not started, as far as this request can tell (a start that timed out may still have
+            // run): released. A redelivery numbered n that did run is met below by the next one.
+            await release();
+            throw err;
+          }
+        }
+        // Redelivery n was started already. Running: another request claimed the same number at the same
+        // instant (on FerretDB 1.x both conditional updates can apply) and started it, or a start thought
+        // failed did run; either way the record is rightly pending until it ends.
+        let running: boolean;
+        try {
+          running = (await deps.client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+        } catch (err) {
+          await release();
+          throw err;
+        }
+        if (running) throw new RedeliveryRefused('refused', 'this delivery is being redelivered already');
+        // Ended: a start this service took for failed had run (and its record was released since). The
+        // number is taken, so this redelivery takes the next, as long as the record is still as claimed.
+        const next = await WebhookDelivery.findOneAndUpdate(
           { _id: found._id, state: 'pending', redeliveries: n },
-          { $set: { state: found.state, redeliveries: n - 1 } },
-        );
-        throw err;
+          { $set: { redeliveries: n + 1 } },
+          { returnDocument: 'after' },
+        ).lean<WebhookDeliveryDoc>();
+        if (!next) throw new RedeliveryRefused('refused', 'this delivery is being redelivered already');
+        claimed = next;
+        n += 1;
       }
-      return claimed;
     },
   };
 }

@@ -4,7 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import mongoose, { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ensureIndexes } from '../../src/data/connection';
 import { createConversationStore, type UtteranceRecord } from '../../src/data/conversation-store';
+import { Recording } from '../../src/data/models/recording';
 import { Transcript } from '../../src/data/models/transcript';
 import { withDatabase } from '../helpers/database-uri';
 
@@ -12,6 +14,8 @@ const store = createConversationStore();
 
 beforeAll(async () => {
   await mongoose.connect(withDatabase(inject('mongoUri'), `conversations_${randomBytes(4).toString('hex')}`));
+  // The unique indexes the entry points create (a recording's call and token among them).
+  await ensureIndexes();
 });
 afterAll(async () => {
   await mongoose.connection.db?.dropDatabase();
@@ -77,5 +81,34 @@ describe('replaceTranscript', () => {
 
     await store.replaceTranscript(call, []);
     expect(await listed(call)).toEqual([]);
+  });
+});
+
+describe('saveRecording', () => {
+  /** The audio served under /recordings/<token>.wav (the media route's lookup). */
+  async function served(token: string) {
+    const recording = await Recording.findOne({ token }).lean();
+    return recording ? Buffer.from(recording.audio.buffer ?? recording.audio).toString() : null;
+  }
+
+  it('answers one token to overlapping first attempts, the one the recording is served under', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const call = newCall();
+      const tokens = await Promise.all(
+        [1, 2, 3].map((attempt) => store.saveRecording(call, Buffer.from(`audio ${attempt}`), 'audio/wav')),
+      );
+      expect(new Set(tokens).size).toBe(1);
+      expect(await served(tokens[0]!)).toMatch(/^audio [123]$/);
+      expect(await Recording.countDocuments({ phoneCallId: call._id })).toBe(1);
+    }
+  });
+
+  it('keeps the token on a retry, with the audio it brings', async () => {
+    const call = newCall();
+    const first = await store.saveRecording(call, Buffer.from('first'), 'audio/wav');
+    const second = await store.saveRecording(call, Buffer.from('second'), 'audio/wav');
+    expect(second).toBe(first);
+    expect(first).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(await served(first)).toBe('second');
   });
 });

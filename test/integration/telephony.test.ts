@@ -380,6 +380,9 @@ it('a capture asked to write the final status writes it with the results, once a
     30_000,
     'the emulated conversation to end',
   );
+  // And its recording processed (listed as processing for a few emulated seconds after the hang-up):
+  // the capture below is told the call ended long ago, so it does not wait for it.
+  await stack.emulator.idle();
   const stores = createMongoStores();
   const answered = await stores.calls.applyStatusChange({
     callId: id,

@@ -1,9 +1,12 @@
 // A call's webhook deliveries as the API lists them, and an operator's redelivery of one event: the
 // same webhook-id sent again with the whole retry schedule, one redelivery at a time, other teams
 // kept out. Through the typed client generated from the OpenAPI document.
+import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/admin/commands';
 import { createApiClient, type ApiClient, type ApiSchemas } from '../../src/client/api-client';
+import { redeliveryWorkflowId } from '../../src/contracts/ids';
+import { createRedelivery } from '../../src/webhooks/redelivery';
 import { eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
@@ -197,5 +200,72 @@ describe('webhook deliveries and redelivery', () => {
       params: { path: { id: failed._id } },
     });
     expect(refused.response.status).toBe(403);
+  });
+});
+
+describe('a redelivery whose start seemed to fail but went through', () => {
+  it('leaves the record redeliverable: the next redelivery takes the next number instead of staying pending', async () => {
+    receiver.on('/unreachable', () => 503);
+    const hook = { url: `${receiver.url}/unreachable`, subscribedEvent: 'phoneCall.completed', secret: 'a secret' };
+    const created = await api.POST('/v1/phoneCalls', {
+      body: seededCallBody(stack.team, '+14155550009', {
+        phoneCallWebhooks: [hook],
+      }) as ApiSchemas['PhoneCallCreateRequest'],
+    });
+    expect(created.error).toBeUndefined();
+    const id = created.data!.data._id;
+    const deliveryOf = async () => (await deliveriesOf(id)).find((d) => d.eventType === 'phoneCall.completed');
+    const failedOnce = await eventually(
+      async () => ((await deliveryOf())?.state === 'failed' ? deliveryOf() : undefined),
+      60_000,
+      'the completed event to fail',
+    );
+    const redeliver = () =>
+      api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: failedOnce!._id } } });
+    const ended = async (attempts: number) =>
+      eventually(async () => {
+        const delivery = await deliveryOf();
+        return delivery?.state === 'failed' && delivery.attempts.length === attempts ? delivery : undefined;
+      });
+
+    // The server takes the start, and the answer is lost (a deadline): the request reverts its claim.
+    const workflows = stack.temporal.workflow;
+    const lostAnswer = createRedelivery({
+      client: {
+        workflow: {
+          start: async (...args: Parameters<typeof workflows.start>) => {
+            await workflows.start(...args);
+            throw new Error('deadline exceeded');
+          },
+          getHandle: workflows.getHandle.bind(workflows),
+        },
+      } as unknown as Client,
+      taskQueue: stack.config.TEMPORAL_TASK_QUEUE,
+      retryDelaysMs: stack.config.WEBHOOK_RETRY_DELAYS,
+    });
+    await expect(lostAnswer.redeliver(stack.team.teamId, failedOnce!._id)).rejects.toThrow('deadline exceeded');
+    // Redelivery 1 runs all the same, to its end.
+    await workflows.getHandle(redeliveryWorkflowId(failedOnce!._id, 1)).result();
+    expect(await ended(8)).toMatchObject({ redeliveries: 0 });
+
+    // The next redelivery finds number 1 taken (and ended): it runs as number 2.
+    const next = await redeliver();
+    expect(next.error).toBeUndefined();
+    expect(next.response.status).toBe(202);
+    expect(next.data!.data).toMatchObject({ state: 'pending', redeliveries: 2 });
+    expect(await ended(12)).toMatchObject({ redeliveries: 2 });
+
+    // Again, now met while the redelivery that went through still runs: refused, and pending while it
+    // does; once it ends the record is failed again and the next redelivery is taken.
+    await expect(lostAnswer.redeliver(stack.team.teamId, failedOnce!._id)).rejects.toThrow('deadline exceeded');
+    const meanwhile = await redeliver();
+    expect(meanwhile.response.status).toBe(400);
+    await workflows.getHandle(redeliveryWorkflowId(failedOnce!._id, 3)).result();
+    await ended(16);
+    const last = await redeliver();
+    expect(last.response.status).toBe(202);
+    expect(last.data!.data).toMatchObject({ state: 'pending', redeliveries: 4 });
+    await ended(20);
+    expect(receiver.at('/unreachable')).toHaveLength(20);
   });
 });

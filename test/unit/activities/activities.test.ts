@@ -70,7 +70,7 @@ function run<A extends unknown[], R>(
   fn: (...args: A) => Promise<R>,
   args: A,
   attempt = 1,
-  info: { scheduledTimestampMs?: number } = {},
+  info: { scheduledTimestampMs?: number; retryPolicy?: { maximumAttempts: number } } = {},
 ): Promise<R> {
   // Failures are what several tests expect: keep the SDK's activity log quiet.
   // The first try scheduled now, unless the test says otherwise (the SDK's mock says 1970).
@@ -395,6 +395,107 @@ describe('captureCallOutputs', () => {
     );
     expect(new Set(utterances.map((u) => u.at.getTime())).size).toBe(utterances.length);
     expect(first.transcriptEvent).toMatchObject({ phoneCallId: request.callId, transcripts: expect.any(Array) });
+    expect(stored.resultValues.map((r) => r.columnName)).toEqual(['interested', 'meetingTime']);
+    expect(stored.fixedMeetingTime).toBeInstanceOf(Date);
+  });
+});
+
+describe('captureCallOutputs and a recording not ready or not fetched', () => {
+  it('waits for a Twilio recording still processing at the hang-up, then stores it with the transcript and results', async () => {
+    // Slower emulated time: the recording is processing for 600 ms of wall time after the hang-up.
+    const slow = await startHarness({ speedFactor: 0.2 });
+    try {
+      const { memory, activities } = setUp({ providers: async (_team, provider) => slow.provider(provider) });
+      const template = templateDoc();
+      const request = slow.request('twilio');
+      const adapter = slow.provider('twilio');
+      const placed = await adapter.placeCall(request);
+      await slow.waitFor(request.callId, 'answered');
+      await adapter.hangUp(placed.providerCallId);
+      await slow.waitFor(request.callId, 'terminal');
+      const endedAt = new Date().toISOString();
+      // As Twilio does: listed at once, processing.
+      const { accountSid, authToken } = slow.credentials.twilio.twilio;
+      const listed = await fetch(
+        `${slow.emulator.url}/2010-04-01/Accounts/${accountSid}/Recordings.json?CallSid=${placed.providerCallId}`,
+        { headers: { Authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}` } },
+      );
+      expect(((await listed.json()) as { recordings: { status: string }[] }).recordings).toMatchObject([
+        { status: 'processing' },
+      ]);
+      memory.add(
+        template,
+        callDoc(template, {
+          _id: new Types.ObjectId(request.callId),
+          toPhoneNumber: request.to,
+          providerCallId: placed.providerCallId,
+        }),
+      );
+
+      await run(activities.captureCallOutputs, [
+        {
+          callId: request.callId,
+          providerCallId: placed.providerCallId,
+          record: true,
+          answeredAt: new Date(Date.now() - 1_000).toISOString(),
+          endedAt,
+        },
+      ]);
+      const stored = memory.calls.get(request.callId)!;
+      expect(stored.recordingUrl).toBe(
+        `${harness.routerUrl}/recordings/${memory.recordings.get(request.callId)!.token}.wav`,
+      );
+      expect(memory.transcripts.has(request.callId)).toBe(true);
+      expect(stored.resultValues).toBeDefined();
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it("stores the transcript and results without a recording that cannot be fetched, on the capture's last attempt", async () => {
+    const twilio = harness.provider('twilio');
+    let asked = 0;
+    const failing = {
+      ...twilio,
+      fetchRecording: async () => {
+        asked += 1;
+        throw new Error('twilio recording download answered 500');
+      },
+    };
+    const { memory, activities } = setUp({ providers: async () => failing });
+    const template = templateDoc();
+    const request = harness.request('twilio', { to: numberForScenario('meeting-tuesday', '+1415557') });
+    const placed = await twilio.placeCall(request);
+    await harness.waitFor(request.callId, 'terminal');
+    memory.add(
+      template,
+      callDoc(template, {
+        _id: new Types.ObjectId(request.callId),
+        toPhoneNumber: request.to,
+        providerCallId: placed.providerCallId,
+      }),
+    );
+    // Retried now and then: the capture runs past the wait for the recording.
+    const input = {
+      callId: request.callId,
+      providerCallId: placed.providerCallId,
+      record: true,
+      answeredAt: new Date(Date.now() - 200_000).toISOString(),
+      endedAt: new Date(Date.now() - 100_000).toISOString(),
+    };
+    const retryPolicy = { maximumAttempts: 10 };
+    // An attempt before the last fails, for Temporal to retry: the recording may yet come.
+    await expect(run(activities.captureCallOutputs, [input], 9, { retryPolicy })).rejects.toThrow(
+      'twilio recording download answered 500',
+    );
+    expect(memory.transcripts.has(request.callId)).toBe(false);
+    // The last one stores everything else.
+    const captured = await run(activities.captureCallOutputs, [input], 10, { retryPolicy });
+    expect(asked).toBe(2);
+    expect(captured.transcriptEvent).toMatchObject({ phoneCallId: request.callId });
+    const stored = memory.calls.get(request.callId)!;
+    expect(stored.recordingUrl).toBeUndefined();
+    expect(memory.recordings.size).toBe(0);
     expect(stored.resultValues.map((r) => r.columnName)).toEqual(['interested', 'meetingTime']);
     expect(stored.fixedMeetingTime).toBeInstanceOf(Date);
   });

@@ -30,7 +30,7 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     expect(kinds(events)).toEqual(['ringing', 'answered', 'completed']);
     expect(events.every((e) => e.providerCallId === providerCallId && e.provider === name)).toBe(true);
 
-    // Vonage and Telnyx list the recording once processed, moments after the hang-up.
+    // Each provider has the recording ready once processed, moments after the hang-up: null until then.
     const wav = await vi.waitFor(
       async () => {
         const audio = await adapter.fetchRecording(providerCallId);
@@ -230,6 +230,35 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     h.failNextDeliveries(request.callId, 2);
     await adapter.placeCall(request);
     expect(kinds(await h.waitFor(request.callId, 'terminal'))).toEqual(['ringing', 'busy']);
+  });
+});
+
+describe('twilio recordings', () => {
+  it('answers null for a recording still processing after the hang-up (not yet), then the recording', async () => {
+    // Slower emulated time: the recording is processing for 600 ms of wall time after the hang-up.
+    const slow = await startHarness({ speedFactor: 0.2 });
+    try {
+      const adapter = slow.provider('twilio');
+      const request = slow.request('twilio');
+      const { providerCallId } = await adapter.placeCall(request);
+      await slow.waitFor(request.callId, 'answered');
+      await adapter.hangUp(providerCallId);
+      await slow.waitFor(request.callId, 'terminal');
+      expect(await adapter.fetchRecording(providerCallId)).toBeNull();
+      // Its transcript is there already, sourced from the recording.
+      await expect(adapter.fetchTranscript(providerCallId)).resolves.toBeInstanceOf(Array);
+      const wav = await vi.waitFor(
+        async () => {
+          const audio = await adapter.fetchRecording(providerCallId);
+          if (!audio) throw new Error('no recording yet');
+          return audio;
+        },
+        { timeout: 10_000, interval: 50 },
+      );
+      expect(parseWavHeader(wav)).toMatchObject({ channels: 1, bitsPerSample: 16 });
+    } finally {
+      await slow.close();
+    }
   });
 });
 
