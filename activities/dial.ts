@@ -152,12 +152,14 @@ export function createDialActivities(
     since: Date,
   ): Promise<PlacedCall | null> {
     const earlierAttempts = new Set((call.attempts ?? []).map((a) => a.providerCallId));
-    const sighted = (await calls.sightedProviderCallIds(request.callId)).find((id) => !earlierAttempts.has(id));
-    if (sighted) return { providerCallId: sighted };
-    return provider.findPlacedCall(request, {
-      since,
-      setAside: async (id) => earlierAttempts.has(id) || (await calls.heldByAnotherCall(call, id)),
-    });
+    const setAside = async (id: string) => earlierAttempts.has(id) || (await calls.heldByAnotherCall(call, id));
+    // A sighting is set aside like a search's candidate: a verified callback says which provider call it
+    // is about, but its URL's call id is not always under the signature (Vonage signs the body only),
+    // so a replayed callback of another of our calls could have been sighted as this one's.
+    for (const sighted of await calls.sightedProviderCallIds(request.callId)) {
+      if (!(await setAside(sighted))) return { providerCallId: sighted };
+    }
+    return provider.findPlacedCall(request, { since, setAside });
   }
 
   return {

@@ -166,6 +166,19 @@ describe('dialCall', () => {
     expect(harness.emulator.callsTo(other.toPhoneNumber)).toBe(2);
   });
 
+  it("never takes a sighting of a call another of our calls holds (a callback replayed to this call's URL)", async () => {
+    const { memory, activities } = setUp();
+    const template = templateDoc();
+    const { call: other, callId: otherId } = addRoutedCall(memory, template);
+    const placed = await run(activities.dialCall, [{ callId: otherId }]);
+    const followUp = addCallLike(memory, template, other);
+    const followUpId = followUp._id.toHexString();
+    memory.sightings.set(followUpId, [placed.providerCallId]);
+    const retried = await run(activities.dialCall, [{ callId: followUpId }], 2);
+    expect(retried.providerCallId).not.toBe(placed.providerCallId);
+    expect(harness.emulator.callsTo(other.toPhoneNumber)).toBe(2);
+  });
+
   it("takes a retry's call from the callbacks' sightings without asking the provider, but never an earlier attempt's", async () => {
     // The provider's search must not be needed: it may no longer list a call that has ended.
     const asked: string[] = [];
