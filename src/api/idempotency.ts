@@ -79,6 +79,13 @@ export interface CreateWork {
    * abandoned batch is discarded, before it writes a batch of its own.
    */
   nameOwnBatch(): Promise<void>;
+  /**
+   * Whether this request still holds its key (always, without one), its lease extended if so. Asked
+   * once its calls are written, before their workflows start: a request stalled past its lease (the
+   * store stuck for 15 s) may have been taken over by a retry, which discarded the batch as cut short
+   * and writes its own; starting these calls too would ring people twice.
+   */
+  stillHolds(): Promise<boolean>;
 }
 
 type Claim =
@@ -190,7 +197,13 @@ export async function withIdempotency(
   // A header sent empty is a mistake, not "no key": the retry it was meant to make safe would not be.
   const sent = ctx.headers['idempotency-key'] !== undefined;
   if (!sent) {
-    const work = { batchId, abandonedBatchId: null, retryMayTakeOver: false, nameOwnBatch: async () => undefined };
+    const work = {
+      batchId,
+      abandonedBatchId: null,
+      retryMayTakeOver: false,
+      nameOwnBatch: async () => undefined,
+      stillHolds: async () => true,
+    };
     try {
       return respond(await handler(work));
     } catch (err) {
@@ -246,11 +259,27 @@ export async function withIdempotency(
         });
       await naming;
     };
+    const stillHolds = async () => {
+      // Between renewals, as nameOwnBatch: the check is a renewal that says whether it matched.
+      while (renewing) await renewing;
+      const check = IdempotencyRecord.updateOne(
+        { ...identity, createdAt: now, state: 'pending' },
+        { $set: { leaseUntil: new Date(Date.now() + LEASE_MS) } },
+      ).then((result) => result.matchedCount === 1);
+      renewing = check
+        .then(() => undefined)
+        .catch(() => undefined)
+        .finally(() => {
+          renewing = null;
+        });
+      return check;
+    };
     response = await handler({
       batchId,
       abandonedBatchId: claim.abandonedBatchId,
       retryMayTakeOver: true,
       nameOwnBatch,
+      stillHolds,
     });
   } catch (err) {
     clearInterval(renewal);

@@ -588,6 +588,40 @@ it("a takeover's key names the dead request's batch while it works, and its own 
   expect(seen).toEqual([deadBatch.toHexString(), own]);
 });
 
+it('a request stalled past its lease learns that a retry took its key over, before it starts any call', async () => {
+  // The route then removes its calls unstarted (the retry writes the batch itself): else a request
+  // whose store stalled for 15 s and a retry of it would both ring the same people.
+  const identity = { teamId: stack.team.teamId, scope: 'stalled past lease', key: `stalled-${Date.now()}` };
+  const body = { stalled: true };
+  const held: boolean[] = [];
+  const retryTook: Array<string | null> = [];
+  let ownBatch = '';
+  const ctx = requestWithKey(identity.key);
+  await withIdempotency(ctx, { ...identity, body, forgetBatch: async () => undefined }, async (work) => {
+    ownBatch = work.batchId.toHexString();
+    held.push(await work.stillHolds());
+    // The store stalls: the lease runs out, and the client's retry takes the key over meanwhile.
+    await IdempotencyRecord.updateOne(
+      { ...identity, teamId: new Types.ObjectId(identity.teamId) },
+      { $set: { leaseUntil: new Date(Date.now() - 1_000) } },
+    );
+    await withIdempotency(
+      requestWithKey(identity.key),
+      { ...identity, body, forgetBatch: async () => undefined },
+      async ({ abandonedBatchId }) => {
+        retryTook.push(abandonedBatchId?.toHexString() ?? null);
+        return { status: 201, body: { retried: true } };
+      },
+    );
+    held.push(await work.stillHolds());
+    return { status: 201, body: { first: true } };
+  });
+  expect(held).toEqual([true, false]);
+  expect(retryTook).toEqual([ownBatch]);
+  // The key keeps the retry's answer.
+  expect((await IdempotencyRecord.findOne(identity).lean())?.responseBody).toEqual({ retried: true });
+});
+
 it('stores the answer after the lease renewal under way: a finished key never goes back to pending', async () => {
   // Renewals every millisecond, so that one is nearly always under way when the answer is written.
   // On FerretDB 1.x an update is a read and then a write of the whole record: a renewal that read

@@ -111,7 +111,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     await withIdempotency(
       ctx,
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body, forgetBatch },
-      async ({ batchId, abandonedBatchId, retryMayTakeOver, nameOwnBatch }) => {
+      async ({ batchId, abandonedBatchId, retryMayTakeOver, nameOwnBatch, stillHolds }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left?.[0])
           return { status: 201, body: { data: toCreateViewAsStored(left[0]) }, batchId: abandonedBatchId ?? undefined };
@@ -148,6 +148,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           // in the batch route, or the reconciler would start it and the retry make a second.
           return failCutShort(batchId, err);
         }
+        if (!(await stillHolds())) return failTakenOver(batchId);
         try {
           await deps.dispatcher.start(doc, calls[0]!.plan, { teamWebhookEvents: webhookEvents });
         } catch (err) {
@@ -194,7 +195,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     await withIdempotency(
       ctx,
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body, forgetBatch },
-      async ({ batchId, abandonedBatchId, retryMayTakeOver, nameOwnBatch }) => {
+      async ({ batchId, abandonedBatchId, retryMayTakeOver, nameOwnBatch, stillHolds }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left) {
           return {
@@ -235,6 +236,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           // Cut short: remove what was written, so that a retry writes the whole batch once.
           return failCutShort(batchId, err);
         }
+        if (!(await stillHolds())) return failTakenOver(batchId);
         const t1 = performance.now();
         // A workflow that cannot be started now leaves the batch pending: the worker's reconciler
         // starts it later, so an accepted batch is never partly lost.
@@ -290,6 +292,21 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       throw new CreateOutcomeUnknown(err, cleanupErr);
     }
     throw err;
+  }
+
+  /**
+   * A retry took this request's key over while it was writing (it stalled past its lease): the retry
+   * answers for the key and writes the calls itself, so this request's are removed unstarted.
+   */
+  async function failTakenOver(batchId: Types.ObjectId): Promise<never> {
+    await discardBatch(batchId);
+    throw new HttpError(
+      429,
+      ['a retry with this Idempotency-Key took this request over; its answer is the one that counts'],
+      {
+        'Retry-After': '2',
+      },
+    );
   }
 
   /**
