@@ -49,7 +49,9 @@ export function createApp(options: AppOptions): Koa {
 
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: options.bodyLimit, encoding: 'utf-8' });
   app.use(async (ctx, next) => {
-    if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return next();
+    // Letter case as the routers match paths (case-insensitively): `/V1/voices` is a /v1 request too.
+    const path = ctx.path.toLowerCase();
+    if (path !== '/v1' && !path.startsWith('/v1/')) return next();
     // The key first: a request without valid credentials is a 401 whatever else is wrong with it.
     await requireApiKey()(ctx, async () => {
       // Before the body is read: a key over its limit costs no parsing.

@@ -278,6 +278,15 @@ describe('POST /v1/phoneCalls', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('takes the key of a request whose path is written in another letter case, as the routes match it', async () => {
+    // The routes match paths case-insensitively; the key check once matched `/v1/` only, so `/V1/...`
+    // with a valid key was 401 while `/v1/phonecalls` was 200.
+    expect((await api.get('/V1/phoneCalls?limit=1')).status).toBe(200);
+    expect((await api.get('/v1/phonecalls?limit=1')).status).toBe(200);
+    const anonymous = apiClient(stack.baseUrl, 'oco_not_a_key');
+    expect((await anonymous.get('/V1/phoneCalls?limit=1')).status).toBe(401);
+  });
+
   it('says what a query string did to a value: a + sent unencoded, a parameter given twice', async () => {
     expect(errorMessages(await api.get('/v1/phoneCalls?toPhoneNumber=+14155551486'), 400)).toEqual([
       'toPhoneNumber must be a valid E.164 phone number (a `+` in a query string must be sent as %2B)',
