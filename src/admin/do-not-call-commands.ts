@@ -1,6 +1,7 @@
 // `dnc import|add|remove|list`: a team's do-not-call list for operators, over the same store as the
 // API (entries listed here have source `cli`).
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { decodeCursor, encodeCursor } from '../api/pagination';
 import { createDoNotCallStore, type NewDncEntry } from '../data/do-not-call-store';
 import { toDoNotCallEntryView } from '../data/do-not-call-view';
 import { MAX_DNC_ADD } from '../schemas/do-not-call';
@@ -61,7 +62,15 @@ export function readDncCsv(content: string, options: { defaultCountry?: CountryC
 
 export async function runDncCommand(
   verb: DncVerb,
-  input: { team: string; file?: string; number?: string; reason?: string; defaultCountry?: string; limit?: string },
+  input: {
+    team: string;
+    file?: string;
+    number?: string;
+    reason?: string;
+    defaultCountry?: string;
+    limit?: string;
+    cursor?: string;
+  },
 ) {
   const team = await requireTeam(input.team);
   const teamId = team._id.toHexString();
@@ -93,8 +102,24 @@ export async function runDncCommand(
       const limit = Number(input.limit ?? 100);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
         throw new CommandError('--limit must be an integer from 1 to 1000');
-      const page = await list.page(teamId, { limit });
-      return { teamId, entries: page.entries.map(toDoNotCallEntryView), more: page.hasMore };
+      const page = await list.page(teamId, { limit, after: input.cursor ? cursorPosition(input.cursor) : undefined });
+      const last = page.entries.at(-1);
+      return {
+        teamId,
+        entries: page.entries.map(toDoNotCallEntryView),
+        more: page.hasMore,
+        // As GET /v1/doNotCall pages: `--cursor` with it lists the next entries.
+        nextCursor: page.hasMore && last ? encodeCursor({ at: last.createdAt, id: last._id.toHexString() }) : null,
+      };
     }
+  }
+}
+
+/** Where `--cursor` (a `nextCursor` of `dnc list` or of GET /v1/doNotCall) starts. */
+function cursorPosition(cursor: string): { at: Date; id: string } {
+  try {
+    return decodeCursor(cursor);
+  } catch {
+    throw new CommandError('--cursor must be a nextCursor that dnc list (or GET /v1/doNotCall) gave');
   }
 }

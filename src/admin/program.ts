@@ -460,6 +460,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
           reason: str(o.reason),
           defaultCountry: str(o.defaultCountry),
           limit: str(o.limit),
+          cursor: str(o.cursor),
         }),
       ),
     ).option(...TEAM_OPTION);
@@ -469,7 +470,9 @@ export function createProgram(context: CommandContext, onResult: (result: object
     .option('--default-country <cc>', 'for numbers written without +country');
   dncLeaf('add', 'list one number').option('--number <e164>', 'the number (required)').option('--reason <text>', 'why');
   dncLeaf('remove', 'take a number off the list').option('--number <e164>', 'the number (required)');
-  dncLeaf('list', 'the newest entries').option('--limit <n>', 'at most this many (1-1000)', '100');
+  dncLeaf('list', 'the newest entries')
+    .option('--limit <n>', 'at most this many (1-1000)', '100')
+    .option('--cursor <c>', 'the nextCursor of the previous page: the entries after it');
 
   // -------------------------------------------------------------------------------- secrets
   const secrets = program.command('secrets').description('stored secrets');

@@ -262,6 +262,20 @@ describe('the CLI', () => {
       '+14155550151': ['cli', 'imported'],
       '+14155550152': ['cli', 'from the old system'],
     });
+    // Paged: each page's nextCursor lists the entries after it, the newest first, until none is left.
+    const pages: string[][] = [];
+    let cursor: string | null = null;
+    do {
+      const args = ['dnc', 'list', '--team', team.teamId, '--limit', '2', ...(cursor ? ['--cursor', cursor] : [])];
+      const page = JSON.parse((await admin(...args, '--json')).stdout);
+      pages.push(page.entries.map((e: Entry) => e.phoneNumber));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(pages.flat()).toEqual(listed.entries.map((e: Entry) => e.phoneNumber));
+    expect(pages.map((p) => p.length)).toEqual([2, 1]);
+    const badCursor = await admin('dnc', 'list', '--team', team.teamId, '--cursor', 'nope');
+    expect(badCursor.code).toBe(2);
+    expect(badCursor.stderr).toContain('--cursor must be a nextCursor');
 
     const broken = path.join(dir, 'broken.csv');
     await writeFile(broken, 'phone\n+14155550153\nnot a number\n12\n');
