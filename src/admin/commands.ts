@@ -400,15 +400,17 @@ export async function listPhoneNumbers(input: { team: string }) {
 }
 
 /** `twilio=1,vonage=3` -> per-provider numbers. */
-function parseDialsPerSecond(value: string): Partial<Record<ProviderName, number>> {
-  const out: Partial<Record<ProviderName, number>> = {};
+/** `twilio=10,vonage=default`: a rate per provider, or `default` for the service's (unset). */
+function parseDialsPerSecond(value: string): Partial<Record<ProviderName, number | 'default'>> {
+  const out: Partial<Record<ProviderName, number | 'default'>> = {};
   for (const part of value.split(',')) {
-    const match = /^\s*([a-z]+)\s*=\s*(\d+(?:\.\d+)?)\s*$/.exec(part);
+    const match = /^\s*([a-z]+)\s*=\s*(\d+(?:\.\d+)?|default)\s*$/.exec(part);
     const provider = match?.[1];
-    const rate = Number(match?.[2]);
-    if (!match || !(PROVIDERS as readonly string[]).includes(provider!) || !(rate > 0) || rate > MAX_DIALS_PER_SECOND)
+    const rate = match?.[2] === 'default' ? 'default' : Number(match?.[2]);
+    const rateValid = rate === 'default' || (rate > 0 && rate <= MAX_DIALS_PER_SECOND);
+    if (!match || !(PROVIDERS as readonly string[]).includes(provider!) || !rateValid)
       throw new CommandError(
-        `--dials-per-second must look like twilio=1,vonage=3,telnyx=30 (each above 0, at most ${MAX_DIALS_PER_SECOND}); got "${part}"`,
+        `--dials-per-second must look like twilio=1,vonage=3,telnyx=30 (each above 0, at most ${MAX_DIALS_PER_SECOND}, or default); got "${part}"`,
       );
     out[provider as ProviderName] = rate;
   }
@@ -421,18 +423,25 @@ export async function setTeamLimits(input: { team: string; maxConcurrentCalls?: 
   if (input.maxConcurrentCalls === undefined && input.dialsPerSecond === undefined)
     throw new CommandError('give --max-concurrent-calls and/or --dials-per-second');
   const set: Record<string, number> = {};
-  if (input.maxConcurrentCalls !== undefined) {
+  // `default`: the limit is unset, and the service's default (PACING_*) applies again.
+  const unset: Record<string, 1> = {};
+  if (input.maxConcurrentCalls === 'default') unset['pacing.maxConcurrentCalls'] = 1;
+  else if (input.maxConcurrentCalls !== undefined) {
     const cap = Number(input.maxConcurrentCalls);
     if (!Number.isInteger(cap) || cap < 1 || cap > MAX_CONCURRENT_CALLS)
-      throw new CommandError(`--max-concurrent-calls must be a whole number from 1 to ${MAX_CONCURRENT_CALLS}`);
+      throw new CommandError(
+        `--max-concurrent-calls must be a whole number from 1 to ${MAX_CONCURRENT_CALLS}, or default`,
+      );
     set['pacing.maxConcurrentCalls'] = cap;
   }
   if (input.dialsPerSecond !== undefined) {
-    for (const [provider, rate] of Object.entries(parseDialsPerSecond(input.dialsPerSecond)))
-      set[`pacing.dialsPerSecond.${provider}`] = rate;
+    for (const [provider, rate] of Object.entries(parseDialsPerSecond(input.dialsPerSecond))) {
+      if (rate === 'default') unset[`pacing.dialsPerSecond.${provider}`] = 1;
+      else set[`pacing.dialsPerSecond.${provider}`] = rate;
+    }
   }
-  // Dotted $set paths: one conditional-free single-document update, safe on FerretDB.
-  await Team.updateOne({ _id: team._id }, { $set: set });
+  // Dotted paths: one conditional-free single-document update, safe on FerretDB.
+  await Team.updateOne({ _id: team._id }, { ...(Object.keys(set).length ? { $set: set } : {}), $unset: unset });
   const updated = await Team.findById(team._id, { pacing: 1 }).lean();
   return {
     teamId: team._id.toHexString(),

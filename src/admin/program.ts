@@ -187,8 +187,11 @@ export function createProgram(context: CommandContext, onResult: (result: object
     ),
   )
     .option(...TEAM_OPTION)
-    .option('--max-concurrent-calls <n>', 'calls live at once')
-    .option('--dials-per-second <rates>', 'per provider, e.g. twilio=1,vonage=3,telnyx=30');
+    .option('--max-concurrent-calls <n>', 'calls live at once (default: back to the service default)')
+    .option(
+      '--dials-per-second <rates>',
+      'per provider, e.g. twilio=1,vonage=3,telnyx=30 (a provider=default: back to the service default)',
+    );
 
   // ------------------------------------------------------------------------------------ key
   const key = program.command('key').description('API keys');

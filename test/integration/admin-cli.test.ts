@@ -306,6 +306,19 @@ describe('refused input and unreachable servers, as a reviewer found them', () =
     });
   });
 
+  it("sets a team's pacing limits, and `default` puts one back to the service's default", async () => {
+    const limits = (...flags: string[]) => json('team', 'set-limits', '--team', teamId, ...flags);
+    expect(
+      (await limits('--max-concurrent-calls', '5', '--dials-per-second', 'twilio=2,telnyx=7')).body.limits,
+    ).toEqual({ maxConcurrentCalls: 5, dialsPerSecond: { twilio: 2, vonage: null, telnyx: 7 } });
+    expect(
+      (await limits('--max-concurrent-calls', 'default', '--dials-per-second', 'twilio=default')).body.limits,
+    ).toEqual({ maxConcurrentCalls: null, dialsPerSecond: { twilio: null, vonage: null, telnyx: 7 } });
+    const refused = await limits('--dials-per-second', 'twilio=fast');
+    expect(refused.code).toBe(2);
+    expect(refused.body.error).toContain('or default');
+  });
+
   it('refuses a number already registered for another provider; the same provider again answers the same id', async () => {
     const create = (provider: string) =>
       json('phone-number', 'create', '--team', teamId, '--number', '+14155550177', '--provider', provider);
