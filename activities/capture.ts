@@ -46,8 +46,9 @@ export interface Captured {
 /**
  * How long after a recorded call ends its recording is waited for. Providers have it ready only once
  * processed, seconds after the hang-up that starts the capture: Vonage and Telnyx list it then (their
- * `record` and `call.recording.saved` webhooks come later too), Twilio lists it `processing` until then.
- * A call whose recording is still missing then ends without one.
+ * `record` and `call.recording.saved` webhooks come later too), Twilio lists it `processing` until then
+ * (RecordingNotReadyError: asked for again on the capture's next attempts too). A call whose recording
+ * is still not listed then ends without one.
  */
 export const RECORDING_WAIT_MS = 90_000;
 const RECORDING_POLL_FIRST_MS = 250;

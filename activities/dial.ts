@@ -153,11 +153,13 @@ export function createDialActivities(
   ): Promise<PlacedCall | null> {
     const earlierAttempts = new Set((call.attempts ?? []).map((a) => a.providerCallId));
     const setAside = async (id: string) => earlierAttempts.has(id) || (await calls.heldByAnotherCall(call, id));
-    // A sighting is set aside like a search's candidate: a verified callback says which provider call it
-    // is about, but its URL's call id is not always under the signature (Vonage signs the body only),
-    // so a replayed callback of another of our calls could have been sighted as this one's.
+    // A sighting another call's record holds is set aside: a verified callback says which provider call
+    // it is about, but its URL's call id is not always under the signature (Vonage signs the body only),
+    // so a replayed callback of another of our calls could have been sighted as this one's. Only the
+    // record counts here: that other call's own sighting of its call would set aside this call's.
     for (const sighted of await calls.sightedProviderCallIds(request.callId)) {
-      if (!(await setAside(sighted))) return { providerCallId: sighted };
+      if (earlierAttempts.has(sighted)) continue;
+      if (!(await calls.heldByAnotherCall(call, sighted, { recordsOnly: true }))) return { providerCallId: sighted };
     }
     return provider.findPlacedCall(request, { since, setAside });
   }

@@ -207,7 +207,9 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       // The team reads the delivery: the reason stays in our logs (a store's or a key's error can name
       // internal hosts), the record says what happened.
       deps.logger.warn({ eventId: input.event.eventId, error: input.error }, 'webhook attempt could not be made');
-      await record(input, input.isLastAttempt ? 'failed' : 'pending', {
+      // Noted against the webhook as it is now, as an attempt would have gone (the record shows where).
+      const target = input.target.webhookId ? ((await currentTarget(input)) ?? input.target) : input.target;
+      await record({ ...input, target }, input.isLastAttempt ? 'failed' : 'pending', {
         attemptedAt: new Date(),
         statusCode: null,
         durationMs: 0,

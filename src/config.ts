@@ -73,8 +73,11 @@ const schema = z.object({
       }
     }),
   ALLOW_PRIVATE_WEBHOOK_URLS: booleanFlag.default(false),
-  /** Webhooks one team may have (each call runs a delivery stream per endpoint); one more is a 400. */
-  MAX_WEBHOOKS_PER_TEAM: z.coerce.number().int().min(1).max(10_000).default(50),
+  /**
+   * Webhooks one team may have (each call runs a delivery stream per endpoint); one more is a 400.
+   * 0, the default: no cap, as before the setting (a cap refuses creates existing clients made).
+   */
+  MAX_WEBHOOKS_PER_TEAM: z.coerce.number().int().min(0).max(10_000).default(0),
   /**
    * On: the API sits behind one reverse proxy, and the client's address (and protocol and host) are
    * read from the X-Forwarded-* headers it sets (the last X-Forwarded-For entry). Off: those headers

@@ -56,13 +56,21 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 /** The option most commands take, worded once. */
 const TEAM_OPTION = ['--team <teamId>', 'the team (required)'] as const;
 
-/** Refuses an option value that is another option (`--name --json`), naming the option that lacks its value. */
+/**
+ * Refuses an option value that is one of the command's own options (`--name --json`), naming the
+ * option that lacks its value. Other values starting with dashes (`--prompt '--- Hi'`) are values.
+ */
 function refuseOptionsAsValues(command: Command): void {
+  const known = new Set<string>();
+  for (let at: Command | null = command; at; at = at.parent) {
+    for (const option of at.options) if (option.long) known.add(option.long);
+  }
+  known.add('--help');
   for (const option of command.options) {
     if (option.isBoolean()) continue;
     const value: unknown = command.getOptionValue(option.attributeName());
     const given = (Array.isArray(value) ? value : [value]).find(
-      (v): v is string => typeof v === 'string' && v.startsWith('--'),
+      (v): v is string => typeof v === 'string' && known.has(v.split('=')[0]!),
     );
     if (given !== undefined)
       throw new CommandError(`${option.long ?? option.flags} needs a value, got the option "${given}" instead`);

@@ -411,7 +411,8 @@ const ERROR_RESPONSES: Record<number, { name: string; description: string; examp
     name: 'TooManyRequests',
     description:
       'Retry after `Retry-After` seconds: the API key went over its rate limit (see "Limits" in the ' +
-      'description), or a request with the same `Idempotency-Key` was still being processed after a 10 s wait.',
+      'description), or a request with the same `Idempotency-Key` was still being processed after a 10 s wait, ' +
+      'or a retry with its `Idempotency-Key` took a stalled create over (retried with that key, it gets the answer).',
     example: 'rate limit exceeded: this API key may send 600 requests per second; retry after 1 s',
   },
   500: {
@@ -517,7 +518,8 @@ const DESCRIPTION = [
     'then gets 429 with `Retry-After`. If the first request ended without an answer (its API process stopped), ' +
     'a retry 15 s or more after it gets the calls it created as they were created (`status` `queued`), even ' +
     'if they were dialled since; a batch leaves out calls deleted since, and a single create whose call was ' +
-    'deleted since gets 409. Nothing is created twice.',
+    'deleted since gets 409. A first request that stalled past its 15 s lease while a retry took its key ' +
+    'over starts nothing and gets 429; the retry answers for the key. Nothing is created twice.',
   '',
   '## Limits',
   'Each API key may send a burst of `RATE_LIMIT_BURST` requests within any one second (600 by default) and ' +
@@ -816,9 +818,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           summary: 'Create a webhook',
           description:
             "Registers an address notified of the team's call events. The answer (200) is the only one that " +
-            'shows the signing `secret`. A team has at most 50 webhooks (the operator may set another cap, ' +
-            '`MAX_WEBHOOKS_PER_TEAM`); one more is 400, and an existing one can be changed with PATCH ' +
-            'instead. Needs `webhooks:write`.',
+            "shows the signing `secret`. Where the operator caps a team's webhooks (`MAX_WEBHOOKS_PER_TEAM`), " +
+            'one more than the cap is 400, and an existing one can be changed with PATCH instead. Needs ' +
+            '`webhooks:write`.',
           security: securityFor('webhooks:write'),
           requestBody: jsonBody('WebhookCreateRequest', ex.createWebhook),
           responses: {

@@ -51,8 +51,8 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, pre
 }
 
 // In a query string `+` stands for a space: `?toPhoneNumber=+14155550123` arrives as ` 14155550123`,
-// and a date-time's offset `...T10:00:00+02:00` as `...T10:00:00 02:00`.
-const LOST_PLUS = /^ \d|\d \d{2}(:?\d{2})?$/;
+// and a date-time's offset `...T10:00:00+02:00` as `...T10:00:00 02:00` (a time, then the offset).
+const LOST_PLUS = /^ \d|T\d{2}:\d{2}(:\d{2}(\.\d+)?)? \d{2}(:?\d{2})?$/;
 
 /**
  * Parses a query's parameters, as parseOrThrow does, and says what the query string itself did to a

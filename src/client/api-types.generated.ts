@@ -473,7 +473,7 @@ export interface paths {
     put?: never;
     /**
      * Create a webhook
-     * @description Registers an address notified of the team's call events. The answer (200) is the only one that shows the signing `secret`. A team has at most 50 webhooks (the operator may set another cap, `MAX_WEBHOOKS_PER_TEAM`); one more is 400, and an existing one can be changed with PATCH instead. Needs `webhooks:write`.
+     * @description Registers an address notified of the team's call events. The answer (200) is the only one that shows the signing `secret`. Where the operator caps a team's webhooks (`MAX_WEBHOOKS_PER_TEAM`), one more than the cap is 400, and an existing one can be changed with PATCH instead. Needs `webhooks:write`.
      */
     post: operations['createWebhook'];
     delete?: never;
@@ -2110,7 +2110,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Retry after `Retry-After` seconds: the API key went over its rate limit (see "Limits" in the description), or a request with the same `Idempotency-Key` was still being processed after a 10 s wait. */
+    /** @description Retry after `Retry-After` seconds: the API key went over its rate limit (see "Limits" in the description), or a request with the same `Idempotency-Key` was still being processed after a 10 s wait, or a retry with its `Idempotency-Key` took a stalled create over (retried with that key, it gets the answer). */
     TooManyRequests: {
       headers: {
         'Retry-After': components['headers']['Retry-After'];

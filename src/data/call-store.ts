@@ -135,6 +135,8 @@ export interface CallStore {
   heldByAnotherCall(
     call: Pick<PhoneCallDoc, '_id' | 'teamId' | 'toPhoneNumber'>,
     providerCallId: string,
+    /** Only another call's record counts, not its callbacks' sightings. */
+    options?: { recordsOnly?: boolean },
   ): Promise<boolean>;
   /** Says why a queued call waits (its status code); a call no longer queued is left alone. */
   setQueuedStatusCode(callId: string, statusCode: string, at: Date): Promise<void>;
@@ -180,7 +182,7 @@ export function createCallStore(): CallStore {
       const sightings = await ProviderCallSighting.find({ callId }, { providerCallId: 1, seenAt: 1 }).lean();
       return sightings.sort((a, b) => b.seenAt.getTime() - a.seenAt.getTime()).map((s) => s.providerCallId);
     },
-    async heldByAnotherCall(call, providerCallId) {
+    async heldByAnotherCall(call, providerCallId, options) {
       const [recorded, sighted] = await Promise.all([
         PhoneCall.exists({
           teamId: call.teamId,
@@ -188,7 +190,7 @@ export function createCallStore(): CallStore {
           _id: { $ne: call._id },
           $or: [{ providerCallId }, { 'attempts.providerCallId': providerCallId }],
         }),
-        ProviderCallSighting.exists({ providerCallId, callId: { $ne: call._id } }),
+        options?.recordsOnly ? null : ProviderCallSighting.exists({ providerCallId, callId: { $ne: call._id } }),
       ]);
       return recorded !== null || sighted !== null;
     },

@@ -48,8 +48,8 @@ export const e164 = z.string({ error: 'must be a string' }).transform((value, ct
 });
 
 const PAGE_LIMIT_RANGE = 'must be between 1 and 1000';
-/** An integer as a query string writes one: digits, `-` before them at most, no leading zero. */
-const PLAIN_INTEGER = /^(0|-?[1-9][0-9]*)$/;
+/** An integer as a query string writes one: decimal digits (leading zeros taken, as always), `-` before them at most. */
+const PLAIN_INTEGER = /^-?[0-9]+$/;
 
 /**
  * A list's page size (`limit`): 1-1000, default 100. A query's value must be the integer in plain

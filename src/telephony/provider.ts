@@ -139,6 +139,14 @@ export class ProviderRejectedError extends Error {
   }
 }
 
+/**
+ * The call's recording exists but is not ready yet (Twilio's `processing`): unlike a recording not
+ * listed at all, one worth asking for again past the capture's wait, on the capture's next attempt.
+ */
+export class RecordingNotReadyError extends Error {
+  override readonly name = 'RecordingNotReadyError';
+}
+
 /** The provider refused the dial for its account's rate (HTTP 429): dial again after `retryAfterMs`. */
 export class ProviderRateLimitedError extends Error {
   override readonly name = 'ProviderRateLimitedError';

@@ -27,6 +27,7 @@ import {
   type TelephonyProvider,
   type TwilioCredentials,
   type Utterance,
+  RecordingNotReadyError,
   ringTimeoutFor,
 } from './provider';
 
@@ -279,13 +280,17 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
 
     /**
      * The call's completed recording. Twilio lists it as soon as the call ends, `processing` for a while
-     * (`in-progress` while the call still runs): not yet, so null, as for Vonage's and Telnyx's
-     * recordings before they are listed; the capture asks again.
+     * (`in-progress` while the call still runs): not ready yet, which the capture asks about again, on
+     * its next attempt too (RecordingNotReadyError); null when there is none at all.
      */
     async fetchRecording(providerCallId: string): Promise<Buffer | null> {
       const recordings = await listRecordings(providerCallId);
       const done = recordings.find((r) => r.status === 'completed');
-      if (!done) return null;
+      if (!done) {
+        if (recordings.some((r) => r.status === 'processing' || r.status === 'in-progress'))
+          throw new RecordingNotReadyError(`twilio recording of ${providerCallId} is still processing`);
+        return null;
+      }
       let res = await request(accountUrl(`/Recordings/${encodeURIComponent(done.sid)}.wav`));
       const location = res.headers.get('location');
       // Twilio redirects media to a pre-signed storage URL: follow it without our credentials.

@@ -23,7 +23,7 @@ afterAll(async () => {
 describe('list query values', () => {
   it('refuses a limit not written in plain decimal digits on every list', async () => {
     for (const path of ['/v1/phoneCalls', '/v1/doNotCall', '/v1/transcripts']) {
-      for (const written of ['1e2', '0x10', '%201', '%2B5', '05', '1.5']) {
+      for (const written of ['1e2', '0x10', '%201', '%2B5', '1.5']) {
         const messages = errorMessages(await api.get(`${path}?limit=${written}`), 400);
         expect({ path, written, first: messages[0] }).toEqual({
           path,

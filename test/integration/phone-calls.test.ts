@@ -295,6 +295,9 @@ describe('POST /v1/phoneCalls', () => {
       'createdAfter must be an ISO 8601 date-time with Z or an offset (a `+` in a query string must be sent as %2B)',
     ]);
     expect((await api.get('/v1/phoneCalls?createdAfter=2026-11-29T10:00:00%2B02:00')).status).toBe(200);
+    expect(errorMessages(await api.get('/v1/phoneCalls?toPhoneNumber=415%20555%201486'), 400)).toEqual([
+      'toPhoneNumber must be a valid E.164 phone number',
+    ]);
     expect(errorMessages(await api.get('/v1/phoneCalls?toPhoneNumber=14155551486'), 400)).toEqual([
       'toPhoneNumber must be a valid E.164 phone number',
     ]);

@@ -11,9 +11,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, TRUST_PROXY: 'yes' })).toThrow(/TRUST_PROXY must be true or false/);
   });
 
-  it('caps a team at 50 webhooks unless MAX_WEBHOOKS_PER_TEAM says otherwise', () => {
-    expect(loadConfig(base).MAX_WEBHOOKS_PER_TEAM).toBe(50);
+  it("caps a team's webhooks only when MAX_WEBHOOKS_PER_TEAM says so (0, the default: no cap)", () => {
+    expect(loadConfig(base).MAX_WEBHOOKS_PER_TEAM).toBe(0);
     expect(loadConfig({ ...base, MAX_WEBHOOKS_PER_TEAM: '5' }).MAX_WEBHOOKS_PER_TEAM).toBe(5);
-    expect(() => loadConfig({ ...base, MAX_WEBHOOKS_PER_TEAM: '0' })).toThrow(/MAX_WEBHOOKS_PER_TEAM/);
+    expect(() => loadConfig({ ...base, MAX_WEBHOOKS_PER_TEAM: '-1' })).toThrow(/MAX_WEBHOOKS_PER_TEAM/);
   });
 });

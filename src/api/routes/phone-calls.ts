@@ -25,6 +25,7 @@ import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, errorBody, HttpError, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
 import { CreateOutcomeUnknown, withIdempotency } from '../idempotency';
+import { DispatchBatch } from '../../data/models/dispatch-batch';
 import {
   phoneCallBatchSchema,
   phoneCallCreateFields,
@@ -148,7 +149,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           // in the batch route, or the reconciler would start it and the retry make a second.
           return failCutShort(batchId, err);
         }
-        if (!(await stillHolds())) return failTakenOver(batchId);
+        if (!(await holdsKey(stillHolds))) return failTakenOver(batchId);
         try {
           await deps.dispatcher.start(doc, calls[0]!.plan, { teamWebhookEvents: webhookEvents });
         } catch (err) {
@@ -236,7 +237,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           // Cut short: remove what was written, so that a retry writes the whole batch once.
           return failCutShort(batchId, err);
         }
-        if (!(await stillHolds())) return failTakenOver(batchId);
+        if (!(await holdsKey(stillHolds))) return failTakenOver(batchId);
         const t1 = performance.now();
         // A workflow that cannot be started now leaves the batch pending: the worker's reconciler
         // starts it later, so an accepted batch is never partly lost.
@@ -295,11 +296,27 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
   }
 
   /**
-   * A retry took this request's key over while it was writing (it stalled past its lease): the retry
-   * answers for the key and writes the calls itself, so this request's are removed unstarted.
+   * Whether the request still holds its key; a failed check leaves the outcome to a retry's takeover
+   * (the key stays pending), as the calls are written but nothing is started.
+   */
+  async function holdsKey(stillHolds: () => Promise<boolean>): Promise<boolean> {
+    try {
+      return await stillHolds();
+    } catch (err) {
+      throw new CreateOutcomeUnknown(err, err);
+    }
+  }
+
+  /**
+   * A retry took this request's key over while it was writing (it stalled past its lease). The batch
+   * is the retry's to settle: found whole it starts these calls and answers with them, found cut
+   * short it removes them with their batch record. So nothing is started here, and the calls are
+   * removed only once their batch record is gone (the rest of an insert that landed after the
+   * retry's removal).
    */
   async function failTakenOver(batchId: Types.ObjectId): Promise<never> {
-    await discardBatch(batchId);
+    if (!(await DispatchBatch.exists({ _id: batchId })))
+      await PhoneCall.deleteMany({ dispatchBatchId: batchId, status: 'queued' });
     throw new HttpError(
       429,
       ['a retry with this Idempotency-Key took this request over; its answer is the one that counts'],

@@ -34,7 +34,7 @@ export function toWebhookView(doc: WebhookDoc): WebhookView {
 export function createWebhooksRouter(deps: {
   secretBox: SecretBox;
   allowPrivateUrls: boolean;
-  /** MAX_WEBHOOKS_PER_TEAM: each call runs one delivery stream per endpoint of its team. */
+  /** MAX_WEBHOOKS_PER_TEAM (0: no cap): each call runs one delivery stream per endpoint of its team. */
   maxPerTeam: number;
 }): Router {
   const router = new Router<RequestState>({ prefix: '/v1/webhooks' });
@@ -56,7 +56,7 @@ export function createWebhooksRouter(deps: {
     const input = parseOrThrow(webhookCreateSchema, ctx.request.body);
     assertOwnTeam(auth, input.teamId);
     // A soft cap: counted before the insert, so creates racing each other may pass it by a few.
-    if ((await Webhook.countDocuments({ teamId: input.teamId })) >= deps.maxPerTeam) {
+    if (deps.maxPerTeam > 0 && (await Webhook.countDocuments({ teamId: input.teamId })) >= deps.maxPerTeam) {
       throw badRequest(
         `a team has at most ${deps.maxPerTeam} webhooks; change one of them (PATCH /v1/webhooks/{_id}) instead of adding another`,
       );

@@ -28,7 +28,7 @@ batchCallDeletionSchema.index({ deletedAt: 1 }, { expireAfterSeconds: BATCH_CALL
 
 export const BatchCallDeletion = model('BatchCallDeletion', batchCallDeletionSchema);
 
-/** Notes that a queued call (of the batch, if any) is being deleted, as it is now (again: no change). */
+/** Notes that a queued call (of the batch, if any) is being deleted, as it is now. */
 export async function noteDeletedFromBatch(
   callId: Types.ObjectId,
   dispatchBatchId: Types.ObjectId | null | undefined,
@@ -36,7 +36,12 @@ export async function noteDeletedFromBatch(
 ): Promise<void> {
   await BatchCallDeletion.updateOne(
     { _id: callId },
-    { $setOnInsert: { ...(dispatchBatchId ? { dispatchBatchId } : {}), deletedAt: new Date(), ...kept } },
+    {
+      $setOnInsert: { ...(dispatchBatchId ? { dispatchBatchId } : {}), deletedAt: new Date() },
+      // The call as this delete found it: a note left by an earlier delete that lost to a dial (the call
+      // redialled and queued again since) holds an older copy.
+      ...(kept.call ? { $set: kept } : {}),
+    },
     { upsert: true },
   );
 }

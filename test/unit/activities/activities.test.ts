@@ -177,6 +177,12 @@ describe('dialCall', () => {
     const retried = await run(activities.dialCall, [{ callId: followUpId }], 2);
     expect(retried.providerCallId).not.toBe(placed.providerCallId);
     expect(harness.emulator.callsTo(other.toPhoneNumber)).toBe(2);
+    // The other call's own retry, its call sighted by both (the replay above), still takes its call:
+    // only a record counts against a sighting, and the call is on no other record.
+    memory.calls.get(otherId)!.providerCallId = undefined;
+    memory.sightings.set(otherId, [placed.providerCallId]);
+    expect(await run(activities.dialCall, [{ callId: otherId }], 2)).toEqual({ providerCallId: placed.providerCallId });
+    expect(harness.emulator.callsTo(other.toPhoneNumber)).toBe(2);
   });
 
   it("takes a retry's call from the callbacks' sightings without asking the provider, but never an earlier attempt's", async () => {

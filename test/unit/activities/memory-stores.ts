@@ -91,7 +91,7 @@ export function memoryStores() {
     async sightedProviderCallIds(callId) {
       return sightings.get(callId) ?? [];
     },
-    async heldByAnotherCall(call, providerCallId) {
+    async heldByAnotherCall(call, providerCallId, options) {
       const others = [...calls.values()].filter(
         (c) => !c._id.equals(call._id) && c.teamId.equals(call.teamId) && c.toPhoneNumber === call.toPhoneNumber,
       );
@@ -99,7 +99,9 @@ export function memoryStores() {
         (c) =>
           c.providerCallId === providerCallId || (c.attempts ?? []).some((a) => a.providerCallId === providerCallId),
       );
-      const sighted = [...sightings].some(([id, ids]) => id !== call._id.toHexString() && ids.includes(providerCallId));
+      const sighted =
+        !options?.recordsOnly &&
+        [...sightings].some(([id, ids]) => id !== call._id.toHexString() && ids.includes(providerCallId));
       return recorded || sighted;
     },
     async setQueuedStatusCode(callId, statusCode, at) {

@@ -98,6 +98,23 @@ describe('the operator command line', () => {
     await expect(parsed).rejects.toThrow(new RegExp(`^${flag} needs a value, got the option "--`));
   });
 
+  it('takes a value that starts with dashes but is no option of the command', async () => {
+    const seen: Record<string, unknown>[] = [];
+    const program = createProgram(
+      {
+        ...context,
+        database: async () => {
+          throw new Error('stop here');
+        },
+      },
+      () => {},
+    );
+    program.hook('preAction', (_p, command) => void seen.push(command.opts()));
+    const parsed = program.parseAsync(['team', 'create', '--name', '--VIP--'], { from: 'user' });
+    await expect(parsed).rejects.toThrow('stop here');
+    expect(seen).toEqual([expect.objectContaining({ name: '--VIP--' })]);
+  });
+
   it('points only to README sections that exist, in help texts and comments', () => {
     const headings = new Set(
       readFileSync('README.md', 'utf8')

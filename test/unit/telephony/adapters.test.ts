@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ProviderName } from '../../../src/contracts/providers';
 import { parseWavHeader } from '../../../src/audio';
-import { ProviderRejectedError, type PlacedCallSearch } from '../../../src/telephony/provider';
+import { ProviderRejectedError, RecordingNotReadyError, type PlacedCallSearch } from '../../../src/telephony/provider';
 import { TWIML_MAX_CHARS, twilioSpeechProblem } from '../../../src/telephony/twilio';
 import { OPENING_LINE, startHarness, uniqueNumber, type Harness } from './harness';
 
@@ -234,7 +234,7 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
 });
 
 describe('twilio recordings', () => {
-  it('answers null for a recording still processing after the hang-up (not yet), then the recording', async () => {
+  it('says a recording still processing after the hang-up is not ready yet, then answers the recording', async () => {
     // Slower emulated time: the recording is processing for 600 ms of wall time after the hang-up.
     const slow = await startHarness({ speedFactor: 0.2 });
     try {
@@ -244,13 +244,13 @@ describe('twilio recordings', () => {
       await slow.waitFor(request.callId, 'answered');
       await adapter.hangUp(providerCallId);
       await slow.waitFor(request.callId, 'terminal');
-      expect(await adapter.fetchRecording(providerCallId)).toBeNull();
+      await expect(adapter.fetchRecording(providerCallId)).rejects.toBeInstanceOf(RecordingNotReadyError);
       // Its transcript is there already, sourced from the recording.
       await expect(adapter.fetchTranscript(providerCallId)).resolves.toBeInstanceOf(Array);
       const wav = await vi.waitFor(
         async () => {
           const audio = await adapter.fetchRecording(providerCallId);
-          if (!audio) throw new Error('no recording yet');
+          if (!audio) throw new Error('no recording at all');
           return audio;
         },
         { timeout: 10_000, interval: 50 },
