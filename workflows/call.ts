@@ -156,7 +156,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   const ringTimeoutSeconds = input.ringTimeoutSeconds ?? DEFAULT_RING_TIMEOUT_SECONDS;
   let deleteRequested = false;
   let deleted: DeleteOutcome | null = null;
-  let paused = false;
+  // A call of a file paused before its chunk was written starts as if it had taken that pause.
+  let paused = input.startsPaused === true;
   /** Its batch was cancelled while it was being dialled: no redial. */
   let redialsCancelled = false;
   let slotGranted = false;

@@ -79,6 +79,11 @@ export interface CallWorkflowInput {
    */
   rateLimitWaitsAsQueued?: boolean;
   /**
+   * The call's file was paused (POST /v1/phoneCalls/file/{fileId}/pause) before this call's chunk of
+   * it was written: the call starts paused, as if it had taken the pause, and waits for a resume.
+   */
+  startsPaused?: boolean;
+  /**
    * True for calls created since 2026-11-29 (later that day): a scheduled call paused (or resumed)
    * before it is due says so in its status code at once. Absent (histories from before): only once
    * due, as then.

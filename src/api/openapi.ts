@@ -644,7 +644,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'Creates 1 to 10,000 calls, all or nothing: if any element is invalid nothing is created and the 400 ' +
             'lists every problem prefixed by its index (`phoneCalls.3.toPhoneNumber ...`); an element of another ' +
             'team is 403. The answer lists the calls in request order. `callOrigin` is `batch`, or `file` when ' +
-            '`fileId` or `fileName` is given. Needs `calls:write`.',
+            '`fileId` or `fileName` is given. A `fileId` whose file was paused starts its calls paused; one ' +
+            'whose file was cancelled is 400, nothing created, until the file is resumed. Needs `calls:write`.',
           security: securityFor('calls:write'),
           parameters: [idempotencyKey],
           requestBody: jsonBody('PhoneCallBatchRequest', ex.createBatch),
@@ -732,7 +733,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'Pauses every batch created with a `fileId`. Its queued calls wait (status `queued`, status code ' +
             '`paused`) until resumed; calls already dialling go on, and a redial their policy makes waits until resumed. A ' +
             'paused call past its `callDelayedUntil` is ' +
-            'dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no ' +
+            'dialled only after resume. The pause is kept with the file: the calls of batches created with ' +
+            'this `fileId` afterwards (an import still sending its chunks) start paused too, until resumed. ' +
+            'Answers counts. No body. Needs `calls:write`; a batch or file with no ' +
             "call of the key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse', ex.fileControl('pause')), ...errorRefs(V1_BODY_ERRORS) },
@@ -746,8 +749,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           summary: 'Resume every batch created with a fileId',
           description:
             'Resumes every batch created with a `fileId`. Its paused calls queue for a dial slot again, at the ' +
-            'back of the queue (in creation order among themselves). Answers counts. No body. Needs ' +
-            "`calls:write`; a batch or file with no call of the key's team is 404.",
+            'back of the queue (in creation order among themselves). Batches created with this `fileId` ' +
+            'afterwards are dialled as usual again (after a cancel too). Answers counts. No body. Needs ' +
+            "`calls:write`; a file with no call of the key's team is 404, unless it was paused or cancelled.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse', ex.fileControl('resume')), ...errorRefs(V1_BODY_ERRORS) },
         },
@@ -762,7 +766,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'Cancels every batch created with a `fileId`. Every call of it that has not begun dialling is ' +
             'deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and ' +
             'reads 404 afterwards); calls already dialling go on and are never dialled again by their redial ' +
-            'policy, ended ones are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with ' +
+            'policy, ended ones are left alone. The cancel is kept with the file: a batch created with this ' +
+            '`fileId` afterwards (an import still sending its chunks) is refused with 400, none of its calls ' +
+            'made, until the file is resumed. Answers counts. No body. Needs `calls:write`; a batch or file with ' +
             "no call of the key's team is 404.",
           security: securityFor('calls:write'),
           responses: { '200': ok('BatchControlResponse', ex.fileControl('cancel')), ...errorRefs(V1_BODY_ERRORS) },

@@ -6,6 +6,7 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { z } from 'zod';
 import { isTerminal, type CallStatus } from '../contracts/call-status';
+import { fileControlled, setFileState, type FileState } from '../data/models/file-control';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
 import type { batchControlResultSchema } from '../schemas/responses';
 import type { QueuedCallControl } from './queued-call-control';
@@ -13,6 +14,7 @@ import { mapBounded } from '../concurrency/run-bounded';
 
 export const BATCH_ACTIONS = ['pause', 'resume', 'cancel'] as const;
 export type BatchAction = (typeof BATCH_ACTIONS)[number];
+const FILE_STATE_OF: Record<BatchAction, FileState> = { pause: 'paused', resume: 'resumed', cancel: 'cancelled' };
 export type BatchSelector = { batchId: string } | { fileId: string };
 
 /** The counts, as the API answers them (each field is described in the schema). */
@@ -40,8 +42,17 @@ export async function controlBatch(
 ): Promise<BatchControlResult | null> {
   const filter =
     'batchId' in selector ? { teamId, dispatchBatchId: selector.batchId } : { teamId, fileId: selector.fileId };
+  if ('fileId' in selector) {
+    // Kept before the calls are read: a chunk of the file written after this reads it and starts its
+    // calls paused, or is refused once cancelled (routes/phone-calls.ts); one written before is read
+    // below. A file with no call is unknown (404, as always), but to a resume that lifts a control
+    // kept with it: every call of a cancelled file is gone, and its next chunks wait for that resume.
+    const hasCalls = (await PhoneCall.exists({ teamId, fileId: selector.fileId })) !== null;
+    if (!hasCalls && (action !== 'resume' || !(await fileControlled(teamId, selector.fileId)))) return null;
+    await setFileState(teamId, selector.fileId, FILE_STATE_OF[action]);
+  }
   const docs = await PhoneCall.find(filter).lean<PhoneCallDoc[]>();
-  if (docs.length === 0) return null;
+  if (docs.length === 0 && 'batchId' in selector) return null;
   // Calls being dialled are told too: their current attempt goes on (counted `notQueued`), but a redial
   // their policy may make waits while the batch is paused, and never comes once it is cancelled.
   const live = docs.filter((doc) => !isTerminal(doc.status as CallStatus));

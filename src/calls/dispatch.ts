@@ -16,6 +16,7 @@ import type { ProviderName } from '../contracts/providers';
 import { CallTemplate } from '../data/models/call-template';
 import { callsDeletedFromBatch } from '../data/models/batch-call-deletion';
 import { DispatchBatch } from '../data/models/dispatch-batch';
+import { fileStateOf, type FileState } from '../data/models/file-control';
 import { IDEMPOTENCY_WINDOW_MS } from '../data/models/idempotency-record';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
 import { newDocument, writesTogether } from '../data/writes-together';
@@ -33,7 +34,7 @@ export interface Dispatcher {
    * Starts the call's workflow; an already started one counts as started. `atCreate`: what the
    * creating request read of the team's webhooks (absent: a start later on, by the reconciler).
    */
-  start(call: PhoneCallDoc, plan: DialPlan, atCreate?: CreateContext): Promise<void>;
+  start(call: PhoneCallDoc, plan: DialPlan, atCreate?: CreateContext, options?: StartOptions): Promise<void>;
   /**
    * Every call of the batch has its workflow: the batch is marked started when `keep` (a retry may
    * still take it over), else removed.
@@ -49,6 +50,23 @@ export interface Dispatcher {
 export interface CreateContext {
   /** Every event the team's webhooks subscribe to, read by the request (teamWebhookEvents). */
   teamWebhookEvents: readonly string[];
+  /** The last control of the calls' file, read once the calls were written (absent: no file). */
+  fileState?: FileState;
+}
+
+export interface StartOptions {
+  /**
+   * The file's control to start under, instead of the one stored: a batch control starting a workflow
+   * its batch had not started yet starts it as it was, its own update then pausing or deleting it.
+   */
+  fileState?: FileState;
+}
+
+/** Whether a call of a file starts paused: its file was paused, or cancelled (left to the control's delete). */
+async function startsPaused(call: PhoneCallDoc, atCreate?: CreateContext, options?: StartOptions): Promise<boolean> {
+  if (!call.fileId) return false;
+  const state = options?.fileState ?? atCreate?.fileState ?? (await fileStateOf(call.teamId, call.fileId));
+  return state !== 'resumed';
 }
 
 /** What the workflows of new calls are started with, from the configuration. */
@@ -90,7 +108,8 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
       await writeBatch({ insertOne: { document: batch.toBSON() } });
       return batch._id;
     },
-    async start(call, plan, atCreate) {
+    async start(call, plan, atCreate, options) {
+      const paused = await startsPaused(call, atCreate, options);
       const ownWebhookEvents = call.phoneCallWebhooks.map((hook) => hook.subscribedEvent);
       const queuedEventUnsubscribed =
         atCreate !== undefined &&
@@ -115,6 +134,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         ...(plan.machineDetection ? { machineDetection: plan.machineDetection } : {}),
         ownWebhookEvents,
         ...(queuedEventUnsubscribed ? { queuedEventUnsubscribed } : {}),
+        ...(paused ? { startsPaused: true } : {}),
         ringingWithDial: true,
         slotsByLocalActivity: true,
         finalWithCapture: true,
@@ -127,7 +147,8 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         streamEventsByActivity: true,
         routeWithWrites: true,
       };
-      const startDelayMs = queuedEventUnsubscribed ? startDelayOf(call.callDelayedUntil) : undefined;
+      // A paused call runs at once, to show `paused` (a held first task would show nothing until due).
+      const startDelayMs = queuedEventUnsubscribed && !paused ? startDelayOf(call.callDelayedUntil) : undefined;
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.
         await deps.client.workflow.start<typeof phoneCallWorkflow>('phoneCallWorkflow', {
@@ -212,7 +233,17 @@ export async function startWrittenBatch(
 ): Promise<void> {
   const plans = new Map<string, DialPlan>();
   for (const id of new Set(calls.map((c) => c.callTemplateId.toHexString()))) plans.set(id, await dialPlanFor(id));
-  await mapBounded(calls, 16, (call) => dispatcher.start(call, plans.get(call.callTemplateId.toHexString())!));
+  // Read once per file, not per call.
+  const fileStates = new Map<string, FileState>();
+  for (const call of calls) {
+    if (call.fileId && !fileStates.has(call.fileId))
+      fileStates.set(call.fileId, await fileStateOf(call.teamId, call.fileId));
+  }
+  await mapBounded(calls, 16, (call) =>
+    dispatcher.start(call, plans.get(call.callTemplateId.toHexString())!, undefined, {
+      ...(call.fileId ? { fileState: fileStates.get(call.fileId) } : {}),
+    }),
+  );
   await dispatcher.closeBatch(batchId, { keep: true });
 }
 

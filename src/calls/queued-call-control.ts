@@ -33,7 +33,8 @@ export function createQueuedCallControl(deps: { client: Client; dispatcher: Disp
         if (!(err instanceof WorkflowNotFoundError)) throw err;
         // Starting is idempotent (an ended workflow is never started again), so the update then
         // either reaches the new workflow or finds the ended one.
-        await deps.dispatcher.start(doc, await dialPlanFor(doc.callTemplateId));
+        // Started as it was, unpaused: the update that follows pauses or deletes it (and counts it).
+        await deps.dispatcher.start(doc, await dialPlanFor(doc.callTemplateId), undefined, { fileState: 'resumed' });
         return await run();
       }
     } catch (err) {

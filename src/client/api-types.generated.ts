@@ -252,7 +252,7 @@ export interface paths {
     put?: never;
     /**
      * Create calls in bulk
-     * @description Creates 1 to 10,000 calls, all or nothing: if any element is invalid nothing is created and the 400 lists every problem prefixed by its index (`phoneCalls.3.toPhoneNumber ...`); an element of another team is 403. The answer lists the calls in request order. `callOrigin` is `batch`, or `file` when `fileId` or `fileName` is given. Needs `calls:write`.
+     * @description Creates 1 to 10,000 calls, all or nothing: if any element is invalid nothing is created and the 400 lists every problem prefixed by its index (`phoneCalls.3.toPhoneNumber ...`); an element of another team is 403. The answer lists the calls in request order. `callOrigin` is `batch`, or `file` when `fileId` or `fileName` is given. A `fileId` whose file was paused starts its calls paused; one whose file was cancelled is 400, nothing created, until the file is resumed. Needs `calls:write`.
      */
     post: operations['createPhoneCallBatch'];
     delete?: never;
@@ -344,7 +344,7 @@ export interface paths {
     put?: never;
     /**
      * Cancel every batch created with a fileId
-     * @description Cancels every batch created with a `fileId`. Every call of it that has not begun dialling is deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 afterwards); calls already dialling go on and are never dialled again by their redial policy, ended ones are left alone. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
+     * @description Cancels every batch created with a `fileId`. Every call of it that has not begun dialling is deleted, exactly as `DELETE /v1/phoneCalls/{id}` deletes one (each sends `phoneCall.deleted` and reads 404 afterwards); calls already dialling go on and are never dialled again by their redial policy, ended ones are left alone. The cancel is kept with the file: a batch created with this `fileId` afterwards (an import still sending its chunks) is refused with 400, none of its calls made, until the file is resumed. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
      */
     post: operations['cancelPhoneCallFile'];
     delete?: never;
@@ -367,7 +367,7 @@ export interface paths {
     put?: never;
     /**
      * Pause every batch created with a fileId
-     * @description Pauses every batch created with a `fileId`. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls already dialling go on, and a redial their policy makes waits until resumed. A paused call past its `callDelayedUntil` is dialled only after resume. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
+     * @description Pauses every batch created with a `fileId`. Its queued calls wait (status `queued`, status code `paused`) until resumed; calls already dialling go on, and a redial their policy makes waits until resumed. A paused call past its `callDelayedUntil` is dialled only after resume. The pause is kept with the file: the calls of batches created with this `fileId` afterwards (an import still sending its chunks) start paused too, until resumed. Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
      */
     post: operations['pausePhoneCallFile'];
     delete?: never;
@@ -390,7 +390,7 @@ export interface paths {
     put?: never;
     /**
      * Resume every batch created with a fileId
-     * @description Resumes every batch created with a `fileId`. Its paused calls queue for a dial slot again, at the back of the queue (in creation order among themselves). Answers counts. No body. Needs `calls:write`; a batch or file with no call of the key's team is 404.
+     * @description Resumes every batch created with a `fileId`. Its paused calls queue for a dial slot again, at the back of the queue (in creation order among themselves). Batches created with this `fileId` afterwards are dialled as usual again (after a cancel too). Answers counts. No body. Needs `calls:write`; a file with no call of the key's team is 404, unless it was paused or cancelled.
      */
     post: operations['resumePhoneCallFile'];
     delete?: never;
@@ -721,7 +721,7 @@ export interface components {
       action: 'pause' | 'resume' | 'cancel';
       /** @description The batch, when addressed by `batchId`. */
       batchId?: string;
-      /** @description Calls of the batch (or of every batch with that `fileId`). */
+      /** @description Calls of the batch (or of every batch with that `fileId`; 0 for a file whose calls were all cancelled since). */
       calls: number;
       /** @description Queued calls this request paused, resumed or cancelled (a cancelled call is deleted). */
       changed: number;

@@ -217,7 +217,10 @@ export const batchControlResultSchema = component(
     action: described(z.enum(BATCH_ACTIONS), 'What was asked.'),
     batchId: hexId('The batch, when addressed by `batchId`.').optional(),
     fileId: text('The file, when addressed by `fileId`.').optional(),
-    calls: count(1, 'Calls of the batch (or of every batch with that `fileId`).'),
+    calls: count(
+      0,
+      'Calls of the batch (or of every batch with that `fileId`; 0 for a file whose calls were all cancelled since).',
+    ),
     changed: count(0, 'Queued calls this request paused, resumed or cancelled (a cancelled call is deleted).'),
     unchanged: count(0, 'Queued calls already in the state asked for (already paused; not paused, for resume).'),
     notQueued: count(

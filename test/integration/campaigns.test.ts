@@ -304,6 +304,61 @@ describe('batch controls', () => {
     expect((await client.post(`/v1/phoneCalls/batch/${later.body.batchId}/cancel`)).status).toBe(404);
   }, 120_000);
 
+  it("a file's pause or cancel reaches the chunks of it still arriving (an import under way); a resume lets them go", async () => {
+    // Before, a control acted only on the calls already written: chunks created after it were dialled.
+    const team = await stack.seedTeam('Import under way');
+    const client = apiClient(stack.baseUrl, team.key);
+    const fileId = 'import-under-way.csv';
+    const number = numberForScenario('meeting-tomorrow', '+1415557');
+    const chunk = (size: number) =>
+      client.post('/v1/phoneCalls/batch', {
+        fileId,
+        phoneCalls: Array.from({ length: size }, () => callBody(team, number)),
+      });
+    // The first chunk is scheduled, so that it is still queued when the file is paused.
+    const first = await client.post('/v1/phoneCalls/batch', {
+      fileId,
+      phoneCalls: [callBody(team, number, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() })],
+    });
+    expect(first.status).toBe(201);
+    expect((await client.post(`/v1/phoneCalls/file/${fileId}/pause`)).body.data).toMatchObject({ changed: 1 });
+
+    // A chunk after the pause: created, but its calls (due at once) wait, paused.
+    const second = await chunk(2);
+    expect(second.status).toBe(201);
+    const secondIds = (second.body.data as Call[]).map((c) => c._id);
+    await eventually(
+      async () => {
+        const calls = await allCalls(client, secondIds);
+        return calls.every((c) => c.statusExtraInfo?.statusCode === 'paused') ? calls : undefined;
+      },
+      20_000,
+      'the later chunk to wait paused',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(stack.emulator.callsTo(number)).toBe(0);
+
+    // Cancelled: the queued calls go, and a later chunk is refused, none of its calls made.
+    const cancelled = await client.post(`/v1/phoneCalls/file/${fileId}/cancel`);
+    expect(cancelled.body.data).toMatchObject({ calls: 3, changed: 3 });
+    const refused = await chunk(2);
+    expect(errorMessages(refused, 400)).toEqual([
+      `file ${fileId} was cancelled (POST /v1/phoneCalls/file/{fileId}/cancel): no call of this batch was created; resume the file to create calls under it again`,
+    ]);
+    expect((await client.get('/v1/phoneCalls?limit=100')).body.data).toEqual([]);
+
+    // Resumed (every call of the file gone, the control is still known): chunks are dialled again.
+    expect((await client.post(`/v1/phoneCalls/file/${fileId}/resume`)).body.data).toMatchObject({ calls: 0 });
+    const third = await chunk(1);
+    expect(third.status).toBe(201);
+    await eventually(
+      async () => ((await allCalls(client, [third.body.data[0]._id]))[0]!.status === 'completed' ? true : undefined),
+      60_000,
+      'the call of a chunk after the resume to be dialled',
+    );
+    expect(stack.emulator.callsTo(number)).toBe(1);
+  }, 120_000);
+
   it('answers 404 for another team’s batch, 400 for a malformed id, 403 without calls:write', async () => {
     const mine = await stack.seedTeam('Mine');
     const theirs = stack.team;

@@ -26,6 +26,7 @@ import { badRequest, errorBody, HttpError, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
 import { CreateOutcomeUnknown, withIdempotency } from '../idempotency';
 import { DispatchBatch } from '../../data/models/dispatch-batch';
+import { fileStateOf } from '../../data/models/file-control';
 import {
   phoneCallBatchSchema,
   phoneCallCreateFields,
@@ -238,10 +239,25 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           return failCutShort(batchId, err);
         }
         if (!(await holdsKey(stillHolds))) return failTakenOver(batchId);
+        // The file's last control, read once its calls are written: one given before this read reaches
+        // them here (started paused, or not created once cancelled); one given after it finds them.
+        const fileState = envelope.fileId ? await fileStateOf(auth.teamId, envelope.fileId) : undefined;
+        if (fileState === 'cancelled') {
+          await discardBatch(batchId);
+          throw badRequest(
+            `file ${envelope.fileId} was cancelled (POST /v1/phoneCalls/file/{fileId}/cancel): no call of this ` +
+              'batch was created; resume the file to create calls under it again',
+          );
+        }
         const t1 = performance.now();
         // A workflow that cannot be started now leaves the batch pending: the worker's reconciler
         // starts it later, so an accepted batch is never partly lost.
-        const allStarted = await startAll(created, prepared.calls, { teamWebhookEvents: webhookEvents }, log);
+        const allStarted = await startAll(
+          created,
+          prepared.calls,
+          { teamWebhookEvents: webhookEvents, ...(fileState ? { fileState } : {}) },
+          log,
+        );
         if (allStarted)
           await deps.dispatcher
             .closeBatch(batchId, { keep: retryMayTakeOver })
