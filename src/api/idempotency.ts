@@ -82,11 +82,15 @@ export interface CreateWork {
   /**
    * Whether this request still holds its key (always, without one), its lease extended if so. Asked
    * once its calls are written, before their workflows start: a request stalled past its lease (the
-   * store stuck for 15 s) may have been taken over by a retry, which discarded the batch as cut short
-   * and writes its own; starting these calls too would ring people twice.
+   * store stuck for 15 s) may have been taken over by a retry, and starting these calls too could ring
+   * people twice. Taken over, the key names this request's batch while the retry has it (it found the
+   * batch written whole and answers with it, or is still deciding), another once the retry discarded it.
    */
-  stillHolds(): Promise<boolean>;
+  stillHolds(): Promise<KeyHold>;
 }
+
+/** `held`; or taken over by a retry, which has this request's batch (`adopted`) or made its own (`replaced`). */
+export type KeyHold = 'held' | 'adopted' | 'replaced';
 
 type Claim =
   { kind: 'claimed'; abandonedBatchId: Types.ObjectId | null } | { kind: 'replay'; response: StoredResponse };
@@ -202,7 +206,7 @@ export async function withIdempotency(
       abandonedBatchId: null,
       retryMayTakeOver: false,
       nameOwnBatch: async () => undefined,
-      stillHolds: async () => true,
+      stillHolds: async (): Promise<KeyHold> => 'held',
     };
     try {
       return respond(await handler(work));
@@ -259,7 +263,7 @@ export async function withIdempotency(
         });
       await naming;
     };
-    const stillHolds = async () => {
+    const stillHolds = async (): Promise<KeyHold> => {
       // Between renewals, as nameOwnBatch: the check is a renewal that says whether it matched.
       while (renewing) await renewing;
       const check = IdempotencyRecord.updateOne(
@@ -272,7 +276,9 @@ export async function withIdempotency(
         .finally(() => {
           renewing = null;
         });
-      return check;
+      if (await check) return 'held';
+      const taken = await IdempotencyRecord.findOne(identity, { dispatchBatchId: 1 }).lean();
+      return taken?.dispatchBatchId?.equals(batchId) ? 'adopted' : 'replaced';
     };
     response = await handler({
       batchId,

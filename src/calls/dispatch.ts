@@ -199,7 +199,8 @@ const INCOMPLETE_BATCH_DEAD_AFTER_MS = 15 * 60 * 1000;
 
 /**
  * The calls of a batch in the order they were written (ObjectIds rise within one process), when
- * every one of them was; null when the batch is unknown or its writing was cut short.
+ * every one of them was; null when the batch is unknown or its writing was cut short (or, pending,
+ * its file was cancelled since).
  */
 export async function writtenBatchCalls(batchId: Types.ObjectId): Promise<PhoneCallDoc[] | null> {
   const batch = await DispatchBatch.findById(batchId, { size: 1, state: 1 }).lean();
@@ -212,7 +213,12 @@ export async function writtenBatchCalls(batchId: Types.ObjectId): Promise<PhoneC
   // before its call goes, so a call and its note may both be seen: each counts once.
   const deleted = await callsDeletedFromBatch(batchId);
   const ids = new Set([...calls, ...deleted.map((_id) => ({ _id }))].map((c) => c._id.toHexString()));
-  return ids.size === batch.size ? calls : null;
+  if (ids.size !== batch.size) return null;
+  // A chunk of a file cancelled before its request read the file's control (it died first) is not
+  // kept, as that request would have answered 400: counted as cut short, it is discarded.
+  const file = calls.find((c) => c.fileId);
+  if (file?.fileId && (await fileStateOf(file.teamId, file.fileId)) === 'cancelled') return null;
+  return calls;
 }
 
 /** Removes a batch whose calls were not all written, and those that were: no workflow has them. */

@@ -14,6 +14,13 @@ import {
 } from '../../src/calls/dispatch';
 import { IdempotencyRecord, IdempotencyTakeover } from '../../src/data/models/idempotency-record';
 import { noteDeletedFromBatch } from '../../src/data/models/batch-call-deletion';
+import {
+  FILE_CONTROL_REACH_MS,
+  FileControl,
+  fileStateOf,
+  setFileState,
+  type FileState,
+} from '../../src/data/models/file-control';
 import { createCallStore } from '../../src/data/call-store';
 import { DispatchBatch } from '../../src/data/models/dispatch-batch';
 import { PhoneCall } from '../../src/data/models/phone-call';
@@ -588,38 +595,49 @@ it("a takeover's key names the dead request's batch while it works, and its own 
   expect(seen).toEqual([deadBatch.toHexString(), own]);
 });
 
-it('a request stalled past its lease learns that a retry took its key over, before it starts any call', async () => {
-  // The route then removes its calls unstarted (the retry writes the batch itself): else a request
-  // whose store stalled for 15 s and a retry of it would both ring the same people.
-  const identity = { teamId: stack.team.teamId, scope: 'stalled past lease', key: `stalled-${Date.now()}` };
-  const body = { stalled: true };
-  const held: boolean[] = [];
-  const retryTook: Array<string | null> = [];
-  let ownBatch = '';
-  const ctx = requestWithKey(identity.key);
-  await withIdempotency(ctx, { ...identity, body, forgetBatch: async () => undefined }, async (work) => {
-    ownBatch = work.batchId.toHexString();
-    held.push(await work.stillHolds());
-    // The store stalls: the lease runs out, and the client's retry takes the key over meanwhile.
-    await IdempotencyRecord.updateOne(
-      { ...identity, teamId: new Types.ObjectId(identity.teamId) },
-      { $set: { leaseUntil: new Date(Date.now() - 1_000) } },
-    );
+it('a request stalled past its lease learns that a retry took its key over, and whether it has the batch', async () => {
+  // The route then starts nothing, and removes its calls only when the retry made its own batch: a retry
+  // that found the batch whole answers with those very calls (else both would ring the same people).
+  for (const retryWritesItsOwn of [false, true]) {
+    const identity = {
+      teamId: stack.team.teamId,
+      scope: 'stalled past lease',
+      key: `stalled-${Date.now()}-${retryWritesItsOwn}`,
+    };
+    const body = { stalled: true };
+    const held: string[] = [];
+    const retryTook: Array<string | null> = [];
+    let ownBatch = '';
     await withIdempotency(
       requestWithKey(identity.key),
       { ...identity, body, forgetBatch: async () => undefined },
-      async ({ abandonedBatchId }) => {
-        retryTook.push(abandonedBatchId?.toHexString() ?? null);
-        return { status: 201, body: { retried: true } };
+      async (work) => {
+        ownBatch = work.batchId.toHexString();
+        held.push(await work.stillHolds());
+        // The store stalls: the lease runs out, and the client's retry takes the key over meanwhile.
+        await IdempotencyRecord.updateOne(
+          { ...identity, teamId: new Types.ObjectId(identity.teamId) },
+          { $set: { leaseUntil: new Date(Date.now() - 1_000) } },
+        );
+        await withIdempotency(
+          requestWithKey(identity.key),
+          { ...identity, body, forgetBatch: async () => undefined },
+          async ({ abandonedBatchId, nameOwnBatch }) => {
+            retryTook.push(abandonedBatchId?.toHexString() ?? null);
+            // Found cut short, the abandoned batch is discarded and the retry names its own.
+            if (retryWritesItsOwn) await nameOwnBatch();
+            return { status: 201, body: { retried: true } };
+          },
+        );
+        held.push(await work.stillHolds());
+        return { status: 201, body: { first: true } };
       },
     );
-    held.push(await work.stillHolds());
-    return { status: 201, body: { first: true } };
-  });
-  expect(held).toEqual([true, false]);
-  expect(retryTook).toEqual([ownBatch]);
-  // The key keeps the retry's answer.
-  expect((await IdempotencyRecord.findOne(identity).lean())?.responseBody).toEqual({ retried: true });
+    expect(held).toEqual(['held', retryWritesItsOwn ? 'replaced' : 'adopted']);
+    expect(retryTook).toEqual([ownBatch]);
+    // The key keeps the retry's answer.
+    expect((await IdempotencyRecord.findOne(identity).lean())?.responseBody).toEqual({ retried: true });
+  }
 });
 
 it('stores the answer after the lease renewal under way: a finished key never goes back to pending', async () => {
@@ -769,6 +787,41 @@ it('a delete retried after its first try removed the record still answers the ca
   expect(retried).toEqual(first);
   // A call never deleted is missing, as before.
   expect(await store.deleteIfQueued(new Types.ObjectId().toHexString())).toEqual({ outcome: 'missing' });
+});
+
+it("a pending chunk of a file cancelled since is discarded, not started; a file's control reaches 24 hours", async () => {
+  const fileId = `cancelled-${Date.now()}`;
+  // The first controls of a file at once all land (FerretDB refuses one of two racing upsert inserts).
+  await Promise.all(
+    ['paused', 'cancelled', 'paused', 'cancelled'].map((s) => setFileState(stack.team.teamId, fileId, s as FileState)),
+  );
+  await setFileState(stack.team.teamId, fileId, 'cancelled');
+  // A chunk whose request died after writing its calls, before it read the file's control.
+  const batch = await DispatchBatch.create({
+    teamId: new Types.ObjectId(stack.team.teamId),
+    size: 2,
+    state: 'pending',
+  });
+  const ids = [new Types.ObjectId(), new Types.ObjectId()];
+  await PhoneCall.collection.insertMany(
+    ids.map((id, i) => rawQueuedCall(id, batch._id, `+1415555609${i}`, { fileId, callOrigin: 'file' })),
+  );
+  await DispatchBatch.collection.updateOne(
+    { _id: batch._id },
+    { $set: { createdAt: new Date(Date.now() - 20 * 60_000) } },
+  );
+  const dispatcher = createDispatcher({ client: stack.temporal, config: stack.config });
+  await reconcilePendingCalls({ dispatcher, logger: createLogger('silent', 'test'), olderThanMs: 60_000 });
+  expect(await PhoneCall.countDocuments({ _id: { $in: ids } })).toBe(0);
+  expect(await DispatchBatch.exists({ _id: batch._id })).toBeNull();
+  await expect(stack.temporal.workflow.getHandle(`phoneCall-${ids[0]!.toHexString()}`).describe()).rejects.toThrow();
+  // A day later the control no longer holds the file back: importing it again is a new import.
+  expect(await fileStateOf(stack.team.teamId, fileId)).toBe('cancelled');
+  await FileControl.updateOne(
+    { fileId },
+    { $set: { updatedAt: new Date(Date.now() - FILE_CONTROL_REACH_MS - 60_000) } },
+  );
+  expect(await fileStateOf(stack.team.teamId, fileId)).toBe('resumed');
 });
 
 it('the reconciler discards a batch whose writing was cut short long ago, and waits on a young one', async () => {

@@ -24,9 +24,8 @@ import type { Logger } from '../../logger';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, errorBody, HttpError, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
-import { CreateOutcomeUnknown, withIdempotency } from '../idempotency';
-import { DispatchBatch } from '../../data/models/dispatch-batch';
-import { fileStateOf } from '../../data/models/file-control';
+import { CreateOutcomeUnknown, withIdempotency, type KeyHold } from '../idempotency';
+import { fileStateOf, type FileState } from '../../data/models/file-control';
 import {
   phoneCallBatchSchema,
   phoneCallCreateFields,
@@ -150,7 +149,8 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           // in the batch route, or the reconciler would start it and the retry make a second.
           return failCutShort(batchId, err);
         }
-        if (!(await holdsKey(stillHolds))) return failTakenOver(batchId);
+        const hold = await holdsKey(stillHolds);
+        if (hold !== 'held') return failTakenOver(batchId, hold);
         try {
           await deps.dispatcher.start(doc, calls[0]!.plan, { teamWebhookEvents: webhookEvents });
         } catch (err) {
@@ -238,12 +238,19 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           // Cut short: remove what was written, so that a retry writes the whole batch once.
           return failCutShort(batchId, err);
         }
-        if (!(await holdsKey(stillHolds))) return failTakenOver(batchId);
+        const hold = await holdsKey(stillHolds);
+        if (hold !== 'held') return failTakenOver(batchId, hold);
         // The file's last control, read once its calls are written: one given before this read reaches
         // them here (started paused, or not created once cancelled); one given after it finds them.
-        const fileState = envelope.fileId ? await fileStateOf(auth.teamId, envelope.fileId) : undefined;
+        let fileState: FileState | undefined;
+        try {
+          fileState = envelope.fileId ? await fileStateOf(auth.teamId, envelope.fileId) : undefined;
+          if (fileState === 'cancelled') await discardBatch(batchId);
+        } catch (err) {
+          // Written, not started: removed as a cut-short create is (or left to a retry's takeover).
+          return failCutShort(batchId, err);
+        }
         if (fileState === 'cancelled') {
-          await discardBatch(batchId);
           throw badRequest(
             `file ${envelope.fileId} was cancelled (POST /v1/phoneCalls/file/{fileId}/cancel): no call of this ` +
               'batch was created; resume the file to create calls under it again',
@@ -315,7 +322,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
    * Whether the request still holds its key; a failed check leaves the outcome to a retry's takeover
    * (the key stays pending), as the calls are written but nothing is started.
    */
-  async function holdsKey(stillHolds: () => Promise<boolean>): Promise<boolean> {
+  async function holdsKey(stillHolds: () => Promise<KeyHold>): Promise<KeyHold> {
     try {
       return await stillHolds();
     } catch (err) {
@@ -325,14 +332,13 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
 
   /**
    * A retry took this request's key over while it was writing (it stalled past its lease). The batch
-   * is the retry's to settle: found whole it starts these calls and answers with them, found cut
-   * short it removes them with their batch record. So nothing is started here, and the calls are
-   * removed only once their batch record is gone (the rest of an insert that landed after the
-   * retry's removal).
+   * is the retry's to settle: found whole it starts these calls and answers with them (the key names
+   * this batch: `adopted`), found cut short it removes them with their batch record and names its own
+   * (`replaced`). So nothing is started here, and only once replaced are the calls removed: the rest
+   * of an insert that landed after the retry's removal.
    */
-  async function failTakenOver(batchId: Types.ObjectId): Promise<never> {
-    if (!(await DispatchBatch.exists({ _id: batchId })))
-      await PhoneCall.deleteMany({ dispatchBatchId: batchId, status: 'queued' });
+  async function failTakenOver(batchId: Types.ObjectId, hold: Exclude<KeyHold, 'held'>): Promise<never> {
+    if (hold === 'replaced') await PhoneCall.deleteMany({ dispatchBatchId: batchId, status: 'queued' });
     throw new HttpError(
       429,
       ['a retry with this Idempotency-Key took this request over; its answer is the one that counts'],
