@@ -1019,6 +1019,13 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           await answer(at);
           state.answeredBy = 'machine';
           if (input.machineDetection === 'leaveMessage' && !messageLeft) await leaveMessage();
+          // Only a machine's greeting ends (Vonage's asynchronous detection reports it in `hangUp` mode
+          // too): hung up on, should its verdict have been lost or still be on its way.
+          if (input.machineDetection === 'hangUp' && input.hangsUpOnGreetingEnd) {
+            await hangUp();
+            state.endedAt = new Date().toISOString();
+            return answeredOnlyByMachine();
+          }
           break;
         case 'message-left':
           // The provider spoke the message and leaves the hang-up to us.

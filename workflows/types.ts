@@ -84,6 +84,12 @@ export interface CallWorkflowInput {
    */
   startsPaused?: boolean;
   /**
+   * True for calls created since 2026-11-29 (the afternoon): in `hangUp` mode a machine's greeting
+   * reported over (Vonage's asynchronous detection sends it) is hung up on like its verdict, which may
+   * have been lost. Absent (histories from before): only the verdict hangs up, as then.
+   */
+  hangsUpOnGreetingEnd?: boolean;
+  /**
    * True for calls created since 2026-11-29 (later that day): a scheduled call paused (or resumed)
    * before it is due says so in its status code at once. Absent (histories from before): only once
    * due, as then.

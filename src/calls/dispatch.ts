@@ -143,6 +143,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         rateLimitWaitsAsQueued: true,
         pauseShownWhileScheduled: true,
         ringTimeoutAtProvider: true,
+        hangsUpOnGreetingEnd: true,
         streamsEndWithFinalEvent: true,
         streamEventsByActivity: true,
         routeWithWrites: true,

@@ -74,6 +74,19 @@ it('leaves the message a minute after the machine was detected when its greeting
   expect(calls.find((c) => c.name === 'captureCallOutputs')?.input).toMatchObject({ answeredBy: 'machine' });
 });
 
+it("in hangUp mode hangs up on a machine whose greeting's end comes without its verdict (Vonage's asynchronous mode)", async () => {
+  const script: ProviderScript = [{ kind: 'answered' }, { kind: 'greeting-ended' }];
+  const { state, calls } = await run(callWorkflowInput({ machineDetection: 'hangUp', hangsUpOnGreetingEnd: true }), [
+    script,
+  ]);
+  expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'answering-machine', answeredBy: 'machine' });
+  expect(count(calls, 'hangUpCall')).toBe(1);
+  // Histories from before the flag: only the verdict hangs up (the call runs to its maximum duration).
+  const before = await run(callWorkflowInput({ machineDetection: 'hangUp' }), [script]);
+  expect(count(before.calls, 'hangUpCall')).toBe(1);
+  expect(before.state).toMatchObject({ status: 'failed', statusCode: 'max-duration' });
+});
+
 it('hangs up on a machine and redials it after the spacing; the next attempt starts with no verdict', async () => {
   const { state, calls, changes, times } = await run(
     callWorkflowInput({
