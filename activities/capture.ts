@@ -11,6 +11,7 @@ import { computeCallResults } from '../src/results';
 import { meetingTimeZone } from '../src/results/meeting-time-zone';
 import { createStatusWriter, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
+import { nonRetryableWhenUnconfigured } from './team-provider';
 import { withHeartbeats } from './heartbeats';
 import { createEventRouter, type EventRouteAfterWrite, type Routed } from './webhooks';
 
@@ -107,7 +108,8 @@ export function createCaptureActivities(
     | 'temporal'
   >,
 ) {
-  const { config, providers, calls, templates, conversations, doNotCall } = deps;
+  const { config, calls, templates, conversations, doNotCall } = deps;
+  const providerFor = nonRetryableWhenUnconfigured(deps.providers);
   // One router for the final write and for transcript.created.
   const router = createEventRouter(deps);
   const writeStatus = createStatusWriter(deps, router);
@@ -127,7 +129,7 @@ export function createCaptureActivities(
       });
     }
     const template = await templates.findById(call.callTemplateId);
-    const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
+    const provider = await providerFor(call.teamId, call.telephonyProvider as ProviderName);
 
     let recordingUrl: string | undefined;
     if (input.record) {

@@ -18,9 +18,9 @@ import {
   type PlacedCall,
   type TelephonyProvider,
 } from '../src/telephony/provider';
-import { ProviderNotConfiguredError } from '../src/telephony/team-providers';
 import { createStatusWriter, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
+import { nonRetryableWhenUnconfigured } from './team-provider';
 import type { EventRouteAfterWrite } from './webhooks';
 
 /** A dial waits for its turn on the account at most this long in the activity (20 s to close, a
@@ -75,20 +75,7 @@ export function createDialActivities(
   });
 
   /** Credentials removed after create cannot come back by retrying: the call ends at once. */
-  async function providerFor(...args: Parameters<typeof providers>) {
-    try {
-      return await providers(...args);
-    } catch (err) {
-      if (err instanceof ProviderNotConfiguredError) {
-        throw ApplicationFailure.create({
-          type: FAILURES.providerNotConfigured,
-          message: err.message,
-          nonRetryable: true,
-        });
-      }
-      throw err;
-    }
-  }
+  const providerFor = nonRetryableWhenUnconfigured(providers);
 
   /** The provider has the call: its id goes on the record, with the move to `ringing` when asked. */
   async function dialled(
@@ -286,7 +273,7 @@ export function createDialActivities(
       const call = await calls.findById(callId);
       if (!call) return;
       const template = await templates.findById(call.callTemplateId);
-      const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
+      const provider = await providerFor(call.teamId, call.telephonyProvider as ProviderName);
       const message = fillPrompt(template?.voicemailMessage ?? template?.prompt ?? '', call.promptVariableValues);
       try {
         await provider.leaveMessage({ callId, providerCallId, message });
@@ -317,7 +304,7 @@ export function createDialActivities(
       if (!call) return null;
       let target = providerCallId ?? call.providerCallId ?? null;
       if (!target && !dialledSince) return null;
-      const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
+      const provider = await providerFor(call.teamId, call.telephonyProvider as ProviderName);
       if (!target && dialledSince) {
         const template = await templates.findById(call.callTemplateId);
         const request = placeRequest(call, template, provider.name, undefined, undefined);
@@ -334,7 +321,7 @@ export function createDialActivities(
     async pollCallEvents({ callId, providerCallId }: { callId: string; providerCallId: string }) {
       const call = await calls.findById(callId);
       if (!call) return [];
-      const provider = await providers(call.teamId, call.telephonyProvider as ProviderName);
+      const provider = await providerFor(call.teamId, call.telephonyProvider as ProviderName);
       return provider.pollCallEvents({ callId, providerCallId });
     },
   };

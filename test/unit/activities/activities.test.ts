@@ -302,6 +302,31 @@ describe('dialCall', () => {
       nonRetryable: true,
     });
     expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(0);
+
+    // So do the provider's other steps: hang-up, status poll, voicemail and capture (they retried
+    // their whole policy, minutes each, for credentials that cannot come back).
+    const callId = call._id.toHexString();
+    const steps = [
+      run(unconfigured.activities.hangUpCall, [{ callId, providerCallId: 'pc-1' }]),
+      run(unconfigured.activities.pollCallEvents, [{ callId, providerCallId: 'pc-1' }]),
+      run(unconfigured.activities.leaveVoicemail, [{ callId, providerCallId: 'pc-1' }]),
+      run(unconfigured.activities.captureCallOutputs, [
+        {
+          callId,
+          providerCallId: 'pc-1',
+          record: true,
+          answeredAt: new Date().toISOString(),
+          endedAt: new Date().toISOString(),
+        },
+      ]),
+    ];
+    for (const step of steps) {
+      const failure = await failureOf(step);
+      expect({ type: failure.type, nonRetryable: failure.nonRetryable }).toEqual({
+        type: FAILURES.providerNotConfigured,
+        nonRetryable: true,
+      });
+    }
   });
 });
 
