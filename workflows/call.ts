@@ -462,10 +462,21 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       const hungUp = live && !isTerminal(state.status) ? await hangUp(dialledSince) : null;
       if (!isTerminal(state.status) && state.phase !== 'deleted') {
         state.phase = 'ended';
-        await moveTo('cancelled', STATUS_CODES.cancelledByOperator, {
-          callEndedAt: new Date().toISOString(),
-          ...(hungUp && !state.providerCallId ? { providerCallId: hungUp } : {}),
-        });
+        const endedAt = new Date().toISOString();
+        const providerCallId = hungUp && !state.providerCallId ? { providerCallId: hungUp } : {};
+        // An attempt that was dialled goes into `attempts`, as every other ending's does.
+        const attempt = state.triggeredAt
+          ? {
+              ...attemptRecord({ status: 'cancelled', code: STATUS_CODES.cancelledByOperator }, endedAt),
+              ...providerCallId,
+            }
+          : undefined;
+        await moveTo(
+          'cancelled',
+          STATUS_CODES.cancelledByOperator,
+          { callEndedAt: endedAt, ...providerCallId },
+          attempt,
+        );
       }
     });
     throw err;
@@ -638,8 +649,10 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     const policy = input.redialPolicy;
     if (!planned && redials(outcome)) {
       const record = attemptRecord(outcome, state.endedAt ?? new Date().toISOString());
-      if (slotRequested) await releaseSlot();
+      // Waiting from here, before the slot goes back: a batch's cancel taken meanwhile deletes the
+      // call (it was told "no redial" and the redial came anyway, the release being a local activity).
       state.phase = 'waiting';
+      if (slotRequested) await releaseSlot();
       // The next attempt begins here: its phoneCall.queued event is its own.
       state.attempt += 1;
       await moveTo('queued', STATUS_CODES.waitingToRedial, {}, record);

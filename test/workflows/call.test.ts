@@ -1,6 +1,6 @@
 // The call workflow's timers and races, with stub activities on the time-skipping server: minutes
 // of ringing and days of waiting run in seconds.
-import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { FAILURES } from '../../src/contracts/failures';
@@ -231,6 +231,13 @@ describe('phoneCallWorkflow', () => {
     expect(statuses(calls)).toEqual(['cancelled/cancelled-by-operator']);
     expect(calls.find((c) => c.name === 'recordStatus')?.input).toMatchObject({
       fields: { providerCallId: 'placed-and-lost' },
+      // The dialled attempt is recorded, as every other ending's is.
+      endedAttempt: {
+        attempt: 1,
+        status: 'cancelled',
+        statusCode: 'cancelled-by-operator',
+        providerCallId: 'placed-and-lost',
+      },
     });
   });
 
@@ -440,6 +447,57 @@ describe('phoneCallWorkflow', () => {
       refuse();
       return handle.result();
     });
+    expect(state.phase).toBe('deleted');
+    expect(count(calls, 'dialCall')).toBe(1);
+  });
+
+  it("a batch's cancel taken while a failed dial gives its slot back deletes the call: no redial follows", async () => {
+    // Before, the call still counted as dialling while the slot went back (a local activity): the cancel
+    // answered "no redial", and the redial came all the same.
+    let accepted: () => void = () => undefined;
+    const updateAccepted = new Promise<void>((resolve) => {
+      accepted = resolve;
+    });
+    let releasing: () => void = () => undefined;
+    const releaseStarted = new Promise<void>((resolve) => {
+      releasing = resolve;
+    });
+    const workflowId = uniqueId('wf');
+    const args = input({ paced: true, redialPolicy: { on: ['providerError'], maxRedials: 2, spacingSeconds: 60 } });
+    const { activities, calls } = stubActivities({
+      requestDialSlot: async ({ request }) => {
+        await env.client.workflow.getHandle(workflowId).signal(dialSlotGrantedSignal, { ticket: request.ticket });
+      },
+      // The provider refuses the dial (a 5xx it will not take back): provider-error, which the policy redials.
+      dialCall: async () => {
+        throw ApplicationFailure.create({
+          type: FAILURES.providerRejected,
+          message: 'the provider is down',
+          details: ['provider-error'],
+          nonRetryable: true,
+        });
+      },
+      // Longer than a workflow task's heartbeat (80 % of its 2 s timeout): the update comes in between.
+      releaseDialSlot: async () => {
+        releasing();
+        await Promise.race([updateAccepted, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+      },
+    });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const { answer, state } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(phoneCallWorkflow, {
+        workflowId,
+        taskQueue,
+        args: [args],
+        workflowTaskTimeout: '2 seconds',
+      });
+      await releaseStarted;
+      const update = await handle.startUpdate(cancelCallUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED });
+      accepted();
+      return { answer: await update.result(), state: await handle.result() };
+    });
+    expect(answer).toEqual({ deleted: true });
     expect(state.phase).toBe('deleted');
     expect(count(calls, 'dialCall')).toBe(1);
   });
