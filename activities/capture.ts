@@ -150,14 +150,16 @@ export function createCaptureActivities(
     const answeredByMachine = isMachine(input.answeredBy);
     const utterances = answeredByMachine ? spoken.filter((u) => u.speaker === 'agent') : spoken;
     const answeredMs = Date.parse(input.answeredAt);
+    // Strictly increasing times keep the order the provider gave, which lists are read in (by time),
+    // even when two utterances share an offset or a provider's offsets run back (people talking over
+    // each other: Twilio orders its sentences by index, not start time).
+    let lastMs = -Infinity;
     const stored = await conversations.replaceTranscript(
       call,
-      // Strictly increasing times keep spoken order even when two utterances share an offset.
-      utterances.map((u, index) => ({
-        text: u.text,
-        speaker: u.speaker,
-        at: new Date(answeredMs + Math.round(u.offsetSeconds * 1000) + index),
-      })),
+      utterances.map((u) => {
+        lastMs = Math.max(lastMs + 1, answeredMs + Math.round(u.offsetSeconds * 1000));
+        return { text: u.text, speaker: u.speaker, at: new Date(lastMs) };
+      }),
     );
 
     const results = computeCallResults(

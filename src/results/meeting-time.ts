@@ -6,13 +6,15 @@
 // 1. A mention is a date and/or a time of day. A time of day needs a stated hour ("3pm", "noon",
 //    "half past four"); "Friday afternoon" or "tomorrow" alone is a day, not a fixed time.
 // 2. A bare hour from 1 to 7 without am/pm ("at 3", "Thursday at 4") means the afternoon: nobody
-//    books a call for 3 in the morning. "07:30" with a leading zero is read as written.
+//    books a call for 3 in the morning. "07:30" with a leading zero is read as written, and so is
+//    an hour said with "morning" ("tomorrow morning at 7:30", "7:30 tomorrow morning").
 // 3. Each mention is judged within its clause (clauses end at . ! ? ; , : dashes and at "but",
 //    "however", "although", "though", "whereas", "otherwise", "unless"). It is refused when a
 //    negation comes before it in the clause ("I can't do Tuesday", "not Tuesday", "rather than
 //    Tuesday") or after it ("Tuesday doesn't work", "Tuesday is no good"); "Tuesday or Wednesday"
 //    after a negation refuses both. Phrases such as "no problem", "why not", "don't mind" are
-//    not negations.
+//    not negations. In the human's words, a later clause that refuses without naming a day or
+//    time refuses the mentions before it ("Tuesday at 3pm? Hmm, no, that doesn't work for me").
 // 4. A human mention that is not refused is agreed when its clause holds an agreeing or proposing
 //    expression ("works for me", "sounds good", "yes", "sure", "let's", "how about", "I can do",
 //    "that's fine", "is better"...) or holds nothing but the time and filler words: answering
@@ -20,7 +22,8 @@
 // 5. The agent proposes when its utterance holds a mention not refused and is a question or uses
 //    a proposing word ("would", "how about", "suit", "book"...). The proposal stands until the
 //    human next speaks. If that human utterance agrees (an agreeing expression and no negation
-//    anywhere in it) without naming a time of its own, the proposed time is agreed.
+//    anywhere in it) without naming a time of its own, the proposed time is agreed. "maybe" and
+//    "perhaps" do not agree to it, nor does "ok" with a put-off ("OK, just send me an email").
 // 6. Missing parts are taken from the conversation: a human day without a time ("Thursday works",
 //    "how about Friday instead?") takes the time of the standing proposal; a human time without a
 //    day ("can we make it 4 instead?") takes the proposal's day, else the last day anyone named
@@ -53,7 +56,11 @@ export function findFixedMeetingTime(utterances: readonly Utterance[], opts: Mee
 
   for (const utterance of utterances) {
     if (utterance.text.trim() === '') continue;
-    const mentions = assess(utterance.text, parseMentions(utterance.text, opts.callTime, call.timeZone));
+    const mentions = assess(
+      utterance.text,
+      parseMentions(utterance.text, opts.callTime, call.timeZone),
+      utterance.speaker,
+    );
 
     if (utterance.speaker === 'agent') {
       const offered = mentions.filter((m) => !m.negated);
@@ -173,7 +180,7 @@ const NOT_NEGATIONS = [
   'no rush',
 ].map(tokenize);
 
-const AGREEMENTS = new PhraseSet([
+const AGREEMENT_WORDS = [
   'yes',
   'yeah',
   'yep',
@@ -245,6 +252,32 @@ const AGREEMENTS = new PhraseSet([
   "don't mind",
   'not at all',
   'no rush',
+];
+const AGREEMENTS = new PhraseSet(AGREEMENT_WORDS);
+
+// Words that agree to a proposed time only when nothing puts it off (rule 5): "OK" but not "OK,
+// just send me an email about it". "maybe" and "perhaps" never agree to a proposed time.
+const WEAK_AGREEMENTS = ['ok', 'okay', 'alright', 'all right'];
+const NOT_AGREEING_TO_PROPOSAL = ['maybe', 'perhaps'];
+const FIRM_AGREEMENTS = new PhraseSet(
+  AGREEMENT_WORDS.filter((w) => !WEAK_AGREEMENTS.includes(w) && !NOT_AGREEING_TO_PROPOSAL.includes(w)),
+);
+const WEAK_AGREEMENT = new PhraseSet(WEAK_AGREEMENTS);
+const DEFLECTIONS = new PhraseSet([
+  'send me',
+  'email',
+  'e mail',
+  'mail me',
+  'text me',
+  'let you know',
+  'get back to you',
+  'another time',
+  'some other time',
+  'think about',
+  'call me back',
+  'call back',
+  'later',
+  'not sure',
 ]);
 
 const FILLERS = new Set(
@@ -325,7 +358,7 @@ function withoutTrailingForwardNegation(text: string): string[] {
   return tokens;
 }
 
-function assess(text: string, mentions: Mention[]): Assessed[] {
+function assess(text: string, mentions: Mention[], speaker: Utterance['speaker']): Assessed[] {
   const inMention = (i: number) => mentions.some((m) => i >= m.start && i < m.end);
   const breaks = [...text.matchAll(CLAUSE_BREAK)].filter((b) => !inMention(b.index ?? 0));
   const clauseOf = (m: Mention): [number, number] => {
@@ -369,12 +402,38 @@ function assess(text: string, mentions: Mention[]): Assessed[] {
     const cue = agrees(tokenize(text.slice(start, end)));
     assessed.push({ ...m, negated, agreed: !negated && (bare || cue) });
   });
+  if (speaker === 'human') {
+    // A later clause that refuses without naming another day or time takes back the times named
+    // before it: "Tuesday at 3pm? Hmm, no, that doesn't work for me".
+    const bounds = [0, ...breaks.flatMap((b) => [b.index ?? 0, (b.index ?? 0) + b[0].length]), text.length];
+    for (let i = 0; i + 1 < bounds.length; i += 2) {
+      const [start, end] = [bounds[i], bounds[i + 1]];
+      const clause = text.slice(start, end);
+      if (mentions.some((m) => m.start < end && m.end > start) || !refusesBack(clause)) continue;
+      for (const m of assessed) {
+        if (m.end <= start) Object.assign(m, { negated: true, agreed: false });
+      }
+    }
+  }
   return assessed;
 }
 
+// A clause that takes back what came before it: a bare "no", or a negation about "that"/"it"/"this"
+// ("that doesn't work for me"); not one about something else ("but I can't stay long").
+const BARE_NO = new Set(['no', 'nope', 'nah', 'hmm', 'um', 'uh', 'oh', 'well', 'sorry', 'actually']);
+const BACK_REFERENCES = new Set(['that', 'it', 'this', 'then', "that's", "it's", 'thats', 'its']);
+function refusesBack(clause: string): boolean {
+  const tokens = tokenize(clause);
+  if (tokens.length === 0) return false;
+  if (tokens.every((t) => BARE_NO.has(t)) && tokens.some((t) => t === 'no' || t === 'nope' || t === 'nah')) return true;
+  return tokens.some((t) => BACK_REFERENCES.has(t)) && negates(clause);
+}
+
+/** Whether a human utterance agrees to the standing proposal (rule 5). */
 function utteranceAgrees(text: string): boolean {
   const tokens = tokenize(text);
-  return agrees(tokens) && !NEGATIONS.matches(withoutNotNegations(tokens));
+  if (NEGATIONS.matches(withoutNotNegations(tokens))) return false;
+  return FIRM_AGREEMENTS.matches(tokens) || (WEAK_AGREEMENT.matches(tokens) && !DEFLECTIONS.matches(tokens));
 }
 
 function isProposal(text: string): boolean {

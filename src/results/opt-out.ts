@@ -9,9 +9,13 @@
 //   in that clause: "I didn't say stop calling", "you don't need to take me off your list", "no
 //   need to remove me", "I'm not asking you to stop calling". The phrase's own "don't" ("don't call
 //   again") is part of it, not a negation of it, and a lone "no" before it answers the agent
-//   ("No, don't call me again" opts out).
-// - A "yes" answering the agent's offer to stop ("Would you like us to stop calling you?",
-//   "Shall I remove you from our list?") is a request too; "no" is not.
+//   ("No, don't call me again" opts out); nor is "not interested" a negation ("I'm not interested
+//   stop calling me"). "do not" is read as "don't", and "ever" is skipped ("Do not ever call me again").
+// - "take me off" counts only with a list ("take me off your list", not "take me off the Tuesday slot").
+// - A "yes" answering the agent's offer to stop, when that offer is the agent's last question
+//   ("Would you like us to stop calling you?", "Shall I remove you from our list?"), is a request
+//   too; "no", "please don't" and a yes to a later question ("You can opt out at any time. Would
+//   you like a check-up?") are not.
 // - "Don't call me back" alone (a callback declined) and "don't call me at work" are not requests:
 //   the phrases say "again", "anymore", "ever", a list, or stopping, outright.
 import { PhraseSet, containsSequence, tokenize, type Utterance } from './text';
@@ -32,6 +36,10 @@ const OPT_OUT = [
   "don't call me anymore",
   "don't call any more",
   "don't call me any more",
+  "don't call this number again",
+  "don't call my number again",
+  "don't call here again",
+  'never call this number again',
   'do not call again',
   'do not call me again',
   'do not call me anymore',
@@ -41,7 +49,9 @@ const OPT_OUT = [
   'never call again',
   'never call here again',
   'no more calls',
-  'take me off',
+  ...['your', 'the', 'this'].flatMap((which) =>
+    ['', 'calling ', 'call ', 'mailing '].map((kind) => `take me off ${which} ${kind}list`),
+  ),
   'take my number off',
   'remove me from',
   'remove my number',
@@ -51,7 +61,13 @@ const OPT_OUT = [
   'unsubscribe',
   'opt out',
   'lose my number',
-].map(tokenize);
+].map((phrase) => normalized(tokenize(phrase)));
+
+// Phrases built from negation words that do not negate a request after them: "I'm not interested
+// stop calling me" (speech recognition leaves out the comma) is a request.
+const NOT_NEGATIONS = ['not interested', 'no thanks', 'no thank you', 'not now', 'not today', 'not a good time'].map(
+  tokenize,
+);
 
 // Words that, before the phrase in its clause, say the callee is not asking for it.
 const NEGATIONS = new PhraseSet([
@@ -72,12 +88,13 @@ const NEGATIONS = new PhraseSet([
   'without',
 ]);
 
+// Looked for in the agent's last question only, in words normalized as the requests are.
 const OFFERS_TO_STOP = new PhraseSet([
   'stop calling you',
   'take you off',
   'remove you from',
   'remove your number',
-  'do not call list',
+  "don't call list",
   "don't call you again",
   'not call you again',
   'no more calls',
@@ -90,6 +107,27 @@ const NO = new PhraseSet(['no', 'nope', 'nah', 'not really', 'no thanks']);
 const CLAUSE_BREAK =
   /[.!?;,]+|\s[-\u2013\u2014]+\s|(?<![\p{L}\p{N}])(?:but|however|although|though|and|so|just)(?![\p{L}\p{N}])/giu;
 
+/** "do not" as "don't", so that each phrase covers both spellings. */
+function normalized(tokens: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const token of tokens) {
+    if (token === 'not' && out[out.length - 1] === 'do') out[out.length - 1] = 'dont';
+    else out.push(token);
+  }
+  return out;
+}
+
+/** Replaces the phrases of NOT_NEGATIONS with a placeholder that negates nothing. */
+function withoutNotNegations(tokens: readonly string[]): string[] {
+  const out = [...tokens];
+  for (const phrase of NOT_NEGATIONS) {
+    for (let i = 0; i + phrase.length <= out.length; i++) {
+      if (phrase.every((w, j) => out[i + j] === w)) out.splice(i, phrase.length, '_');
+    }
+  }
+  return out;
+}
+
 /** Where `phrase` starts in `tokens`, or -1. */
 function indexOfSequence(tokens: readonly string[], phrase: readonly string[]): number {
   for (let i = 0; i + phrase.length <= tokens.length; i++) {
@@ -99,11 +137,30 @@ function indexOfSequence(tokens: readonly string[], phrase: readonly string[]): 
 }
 
 function clauseAsks(clause: string): boolean {
-  const tokens = tokenize(clause);
-  return OPT_OUT.some((phrase) => {
-    const at = indexOfSequence(tokens, phrase);
-    return at >= 0 && !NEGATIONS.matches(tokens.slice(0, at));
-  });
+  const tokens = withoutNotNegations(normalized(tokenize(clause)));
+  // "ever" only stresses: "don't ever call me again" is "don't call me again". The phrases that
+  // contain it ("don't call me ever") are still looked for in the words as spoken.
+  const variants = [tokens, tokens.filter((t) => t !== 'ever')];
+  return variants.some((words) =>
+    OPT_OUT.some((phrase) => {
+      const at = indexOfSequence(words, phrase);
+      return at >= 0 && !NEGATIONS.matches(words.slice(0, at));
+    }),
+  );
+}
+
+/** Whether the agent's last question offers to stop calling ("…opt out any time. Want a demo?" does not). */
+function offersToStop(agentText: string): boolean {
+  const questions = agentText.match(/[^.!?]*\?/g);
+  const last = questions?.[questions.length - 1];
+  return last !== undefined && OFFERS_TO_STOP.matches(normalized(tokenize(last)));
+}
+
+/** Whether an answer to an offer to stop says yes: "Yes, please", not "Please don't" or "No". */
+function acceptsOffer(answer: string): boolean {
+  const opening = tokenize(answer).slice(0, 3);
+  if (NO.matches(opening) || opening.includes('dont') || containsSequence(opening, ['no', 'problem'])) return false;
+  return YES.matches(opening);
 }
 
 /** Whether the human asked, anywhere in the call, not to be called again. */
@@ -111,14 +168,11 @@ export function askedNotToBeCalled(utterances: readonly Pick<Utterance, 'speaker
   let offer = false;
   for (const u of utterances) {
     if (u.speaker === 'agent') {
-      offer = OFFERS_TO_STOP.matches(tokenize(u.text));
+      offer = offersToStop(u.text);
       continue;
     }
     if (u.text.split(CLAUSE_BREAK).some(clauseAsks)) return true;
-    if (offer) {
-      const opening = tokenize(u.text).slice(0, 3);
-      if (YES.matches(opening) && !NO.matches(opening) && !containsSequence(opening, ['no', 'problem'])) return true;
-    }
+    if (offer && acceptsOffer(u.text)) return true;
     offer = false;
   }
   return false;

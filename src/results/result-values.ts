@@ -8,12 +8,14 @@
 //   interested  interested, interest, isInterested: 'yes' / 'no' / 'unknown'. Explicit phrases
 //               count wherever the human says them ("I'm interested", "tell me more", "not
 //               interested", "no thanks", "remove me from your list"); a bare yes or no counts
-//               when it answers an agent utterance about interest ("Would you like...?"). The last
+//               when it answers an agent utterance about interest ("Would you like...?"), as do
+//               "absolutely not" and "not at all"; a negation up to three words before
+//               "interested" makes it a no ("I wouldn't be interested"). The last
 //               such signal wins; with none, an agreed meeting means 'yes', else 'unknown'.
 //   callback    callbackRequested, callback, callbackRequest, wantsCallback, callMeBack: 'yes' when
 //               the human asks to be called back ("call me back", "try me later", "give me a call
-//               tomorrow") or says yes to the agent offering it; 'no' otherwise, and after "don't
-//               call me back". The last signal wins.
+//               tomorrow") or says yes to the agent offering it; 'no' otherwise, after "don't
+//               call me back" or "never call", and whenever the callee opted out. The last signal wins.
 //   email       email, emailAddress, eMail: the last e-mail address the human said, written
 //               ("john@example.com") or spoken ("john dot smith at example dot co dot uk", letters
 //               spelled one by one are joined: "j o h n at gmail dot com"), lower-cased; else ''.
@@ -29,9 +31,11 @@
 //               else the human's answer to the agent asking for it (as for other columns below).
 //   duration    duration, callDuration, durationSeconds, callDurationSeconds: seconds, else ''.
 // Any other column is answered by what the human said right after the agent asked about it: the
-// first agent question (else utterance) containing all the column's words (camelCase, spaces,
-// '_' and '-' split them; "the", "your"... are ignored; a plural 's' is tolerated), and the human's
-// utterances after it until the agent speaks again. No such question or no reply gives ''.
+// first agent question (a sentence ending in '?') containing all the column's words (camelCase,
+// spaces, '_' and '-' split them; "the", "your"... are ignored; a plural 's' is tolerated), else
+// the first agent utterance containing them, and the human's utterances after it until the agent
+// speaks again. No such question or no reply gives ''.
+import { askedNotToBeCalled } from './opt-out';
 import { PhraseSet, containsSequence, foldText, tokenize, type Utterance } from './text';
 
 export interface ResultValue {
@@ -135,7 +139,19 @@ const YES = new PhraseSet([
   'certainly',
   'why not',
 ]);
-const NO = new PhraseSet(['no', 'nope', 'nah', 'not really', 'no thanks', 'no thank you']);
+const NO = new PhraseSet([
+  'no',
+  'nope',
+  'nah',
+  'not really',
+  'no thanks',
+  'no thank you',
+  'absolutely not',
+  'definitely not',
+  'certainly not',
+  'of course not',
+  'not at all',
+]);
 
 /** 'yes' or 'no' when the turn opens with one (its first three words), else undefined. */
 function yesOrNo(tokens: string[]): 'yes' | 'no' | undefined {
@@ -184,11 +200,22 @@ const INTERESTED = new PhraseSet([
   'keen',
 ]);
 const ASKS_INTEREST = new PhraseSet(['interest', 'interested', 'would you like', 'do you want', 'keen']);
+// A negation up to three words before "interested" refuses it: "I wouldn't be interested", "I
+// don't think I'm interested", "never been interested".
+const INTEREST_NEGATIONS = new Set(
+  'not no never dont doesnt didnt wouldnt wont isnt wasnt arent cant cannot couldnt hardly nobody'.split(' '),
+);
+
+function interestNegated(tokens: readonly string[]): boolean {
+  return tokens.some(
+    (t, i) => t === 'interested' && tokens.slice(Math.max(0, i - 3), i).some((w) => INTEREST_NEGATIONS.has(w)),
+  );
+}
 
 function interest(ctx: ResultContext): string {
   let signal: 'yes' | 'no' | undefined;
   for (const turn of humanTurns(ctx.utterances)) {
-    if (NOT_INTERESTED.matches(turn.tokens)) signal = 'no';
+    if (NOT_INTERESTED.matches(turn.tokens) || interestNegated(turn.tokens)) signal = 'no';
     else if (INTERESTED.matches(turn.tokens)) signal = 'yes';
     else if (ASKS_INTEREST.matches(turn.prompt)) signal = yesOrNo(turn.tokens) ?? signal;
   }
@@ -209,6 +236,7 @@ const NO_CALLBACK = new PhraseSet([
   'stop calling',
   'no callback',
   'no call back',
+  'never call',
 ]);
 const CALLBACK = new PhraseSet([
   'call me back',
@@ -244,6 +272,8 @@ const OFFERS_CALLBACK = new PhraseSet([
 ]);
 
 function callbackRequested(utterances: readonly Utterance[]): string {
+  // A callee who asked not to be called again did not ask to be called back ("Never call me again").
+  if (askedNotToBeCalled(utterances)) return 'no';
   let requested = false;
   for (const turn of humanTurns(utterances)) {
     if (NO_CALLBACK.matches(turn.tokens)) requested = false;
@@ -379,10 +409,17 @@ function mentionsWord(tokens: readonly string[], word: string): boolean {
 function answerTo(columnName: string, utterances: readonly Utterance[]): string {
   const words = columnWords(columnName);
   if (words.length === 0) return '';
+  const hasWords = (text: string) => {
+    const tokens = tokenize(text);
+    return words.every((w) => mentionsWord(tokens, w));
+  };
   const asking = utterances
     .map((u, index) => ({ u, index }))
-    .filter(({ u }) => u.speaker === 'agent' && words.every((w) => mentionsWord(tokenize(u.text), w)));
-  const chosen = asking.find(({ u }) => u.text.includes('?')) ?? asking[0];
+    .filter(({ u }) => u.speaker === 'agent' && hasWords(u.text));
+  // The words must be in the question itself: "We help with budgets. Is now a good time?" does
+  // not ask about the budget. The first such question is the one answered; a later one is most
+  // often a confirmation ("So your budget is 3k?").
+  const chosen = asking.find(({ u }) => (u.text.match(/[^.!?]*\?/g) ?? []).some(hasWords)) ?? asking[0];
   if (!chosen) return '';
   const reply: string[] = [];
   for (const u of utterances.slice(chosen.index + 1)) {

@@ -198,10 +198,18 @@ export function parseMentions(text: string, callTime: Date, timeZone: string): M
   return parser
     .parse(text, reference, { forwardDate: true })
     .filter((r) => !/^(?:last|past|previous)\b/i.test(r.text) && !r.start.tags().has('casualReference/now'))
-    .map((r) => ({ start: r.index, end: r.index + r.text.length, slot: toSlot(r) }));
+    .map((r) => {
+      const end = r.index + r.text.length;
+      return { start: r.index, end, slot: toSlot(r, MORNING_AFTER.test(text.slice(end))) };
+    });
 }
 
-function toSlot(result: ParsedResult): Slot {
+// The words of a time that say it is before noon ("tomorrow morning at 7:30", "7 a.m."), and the
+// same words just after it ("7:30 tomorrow morning", which chrono reads as two results).
+const MORNING = /\b(?:morning|a\.?\s?m\b\.?)/i;
+const MORNING_AFTER = /^[\s,]*(?:in\s+the\s+)?morning\b/i;
+
+function toSlot(result: ParsedResult, morningAfter = false): Slot {
   const c = result.start;
   const value = (name: Component): number => c.get(name) ?? 0;
   const hasDate = c.isCertain('day') || c.isCertain('weekday');
@@ -209,8 +217,9 @@ function toSlot(result: ParsedResult): Slot {
   if (c.isCertain('hour')) {
     let hour = value('hour');
     const leadingZero = /(?<!\d)0\d[:.h]\d/.test(result.text);
-    // Rule 2: a bare hour from 1 to 7 is in the afternoon.
-    if (!c.isCertain('meridiem') && hour >= 1 && hour <= 7 && !leadingZero) hour += 12;
+    const morning = morningAfter || c.tags().has('casualReference/morning') || MORNING.test(result.text);
+    // Rule 2: a bare hour from 1 to 7 is in the afternoon, unless the words say morning.
+    if (!c.isCertain('meridiem') && hour >= 1 && hour <= 7 && !leadingZero && !morning) hour += 12;
     time = Temporal.PlainTime.from({ hour, minute: value('minute') });
   }
   return {

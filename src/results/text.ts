@@ -45,8 +45,10 @@ export function foldText(text: string): string {
     .normalize('NFC');
 }
 
-// Chinese and Japanese are written without spaces between words: each character is its own token.
-const UNSPACED_SCRIPT_CHAR = /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}])/gu;
+// Chinese, Japanese, Thai, Lao, Khmer and Burmese are written without spaces between words: each
+// character (vowel signs and tone marks included) is its own token, so a phrase matches inside a sentence.
+const UNSPACED_SCRIPT_CHAR =
+  /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}])/gu;
 // A word is a run of letters, digits and the marks that belong to them; an apostrophe inside it
 // ("don't", "o'clock") is dropped rather than splitting it, so "don't" and "dont" are one word.
 const WORD = /[\p{L}\p{N}\p{M}]+(?:'[\p{L}\p{N}\p{M}]+)*/gu;

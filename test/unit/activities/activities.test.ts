@@ -496,6 +496,36 @@ describe('captureCallOutputs and a recording not ready or not fetched', () => {
     }
   });
 
+  it("stores a transcript in the provider's order even when its offsets run back (people talking over each other)", async () => {
+    const twilio = harness.provider('twilio');
+    const overlapping = {
+      ...twilio,
+      fetchTranscript: async () => [
+        { speaker: 'agent' as const, text: 'Would Tuesday suit you?', offsetSeconds: 1.0 },
+        { speaker: 'human' as const, text: 'Yes.', offsetSeconds: 0.8 },
+        { speaker: 'agent' as const, text: 'Great.', offsetSeconds: 5.0 },
+      ],
+    };
+    const { memory, activities } = setUp({ providers: async () => overlapping });
+    const template = templateDoc();
+    const call = callDoc(template, { providerCallId: 'pc-overlap' });
+    memory.add(template, call);
+    const answeredAt = new Date('2026-03-06T15:00:00.000Z');
+    await run(activities.captureCallOutputs, [
+      {
+        callId: call._id.toHexString(),
+        providerCallId: 'pc-overlap',
+        record: false,
+        answeredAt: answeredAt.toISOString(),
+        endedAt: new Date(answeredAt.getTime() + 10_000).toISOString(),
+      },
+    ]);
+    const stored = memory.transcripts.get(call._id.toHexString())!;
+    expect(stored.map((u) => u.text)).toEqual(['Would Tuesday suit you?', 'Yes.', 'Great.']);
+    // Read back by time (as GET /v1/transcripts lists them), the order is the same.
+    expect(stored.map((u) => u.at.getTime() - answeredAt.getTime())).toEqual([1_000, 1_001, 5_000]);
+  });
+
   it("stores the transcript and results without a recording that cannot be fetched, on the capture's last attempt", async () => {
     const twilio = harness.provider('twilio');
     let asked = 0;

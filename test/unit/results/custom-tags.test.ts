@@ -106,3 +106,16 @@ describe('findCustomTagsHit: tags and transcripts', () => {
     expect(findCustomTagsHit(tags, utterances)).toEqual(expected);
   });
 });
+
+describe('findCustomTagsHit: scripts written without spaces', () => {
+  it.each([
+    ['สนใจ', 'ผมสนใจครับ'], // Thai
+    ['ສົນໃຈ', 'ຂ້ອຍສົນໃຈຫຼາຍ'], // Lao
+    ['ចាប់អារម្មណ៍', 'ខ្ញុំចាប់អារម្មណ៍ណាស់'], // Khmer
+    ['စိတ်ဝင်စား', 'ကျွန်တော်စိတ်ဝင်စားပါတယ်'], // Burmese
+  ])('finds %j inside %j', (phrase, text) => {
+    expect(findCustomTagsHit([{ name: 'interested', triggerPhrases: [phrase] }], [human(text)])).toEqual([
+      'interested',
+    ]);
+  });
+});

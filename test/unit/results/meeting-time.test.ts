@@ -294,3 +294,36 @@ describe('findFixedMeetingTime: time zones', () => {
     });
   });
 });
+
+describe('findFixedMeetingTime: reviewed cases (call on Friday 6 March 2026, 10:00 New York)', () => {
+  const FRIDAY_CALL = new Date('2026-03-06T15:00:00.000Z');
+  const ask = agent('When would suit you for a call with our advisor?');
+
+  it.each([
+    ['Tomorrow morning at 7:30 works', '2026-03-07T12:30:00.000Z'],
+    ['Tuesday morning at 7', '2026-03-10T11:00:00.000Z'],
+    ['7:30 tomorrow morning', '2026-03-07T12:30:00.000Z'],
+    ['Tuesday at 7', '2026-03-10T23:00:00.000Z'],
+  ])('reads a bare hour said with "morning" as the morning: %j -> %s', (reply, expected) => {
+    expect(meetingIn([ask, human(reply)], NEW_YORK, FRIDAY_CALL)).toBe(expected);
+  });
+
+  it.each(['Perhaps another time', "Maybe, I'll let you know", 'OK, just send me an email about it'])(
+    'a put-off %j does not agree to the proposed time',
+    (reply) => {
+      const proposal = agent('Would Tuesday at 3pm work for a quick demo?');
+      expect(meetingIn([proposal, human(reply)], NEW_YORK, FRIDAY_CALL)).toBeNull();
+    },
+  );
+
+  it('takes back a time the same turn refuses', () => {
+    const reply = human("Tuesday at 3pm? Hmm, no, that doesn't work for me");
+    expect(meetingIn([agent('When would suit you?'), reply], NEW_YORK, FRIDAY_CALL)).toBeNull();
+    expect(meetingIn([agent('When would suit you?'), human('Tuesday at 3pm? No.')], NEW_YORK, FRIDAY_CALL)).toBeNull();
+  });
+
+  it('keeps a time when a later clause refuses something else', () => {
+    const reply = human("Tuesday at 3pm works, but I can't stay long");
+    expect(meetingIn([agent('When would suit you?'), reply], NEW_YORK, FRIDAY_CALL)).toBe('2026-03-10T19:00:00.000Z');
+  });
+});

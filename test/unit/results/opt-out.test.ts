@@ -50,6 +50,36 @@ describe('askedNotToBeCalled', () => {
   });
 });
 
+describe('askedNotToBeCalled: reviewed cases', () => {
+  it("counts an offer to stop only when it is the agent's last question", () => {
+    const agentText =
+      'Hi, this is Ada from Bright Dental. You can opt out of these calls at any time. Would you like to book your free check-up?';
+    expect(askedNotToBeCalled([agent(agentText), human('Yes, sure!')])).toBe(false);
+  });
+
+  it('does not take "please don\'t" as a yes to an offer to stop', () => {
+    const offer = agent('Shall I remove you from our list?');
+    expect(askedNotToBeCalled([offer, human("Please don't, I want to hear about offers")])).toBe(false);
+  });
+
+  it('needs a list after "take me off"', () => {
+    const text = 'Can you take me off the Tuesday slot and put me on Thursday at 3pm instead?';
+    expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(false);
+    expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human('Take me off the calling list.')])).toBe(true);
+  });
+
+  it.each([
+    'Do not call me ever again',
+    'Do not ever call me again',
+    "Don't call this number again",
+    "Don't call here again",
+    "I'm not interested stop calling me",
+    "Don't ever call me",
+  ])('hears a request in %j', (text) => {
+    expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(true);
+  });
+});
+
 describe('computeCallResults', () => {
   it(`adds ${OPT_OUT_TAG} to the tags hit, once, and says the callee opted out`, () => {
     const utterances = [agent('Hello, this is Ada.'), human('Not interested, stop calling me.')];

@@ -302,3 +302,32 @@ describe('other columns: the human answer to the agent asking about it', () => {
     expect(value(column, context(utterances))).toBe(expected);
   });
 });
+
+describe('reviewed cases', () => {
+  it.each(["I wouldn't be interested", "I don't think I'm interested", 'Never been interested'])(
+    'a negation before "interested" is a no: %j',
+    (reply) => {
+      expect(value('interested', context([agent('Hello, this is Ada.'), human(reply)]))).toBe('no');
+    },
+  );
+
+  it.each(['Absolutely not', 'Not at all'])('%j to "are you interested?" is a no', (reply) => {
+    expect(value('interested', context([agent('Are you interested in a free check-up?'), human(reply)]))).toBe('no');
+  });
+
+  it('no callback for a callee who says never to call again', () => {
+    const ctx = context([agent('Hello, this is Ada.'), human('Never call me again.')]);
+    expect(value('callbackRequested', ctx)).toBe('no');
+    expect(value('summary', ctx)).not.toContain('asked to be called back');
+  });
+
+  it('answers a custom column from the question that names it, not from an earlier statement', () => {
+    const utterances = [
+      agent('Hi, this is Ada from Budget Helpers. We help families stick to a budget. Is now a good time?'),
+      human('Sure, go ahead.'),
+      agent('What is your monthly budget?'),
+      human('About two thousand dollars.'),
+    ];
+    expect(value('budget', context(utterances))).toBe('About two thousand dollars.');
+  });
+});
