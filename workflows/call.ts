@@ -651,8 +651,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       const record = attemptRecord(outcome, state.endedAt ?? new Date().toISOString());
       // Waiting from here, before the slot goes back: a batch's cancel taken meanwhile deletes the
       // call (it was told "no redial" and the redial came anyway, the release being a local activity).
-      state.phase = 'waiting';
-      if (slotRequested) await releaseSlot();
+      // Histories from before replay the old order: an update taken there was answered by it.
+      if (patched('waiting-before-slot-release')) {
+        state.phase = 'waiting';
+        if (slotRequested) await releaseSlot();
+      } else {
+        if (slotRequested) await releaseSlot();
+        state.phase = 'waiting';
+      }
       // The next attempt begins here: its phoneCall.queued event is its own.
       state.attempt += 1;
       await moveTo('queued', STATUS_CODES.waitingToRedial, {}, record);
