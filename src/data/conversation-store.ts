@@ -3,7 +3,7 @@
 // another (an attempt past its timeout keeps running while Temporal starts the next).
 import { createHash, randomBytes } from 'node:crypto';
 import { Types } from 'mongoose';
-import { isDuplicateKeyOnly } from './duplicate-key';
+import { upsertRacingInserts } from './duplicate-key';
 import { Recording } from './models/recording';
 import { Transcript, type TranscriptDoc } from './models/transcript';
 import { toTranscriptView, type TranscriptView } from './transcript-view';
@@ -41,14 +41,8 @@ export function createConversationStore(): ConversationStore {
           },
           { upsert: true },
         );
-      try {
-        await save();
-      } catch (err) {
-        // Two attempts inserting at once: the unique index on the call refuses the second (FerretDB
-        // does not retry it as MongoDB does), which then finds the first one's record to update.
-        if (!isDuplicateKeyOnly(err)) throw err;
-        await save();
-      }
+      // Attempts inserting at once: the unique index on the call refuses all but one.
+      await upsertRacingInserts(save);
       // Read apart (FerretDB 1.x's findAndModify takes no projection, and would answer the audio too).
       const stored = await Recording.findOne({ phoneCallId: call._id }, { token: 1 }).lean();
       if (!stored) throw new Error(`the recording of call ${call._id.toHexString()} was not stored`);
@@ -90,20 +84,12 @@ export function transcriptRowId(phoneCallId: Types.ObjectId, sequence: number): 
   return new Types.ObjectId(Buffer.concat([phoneCallId.id.subarray(0, 4), digest.subarray(0, 8)]));
 }
 
-/**
- * Writes each row whole by its id. Two attempts upserting a new row at once: FerretDB refuses the
- * second insert on the unique `_id` (MongoDB retries it itself), and a second pass finds it to replace.
- */
+/** Writes each row whole by its id; attempts upserting a new row at once race on the unique `_id`. */
 async function upsertRows(docs: TranscriptDoc[]): Promise<void> {
-  const write = () =>
+  await upsertRacingInserts(() =>
     Transcript.bulkWrite(
       docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } })),
       { ordered: false },
-    );
-  try {
-    await write();
-  } catch (err) {
-    if (!isDuplicateKeyOnly(err)) throw err;
-    await write();
-  }
+    ),
+  );
 }

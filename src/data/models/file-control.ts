@@ -1,5 +1,5 @@
 import { Schema, model, type Types } from 'mongoose';
-import { isDuplicateKeyOnly } from '../duplicate-key';
+import { upsertRacingInserts } from '../duplicate-key';
 
 // The last control an operator gave a file (`POST /v1/phoneCalls/file/{fileId}/pause|resume|cancel`),
 // kept so that it also reaches the calls of chunks still arriving: an import sends a file in several
@@ -38,14 +38,8 @@ export async function setFileState(teamId: string, fileId: string, state: FileSt
       { teamId, fileId, state, updatedAt: new Date() },
       { upsert: true },
     );
-  try {
-    await write();
-  } catch (err) {
-    // The first two controls of a file at once: FerretDB refuses the second insert (MongoDB retries
-    // it itself), which then finds the first one's document to replace.
-    if (!isDuplicateKeyOnly(err)) throw err;
-    await write();
-  }
+  // The first controls of a file at once race to insert its document.
+  await upsertRacingInserts(write);
 }
 
 const reachingSince = () => new Date(Date.now() - FILE_CONTROL_REACH_MS);
