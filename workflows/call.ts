@@ -537,14 +537,25 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     // 3. Follow the provider's events until the call ends (or our timers end it).
     const outcome = await followCall();
     // The call is no longer live: its slot goes to the next call while this one's outputs are captured.
-    if (slotRequested) await releaseSlot();
-
     // 4. Capture what an answered call left behind, then record the final status (step 4 of "What
     // runs where"). For calls since `captureOutlivesCancel`, an operator's cancel arriving now no
     // longer cuts this short: the call has ended, its outputs are kept and its true ending recorded,
-    // and a cancelled write could not race the capture's final one.
+    // and a cancelled write could not race the capture's final one; since `endOutlivesCancel`, nor
+    // does one arriving while the slot goes back.
+    const release = async () => {
+      if (slotRequested) await releaseSlot();
+    };
     const ending = () => captureAndEnd(outcome);
-    const ended = input.captureOutlivesCancel ? await CancellationScope.nonCancellable(ending) : await ending();
+    let ended: boolean | null;
+    if (input.endOutlivesCancel) {
+      ended = await CancellationScope.nonCancellable(async () => {
+        await release();
+        return await ending();
+      });
+    } else {
+      await release();
+      ended = input.captureOutlivesCancel ? await CancellationScope.nonCancellable(ending) : await ending();
+    }
     if (ended !== null) return ended;
     return await endAttempt(outcome, null);
   }

@@ -66,6 +66,12 @@ export interface CallWorkflowInput {
    */
   captureOutlivesCancel?: boolean;
   /**
+   * True for calls created since 2026-11-29 (evening): the capture outlives a cancel that comes while
+   * the ended call's dial slot goes back too, just before it (such a call ended `cancelled`, its
+   * recording, transcript and results never captured). Absent (histories from before): as then.
+   */
+  endOutlivesCancel?: boolean;
+  /**
    * True for calls created since 2026-11-29 (later that day): a status change under way when an
    * operator cancels is written and told to its webhooks before `cancelled` is (its event went only to
    * the streams already running, and was lost for the others). Absent (histories from before): the

@@ -139,6 +139,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         slotsByLocalActivity: true,
         finalWithCapture: true,
         captureOutlivesCancel: true,
+        endOutlivesCancel: true,
         statusWritesOutliveCancel: true,
         rateLimitWaitsAsQueued: true,
         pauseShownWhileScheduled: true,

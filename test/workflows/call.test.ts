@@ -275,6 +275,67 @@ describe('phoneCallWorkflow', () => {
     expect(count(calls, 'hangUpCall')).toBe(0);
   });
 
+  it('cancelled while the ended call gives its dial slot back, still captures it and records how it ended', async () => {
+    // Before `endOutlivesCancel`, a cancel taken during the release (a local activity) ended the call
+    // `cancelled`, its recording, transcript and results never captured (the old order checked too).
+    for (const endOutlivesCancel of [true, false]) {
+      let releasing: () => void = () => undefined;
+      const releaseStarted = new Promise<void>((resolve) => {
+        releasing = resolve;
+      });
+      let cancelSent: () => void = () => undefined;
+      const cancelled = new Promise<void>((resolve) => {
+        cancelSent = resolve;
+      });
+      const workflowId = uniqueId('wf');
+      const { activities, calls } = stubActivities({
+        requestDialSlot: async ({ request }) => {
+          await env.client.workflow.getHandle(workflowId).signal(dialSlotGrantedSignal, { ticket: request.ticket });
+        },
+        releaseDialSlot: async () => {
+          releasing();
+          await cancelled;
+          // Past the workflow task's heartbeat (80 % of its 2 s timeout), which brings the workflow the
+          // cancel while the release still runs: a slow pacer's release can take that long.
+          await new Promise((resolve) => setTimeout(resolve, 3_000));
+        },
+      });
+      const taskQueue = uniqueId('q');
+      const worker = await workerFor(env, activities, taskQueue);
+      const args = input({
+        paced: true,
+        finalWithCapture: true,
+        captureOutlivesCancel: true,
+        ...(endOutlivesCancel ? { endOutlivesCancel } : {}),
+      });
+      const outcome = await worker.runUntil(async () => {
+        const handle = await env.client.workflow.start(phoneCallWorkflow, {
+          workflowId,
+          taskQueue,
+          args: [args],
+          workflowTaskTimeout: '2 seconds',
+        });
+        await until(() => count(calls, 'dialCall') === 1 && statuses(calls).length === 1, 'the dial');
+        await handle.signal(providerEventSignal, providerEvent(args, 'answered', 'in-progress'));
+        await handle.signal(providerEventSignal, providerEvent(args, 'completed', 'completed'));
+        await releaseStarted;
+        await handle.cancel();
+        cancelSent();
+        return handle.result().catch((err: unknown) => err);
+      });
+      if (endOutlivesCancel) {
+        expect(outcome).toMatchObject({ status: 'completed', statusCode: 'completed' });
+        expect(count(calls, 'captureCallOutputs')).toBe(1);
+        expect(statuses(calls)).not.toContain('cancelled/cancelled-by-operator');
+      } else {
+        // What calls created before the flag still do (their histories replay so).
+        expect(outcome).toBeInstanceOf(WorkflowFailedError);
+        expect(count(calls, 'captureCallOutputs')).toBe(0);
+        expect(statuses(calls)).toContain('cancelled/cancelled-by-operator');
+      }
+    }
+  });
+
   it('never both deletes and dials a call when the delete races the dial', async () => {
     for (let round = 0; round < 4; round++) {
       const { activities, calls } = stubActivities();
