@@ -206,7 +206,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       deleteRequested = true;
       // The call may end without taking it: its calling hours, checked as the delete came, never
       // open again. The delete is then refused as for any call no longer queued (no command changes).
-      await condition(() => deleted !== null || (state.phase === 'ended' && isTerminal(state.status)));
+      const settled = () => condition(() => deleted !== null || (state.phase === 'ended' && isTerminal(state.status)));
+      // An operator's cancel meanwhile no longer fails the update: it is answered by how the call ended.
+      await (input.deleteOutlivesCancel ? CancellationScope.nonCancellable(settled) : settled());
       if (deleted === null) refuseUnlessQueued('deleted');
       return deleted!;
     },
@@ -719,7 +721,16 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     return true;
   }
 
+  /**
+   * Removes the queued call and tells its webhooks. Since `deleteOutlivesCancel` an operator's cancel
+   * arriving meanwhile waits for both (it stopped waiting for the removal, wrote `cancelled` on a record
+   * being removed, and `phoneCall.deleted` was never sent).
+   */
   async function deleteWhileQueued(): Promise<CallWorkflowState> {
+    return input.deleteOutlivesCancel ? CancellationScope.nonCancellable(removeQueued) : removeQueued();
+  }
+
+  async function removeQueued(): Promise<CallWorkflowState> {
     state.phase = 'deleting';
     const at = new Date().toISOString();
     // Not a local activity, though that would answer a file's cancel a quarter sooner: a local activity

@@ -72,6 +72,12 @@ export interface CallWorkflowInput {
    */
   endOutlivesCancel?: boolean;
   /**
+   * True for calls created since 2026-11-29 (evening): a delete under way when an operator cancels
+   * runs to its end, `phoneCall.deleted` told, and its update is answered. Absent (histories from
+   * before): the cancel cut the delete short, as then.
+   */
+  deleteOutlivesCancel?: boolean;
+  /**
    * True for calls created since 2026-11-29 (later that day): a status change under way when an
    * operator cancels is written and told to its webhooks before `cancelled` is (its event went only to
    * the streams already running, and was lost for the others). Absent (histories from before): the

@@ -140,6 +140,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         finalWithCapture: true,
         captureOutlivesCancel: true,
         endOutlivesCancel: true,
+        deleteOutlivesCancel: true,
         statusWritesOutliveCancel: true,
         rateLimitWaitsAsQueued: true,
         pauseShownWhileScheduled: true,

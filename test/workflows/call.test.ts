@@ -336,6 +336,55 @@ describe('phoneCallWorkflow', () => {
     }
   });
 
+  it("an operator's cancel during a delete's removal: the delete completes and tells it, the workflow too", async () => {
+    // Before `deleteOutlivesCancel` (seen with the flag off): the update failed with the cancel,
+    // `cancelled` was written over the record being removed, and no `phoneCall.deleted` was sent. Only
+    // the new way runs here: a workflow cancelled mid-removal left the time-skipping server's clock
+    // stuck for the tests after it.
+    let removing: () => void = () => undefined;
+    const removalStarted = new Promise<void>((resolve) => {
+      removing = resolve;
+    });
+    let cancelSent: () => void = () => undefined;
+    const cancelled = new Promise<void>((resolve) => {
+      cancelSent = resolve;
+    });
+    const { activities, calls } = stubActivities();
+    const remove = activities.deleteCallRecord;
+    activities.deleteCallRecord = async (removal) => {
+      removing();
+      await cancelled;
+      // Time for the cancel to reach the workflow while the removal runs.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return remove(removal);
+    };
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = input({
+      scheduledFor: new Date((await env.currentTimeMs()) + 3_600_000).toISOString(),
+      deleteOutlivesCancel: true,
+    });
+    const { answer, outcome } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(phoneCallWorkflow, {
+        workflowId: uniqueId('wf'),
+        taskQueue,
+        args: [args],
+      });
+      const update = await handle.startUpdate(deleteQueuedCallUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED });
+      await removalStarted;
+      await handle.cancel();
+      cancelSent();
+      return { answer: await update.result(), outcome: await handle.result() };
+    });
+    expect(answer).toMatchObject({ deleted: true });
+    expect(outcome).toMatchObject({ phase: 'deleted' });
+    expect(statuses(calls)).toEqual([]);
+    const deletedEvent = calls.filter(
+      (c) => c.name === 'resolveWebhookTargets' && (c.input as { type: string }).type === 'phoneCall.deleted',
+    );
+    expect(deletedEvent).toHaveLength(1);
+  });
+
   it('never both deletes and dials a call when the delete races the dial', async () => {
     for (let round = 0; round < 4; round++) {
       const { activities, calls } = stubActivities();
