@@ -23,21 +23,26 @@
 //    a proposing word ("would", "how about", "suit", "book"...). The proposal stands until the
 //    human next speaks. If that human utterance agrees (an agreeing expression and no negation
 //    anywhere in it) without naming a time of its own, the proposed time is agreed. "maybe" and
-//    "perhaps" do not agree to it, nor does "ok" with a put-off ("OK, just send me an email").
+//    "perhaps" do not agree to it, nor does "ok" with a put-off ("OK, just send me an email"), nor
+//    "good question".
 // 6. Missing parts are taken from the conversation: a human day without a time ("Thursday works",
 //    "how about Friday instead?") takes the time of the standing proposal; a human time without a
 //    day ("can we make it 4 instead?") takes the proposal's day, else the last day anyone named
 //    without refusing it, else today in the callee's zone (tomorrow once that time has passed).
+//    A time taken from the proposal takes its zone; a human time without a zone answering a
+//    proposal that named one is in that zone ("2pm Eastern?" "Can we make it 4?").
 // 7. Only future times count: a mention at or before the call time, or introduced by "last",
 //    "past" or "previous", is ignored.
 // 8. A later human refusal of the agreed day or time ("actually I can't do Tuesday") withdraws it.
 // 9. The most recent agreement in the conversation wins; none gives null.
 //
 // Time zones: a day and time agreed are placed in the callee's zone with the offset in force on
-// that day (time-zones.ts says what happens in a daylight-saving gap or overlap). A zone named in
-// the words ("3pm EST") or a relative time ("in two hours") keeps the offset chrono read from them.
+// that day (time-zones.ts says what happens in a daylight-saving gap or overlap). A zone named with
+// the time ("3pm Eastern", "3pm EST") is used instead, on the same terms (spoken-zones.ts says which
+// names count); an offset in the words ("3pm GMT+2") or a relative time ("in two hours") keeps the
+// offset chrono read from them.
 import type { Temporal } from 'temporal-polyfill';
-import { parseMentions, type Mention, type Slot } from './spoken-time';
+import { parseZonedMentions, type ZonedMention, type ZonedSlot } from './spoken-zones';
 import { PhraseSet, tokenize, type Utterance } from './text';
 import { wallDateAt, wallTimeAtOffset, wallTimeToInstant } from './time-zones';
 
@@ -51,14 +56,14 @@ export interface MeetingTimeOptions {
 export function findFixedMeetingTime(utterances: readonly Utterance[], opts: MeetingTimeOptions): string | null {
   const call = callContext(opts);
   let agreed: Placed | null = null;
-  let pending: Slot | null = null;
+  let pending: ZonedSlot | null = null;
   let contextDate: ContextDate | null = null;
 
   for (const utterance of utterances) {
     if (utterance.text.trim() === '') continue;
     const mentions = assess(
       utterance.text,
-      parseMentions(utterance.text, opts.callTime, call.timeZone),
+      parseZonedMentions(utterance.text, opts.callTime, call.timeZone, utterance.speaker),
       utterance.speaker,
     );
 
@@ -254,6 +259,8 @@ const AGREEMENT_WORDS = [
   'no rush',
 ];
 const AGREEMENTS = new PhraseSet(AGREEMENT_WORDS);
+// Phrases built from agreeing words that do not agree: "Good question" answers without taking a time.
+const NOT_AGREEMENTS = ['good question', 'great question', 'excellent question'].map(tokenize);
 
 // Words that agree to a proposed time only when nothing puts it off (rule 5): "OK" but not "OK,
 // just send me an email about it". "maybe" and "perhaps" never agree to a proposed time.
@@ -317,15 +324,15 @@ const PROPOSALS = new PhraseSet([
 const CLAUSE_BREAK =
   /[.!?;]+(?=\s|$)|[,:]|\s[-\u2013\u2014]+\s|(?<![\p{L}\p{N}])(?:but|however|although|though|whereas|otherwise|unless)(?![\p{L}\p{N}])/giu;
 
-interface Assessed extends Mention {
+interface Assessed extends ZonedMention {
   negated: boolean;
   agreed: boolean;
 }
 
-/** Removes the phrases that look negative but agree, so they are not read as refusals. */
-function withoutNotNegations(tokens: string[]): string[] {
+/** `tokens` with each of the phrases replaced by a placeholder. */
+function withoutPhrases(tokens: readonly string[], phrases: readonly string[][]): string[] {
   const out = [...tokens];
-  for (const phrase of NOT_NEGATIONS) {
+  for (const phrase of phrases) {
     for (let i = 0; i + phrase.length <= out.length; i++) {
       if (phrase.every((w, j) => out[i + j] === w)) out.splice(i, phrase.length, '_');
     }
@@ -333,12 +340,17 @@ function withoutNotNegations(tokens: string[]): string[] {
   return out;
 }
 
+/** Removes the phrases that look negative but agree, so they are not read as refusals. */
+function withoutNotNegations(tokens: string[]): string[] {
+  return withoutPhrases(tokens, NOT_NEGATIONS);
+}
+
 function negates(text: string): boolean {
   return NEGATIONS.matches(withoutNotNegations(tokenize(text)));
 }
 
 function agrees(tokens: string[]): boolean {
-  return AGREEMENTS.matches(tokens);
+  return AGREEMENTS.matches(withoutPhrases(tokens, NOT_AGREEMENTS));
 }
 
 /** Drops the negation words at the end of a gap that belong to the mention after it. */
@@ -358,10 +370,10 @@ function withoutTrailingForwardNegation(text: string): string[] {
   return tokens;
 }
 
-function assess(text: string, mentions: Mention[], speaker: Utterance['speaker']): Assessed[] {
+function assess(text: string, mentions: ZonedMention[], speaker: Utterance['speaker']): Assessed[] {
   const inMention = (i: number) => mentions.some((m) => i >= m.start && i < m.end);
   const breaks = [...text.matchAll(CLAUSE_BREAK)].filter((b) => !inMention(b.index ?? 0));
-  const clauseOf = (m: Mention): [number, number] => {
+  const clauseOf = (m: ZonedMention): [number, number] => {
     let start = 0;
     let end = text.length;
     for (const b of breaks) {
@@ -431,7 +443,7 @@ function refusesBack(clause: string): boolean {
 
 /** Whether a human utterance agrees to the standing proposal (rule 5). */
 function utteranceAgrees(text: string): boolean {
-  const tokens = tokenize(text);
+  const tokens = withoutPhrases(tokenize(text), NOT_AGREEMENTS);
   if (NEGATIONS.matches(withoutNotNegations(tokens))) return false;
   return FIRM_AGREEMENTS.matches(tokens) || (WEAK_AGREEMENT.matches(tokens) && !DEFLECTIONS.matches(tokens));
 }
@@ -455,55 +467,51 @@ interface Placed {
 }
 
 /** Fills a missing day or time from the standing proposal or the day under discussion (rule 6). */
-function complete(slot: Slot, proposal: Slot | null, context: ContextDate | null): Slot {
-  let { date, weekdayFlexible } = slot;
-  let { time } = slot;
+function complete(slot: ZonedSlot, proposal: ZonedSlot | null, context: ContextDate | null): ZonedSlot {
+  let { date, weekdayFlexible, time, offsetMinutes, timeZone } = slot;
   if (!date && time) {
     if (proposal?.date) ({ date, weekdayFlexible } = proposal);
     else if (context) ({ date, flexible: weekdayFlexible } = context);
   }
-  if (date && !time && proposal?.time) time = proposal.time;
-  return { ...slot, date, time, weekdayFlexible };
+  if (date && !time && proposal?.time) ({ time, offsetMinutes, timeZone } = proposal);
+  else if (time && timeZone === null && offsetMinutes === null && proposal?.time) timeZone = proposal.timeZone;
+  return { ...slot, date, time, weekdayFlexible, offsetMinutes, timeZone };
 }
 
-function instantOf(
-  date: Temporal.PlainDate,
-  time: Temporal.PlainTime,
-  offsetMinutes: number | null,
-  call: CallContext,
-): number {
-  return offsetMinutes === null
-    ? wallTimeToInstant(date, time, call.timeZone)
-    : wallTimeAtOffset(date, time, offsetMinutes);
+/** The instant of a wall time: at the offset the words state, else in the zone named, else the callee's. */
+function instantOf(date: Temporal.PlainDate, time: Temporal.PlainTime, slot: ZonedSlot, call: CallContext): number {
+  return slot.offsetMinutes === null
+    ? wallTimeToInstant(date, time, slot.timeZone ?? call.timeZone)
+    : wallTimeAtOffset(date, time, slot.offsetMinutes);
 }
 
 /** The instant of a slot with a time, if it is after the call. */
-function place(slot: Slot, call: CallContext): Placed | null {
+function place(slot: ZonedSlot, call: CallContext): Placed | null {
   const { time } = slot;
   if (!time) return null;
   let date = slot.date ?? call.today;
-  let instant = instantOf(date, time, slot.offsetMinutes, call);
+  let instant = instantOf(date, time, slot, call);
   if (!slot.date && instant <= call.instant) {
     date = date.add({ days: 1 });
-    instant = instantOf(date, time, slot.offsetMinutes, call);
+    instant = instantOf(date, time, slot, call);
   }
   if (slot.weekdayFlexible) {
     // The parser chose the week before rule 2 moved the hour: take the first such weekday ahead.
     const weekEarlier = date.subtract({ days: 7 });
-    const earlierInstant = instantOf(weekEarlier, time, slot.offsetMinutes, call);
+    const earlierInstant = instantOf(weekEarlier, time, slot, call);
     if (earlierInstant > call.instant) {
       date = weekEarlier;
       instant = earlierInstant;
     } else if (instant <= call.instant) {
       date = date.add({ days: 7 });
-      instant = instantOf(date, time, slot.offsetMinutes, call);
+      instant = instantOf(date, time, slot, call);
     }
   }
   return instant > call.instant ? { instant, date, time } : null;
 }
 
 /** Whether a refused mention names the agreed meeting's day or time (rule 8). */
-function refuses(slot: Slot, agreed: Placed): boolean {
+function refuses(slot: ZonedSlot, agreed: Placed): boolean {
   if (slot.date) {
     const sameDay = slot.weekdayFlexible
       ? slot.date.dayOfWeek === agreed.date.dayOfWeek

@@ -5,7 +5,7 @@
 // "can we make it 4"). Words are read against the call time on the callee's wall clock: chrono
 // gets the zone's offset at the call instant, so "tomorrow" is the callee's tomorrow.
 import * as chrono from 'chrono-node';
-import type { Component, ParsedResult, Parser, ParsingContext } from 'chrono-node';
+import type { Component, ParsedResult, Parser, ParsingContext, Refiner } from 'chrono-node';
 import { Temporal } from 'temporal-polyfill';
 import { zoneOffsetMinutes } from './time-zones';
 
@@ -166,8 +166,32 @@ const spokenTimeParser: Parser = {
   },
 };
 
+// chrono's own test for a zone abbreviation after a time: two to four letters, in any case.
+const ABBREVIATION_AFTER = /^\s*,?\s*\(?([A-Z]{2,4})\)?(?=\W|$)/i;
+
+/**
+ * chrono's abbreviation refiner, taking only abbreviations written in capitals: it read "Friday at
+ * 3pm, get it booked" at Gulf time (GET) and "3pm eat lunch" at East Africa time. The zone names
+ * people say in lower case are read before chrono sees the words (spoken-zones.ts).
+ */
+function capitalsOnly(refiner: Refiner): Refiner {
+  return {
+    refine(context, results) {
+      const written = results.filter((r) => {
+        const match = ABBREVIATION_AFTER.exec(context.text.slice(r.index + r.text.length));
+        return !match || match[1] === match[1]!.toUpperCase();
+      });
+      refiner.refine(context, written);
+      return results;
+    },
+  };
+}
+
 const parser = chrono.casual.clone();
 parser.parsers.push(ordinalDayParser, spokenTimeParser);
+parser.refiners = parser.refiners.map((r) =>
+  r.constructor.name === 'ExtractTimezoneAbbrRefiner' ? capitalsOnly(r) : r,
+);
 
 /** A day and/or time of day, as far as the words or the conversation fix it. */
 export interface Slot {

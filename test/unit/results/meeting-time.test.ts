@@ -118,6 +118,7 @@ describe('findFixedMeetingTime: the agent proposes, the human answers', () => {
     'Thursday works',
     'Yes, Thursday at 2 is great',
     'Yes please, my boss is back on Monday',
+    "Good question. Yes, that's fine",
   ])('%j agrees to the proposed time', (reply) => {
     expect(meetingIn([proposal, human(reply)])).toBe(thursdayAt2);
   });
@@ -131,6 +132,8 @@ describe('findFixedMeetingTime: the agent proposes, the human answers', () => {
     'Yes, but not Thursday',
     'Hmm, let me think about it',
     'Who is this?',
+    'Good question.',
+    'Great question, let me look at my calendar',
   ])('%j does not agree', (reply) => {
     expect(meetingIn([proposal, human(reply)])).toBeNull();
   });

@@ -66,4 +66,15 @@ describe("parseMentions: the call on the callee's wall clock", () => {
     expect(parseMentions('Thursday at 4', MONDAY_CALL, 'UTC')[0].slot.weekdayFlexible).toBe(true);
     expect(parseMentions('next Thursday at 4', MONDAY_CALL, 'UTC')[0].slot.weekdayFlexible).toBe(false);
   });
+
+  it('takes no zone from an ordinary word after a time, only from capitals', () => {
+    // chrono read these at Gulf time (GET) and East Africa time (EAT).
+    for (const text of ['Friday at 3pm, get it booked', 'Friday 3pm eat lunch first']) {
+      const [friday] = parseMentions(text, MONDAY_CALL, 'America/New_York');
+      expect(friday.slot.offsetMinutes, text).toBeNull();
+      expect(text.slice(friday.start, friday.end), text).toMatch(/3pm$/);
+    }
+    expect(parseMentions('Friday 3pm CET', MONDAY_CALL, 'America/New_York')[0].slot.offsetMinutes).toBe(60);
+    expect(parseMentions('Friday at 3pm GMT+2', MONDAY_CALL, 'America/New_York')[0].slot.offsetMinutes).toBe(120);
+  });
 });

@@ -1,0 +1,120 @@
+// Which words name a time zone, and which mention each belongs to, before any agreement rule.
+import { describe, expect, it } from 'vitest';
+import { findSpokenZones, parseZonedMentions } from '../../../src/results/spoken-zones';
+import type { Speaker } from '../../../src/results/text';
+
+// Monday 2 March 2026, 09:00 in Chicago.
+const MONDAY_CALL = new Date('2026-03-02T15:00:00.000Z');
+
+/** Each zone named in `text` as its words and its IANA zone (null: the callee's). */
+function zones(text: string, speaker: Speaker = 'human') {
+  return findSpokenZones(text, speaker).map((z) => [text.slice(z.start, z.end), z.timeZone]);
+}
+
+function mentions(text: string, calleeZone = 'America/Chicago', speaker: Speaker = 'human') {
+  return parseZonedMentions(text, MONDAY_CALL, calleeZone, speaker).map((m) => ({
+    words: text.slice(m.start, m.end),
+    time: m.slot.time?.toString().slice(0, 5) ?? null,
+    timeZone: m.slot.timeZone,
+    offsetMinutes: m.slot.offsetMinutes,
+  }));
+}
+
+describe('findSpokenZones', () => {
+  it.each([
+    ['3pm Eastern', 'Eastern', 'America/New_York'],
+    ['3pm eastern time', 'eastern time', 'America/New_York'],
+    ['3pm Eastern Daylight Time', 'Eastern Daylight Time', 'America/New_York'],
+    ['3pm East Coast time', 'East Coast time', 'America/New_York'],
+    ['3 pm ET', 'ET', 'America/New_York'],
+    ['3pm est', 'est', 'America/New_York'],
+    ['3pm EDT', 'EDT', 'America/New_York'],
+    ['3pm Central time zone', 'Central time zone', 'America/Chicago'],
+    ['3pm CDT', 'CDT', 'America/Chicago'],
+    ['3pm Mountain Standard Time', 'Mountain Standard Time', 'America/Denver'],
+    ['3pm MT', 'MT', 'America/Denver'],
+    ['3pm Pacific', 'Pacific', 'America/Los_Angeles'],
+    ['3pm PST', 'PST', 'America/Los_Angeles'],
+    ['3pm Alaska', 'Alaska', 'America/Anchorage'],
+    ['3pm Hawaii-Aleutian time', 'Hawaii-Aleutian time', 'Pacific/Honolulu'],
+    ['3pm Atlantic', 'Atlantic', 'America/Halifax'],
+    ['3pm Newfoundland time', 'Newfoundland time', 'America/St_Johns'],
+    ['3pm UTC', 'UTC', 'UTC'],
+    ['3pm GMT', 'GMT', 'UTC'],
+    ['3pm Greenwich Mean Time', 'Greenwich Mean Time', 'UTC'],
+    ['3pm London time', 'London time', 'Europe/London'],
+    ['3pm UK time', 'UK time', 'Europe/London'],
+    ['3pm CET', 'CET', 'Europe/Paris'],
+    ['3pm CEST', 'CEST', 'Europe/Paris'],
+    ['3pm Central European Summer Time', 'Central European Summer Time', 'Europe/Paris'],
+    ['3pm India Standard Time', 'India Standard Time', 'Asia/Kolkata'],
+    // ambiguous: India, Ireland or Israel; Atlantic or Arabia; Queensland or New South Wales
+    ['3pm IST', 'IST', null],
+    ['3pm AST', 'AST', null],
+    ['3pm Australian Eastern Standard Time', 'Australian Eastern Standard Time', null],
+  ])('%j names %j: %s', (text, words, timeZone) => {
+    expect(zones(text)).toEqual([[words, timeZone]]);
+  });
+
+  it.each([
+    // offsets, which chrono reads itself
+    '3pm GMT+2',
+    '3pm UTC-05:00',
+    // another zone than the region's
+    '3pm Central Africa time',
+    '3pm Pacific Island time',
+    // not on its own: "London" alone is a place, "Mid-Atlantic" a region
+    'in London at 3pm',
+    'the Mid-Atlantic office',
+    // inside words
+    'the best time is Tuesday',
+  ])('%j names no zone', (text) => {
+    expect(zones(text)).toEqual([]);
+  });
+
+  it('takes "my time" from the human and "your time" from the agent as the callee\'s clock', () => {
+    expect(zones('3pm my time', 'human')).toEqual([['my time', null]]);
+    expect(zones('3pm your local time', 'agent')).toEqual([['your local time', null]]);
+    expect(zones('3pm local time', 'agent')).toEqual([['local time', null]]);
+    // the agent's or template's zone, which the options do not give
+    expect(zones('3pm your time', 'human')).toEqual([]);
+    expect(zones('3pm my time', 'agent')).toEqual([]);
+  });
+});
+
+describe('parseZonedMentions', () => {
+  it('gives a mention the zone named right after it, and takes its words into the mention', () => {
+    expect(mentions('Tuesday at 3pm Eastern time works')).toEqual([
+      { words: 'Tuesday at 3pm Eastern time', time: '15:00', timeZone: 'America/New_York', offsetMinutes: null },
+    ]);
+    expect(mentions('How about 3pm EST on Friday')).toEqual([
+      { words: 'How about 3pm EST on Friday', time: '15:00', timeZone: 'America/New_York', offsetMinutes: null },
+    ]);
+  });
+
+  it('reads a spoken hour followed by a zone as a time', () => {
+    expect(mentions('at three Eastern')).toEqual([
+      { words: 'at three Eastern', time: '15:00', timeZone: 'America/New_York', offsetMinutes: null },
+    ]);
+  });
+
+  it("gives an ambiguous zone the callee's, and a region the callee keeps standard time of the callee's", () => {
+    expect(mentions('3pm IST')[0].timeZone).toBe('America/Chicago');
+    expect(mentions('3pm Mountain', 'America/Phoenix')[0].timeZone).toBe('America/Phoenix');
+    expect(mentions('3pm CST', 'America/Regina')[0].timeZone).toBe('America/Regina');
+    expect(mentions('3pm Mountain', 'America/Chicago')[0].timeZone).toBe('America/Denver');
+    expect(mentions('How about Friday at 10am your time?', 'America/Denver', 'agent')[0].timeZone).toBe(
+      'America/Denver',
+    );
+  });
+
+  it('leaves a mention without a zone next to it, and offsets in the words, as chrono reads them', () => {
+    expect(mentions('Tuesday at 3pm at the Central office')[0]).toEqual({
+      words: 'Tuesday at 3pm',
+      time: '15:00',
+      timeZone: null,
+      offsetMinutes: null,
+    });
+    expect(mentions('Tuesday at 3pm GMT+2')[0]).toMatchObject({ timeZone: null, offsetMinutes: 120 });
+  });
+});
