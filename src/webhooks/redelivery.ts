@@ -3,8 +3,9 @@
 // workflow, with the whole retry schedule, to the endpoint as it is configured now (its current URL
 // and secret). One at a time per record: the record is claimed by a conditional update first, and
 // the workflow's id (the record and its redelivery number) lets only one start. A number whose
-// workflow has already run (a start that seemed to fail went through) is skipped, so the record
-// never stays pending with nothing delivering it.
+// workflow has already run (a start that seemed to fail went through) is skipped, and a request that
+// meets a number still running gives its claim back, so the record never stays pending with nothing
+// delivering it.
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { CallEventName } from '../contracts/events';
 import { isObjectIdHex, redeliveryWorkflowId } from '../contracts/ids';
@@ -117,7 +118,10 @@ export function createRedelivery(deps: {
         }
         // Redelivery n was started already. Running: another request claimed the same number at the same
         // instant (on FerretDB 1.x both conditional updates can apply) and started it, or a start thought
-        // failed did run; either way the record is rightly pending until it ends.
+        // failed did run. The claim goes back either way: the running redelivery writes the record's state
+        // with each attempt, and may have written its last before this claim (it was then still running,
+        // its completion a task away): a claim kept would have left the record pending for good. The
+        // number stays taken, so the next redelivery after it moves past it (below).
         let running: boolean;
         try {
           running = (await deps.client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
@@ -125,7 +129,10 @@ export function createRedelivery(deps: {
           await release();
           throw err;
         }
-        if (running) throw new RedeliveryRefused('refused', 'this delivery is being redelivered already');
+        if (running) {
+          await release();
+          throw new RedeliveryRefused('refused', 'this delivery is being redelivered already');
+        }
         // Ended: a start this service took for failed had run (and its record was released since). The
         // number is taken, so this redelivery takes the next, as long as the record is still as claimed.
         const next = await WebhookDelivery.findOneAndUpdate(

@@ -268,4 +268,41 @@ describe('a redelivery whose start seemed to fail but went through', () => {
     await ended(20);
     expect(receiver.at('/unreachable')).toHaveLength(20);
   });
+
+  it('a request that meets the redelivery still running gives its claim back: the record is never left pending', async () => {
+    // The running redelivery may have written its last attempt already (it ends a task later). Here a
+    // stand-in holds the number, running on a queue no worker polls, the record failed as it left it.
+    // A kept claim left the record pending for good: every later redelivery was refused.
+    receiver.on('/unreachable-2', () => 503);
+    const hook = { url: `${receiver.url}/unreachable-2`, subscribedEvent: 'phoneCall.completed', secret: 'a secret' };
+    const created = await api.POST('/v1/phoneCalls', {
+      body: seededCallBody(stack.team, '+14155550008', {
+        phoneCallWebhooks: [hook],
+      }) as ApiSchemas['PhoneCallCreateRequest'],
+    });
+    const id = created.data!.data._id;
+    const deliveryOf = async () => (await deliveriesOf(id)).find((d) => d.eventType === 'phoneCall.completed');
+    const failedOnce = await eventually(
+      async () => ((await deliveryOf())?.state === 'failed' ? deliveryOf() : undefined),
+      60_000,
+      'the completed event to fail',
+    );
+    const standIn = await stack.temporal.workflow.start('deliverWebhookEventsWorkflow', {
+      workflowId: redeliveryWorkflowId(failedOnce!._id, 1),
+      taskQueue: `nobody-polls-${id}`,
+      args: [],
+    });
+    const redeliver = () =>
+      api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: failedOnce!._id } } });
+    try {
+      expect((await redeliver()).response.status).toBe(400);
+      expect(await deliveryOf()).toMatchObject({ state: 'failed', redeliveries: 0 });
+    } finally {
+      await standIn.terminate('test over');
+    }
+    // Number 1 is taken and ended: the next redelivery runs as number 2.
+    const next = await redeliver();
+    expect(next.response.status).toBe(202);
+    expect(next.data!.data).toMatchObject({ state: 'pending', redeliveries: 2 });
+  });
 });
