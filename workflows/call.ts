@@ -682,9 +682,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       state.endedAt = null;
       state.answeredBy = null;
       inbox.length = 0;
-      await condition(() => deleteRequested, redialAt - Date.now(), {
-        summary: `redial ${state.attempt - 1} of ${policy!.maxRedials} at ${new Date(redialAt).toISOString()}`,
-      });
+      const summary = `redial ${state.attempt - 1} of ${policy!.maxRedials} at ${new Date(redialAt).toISOString()}`;
+      if (input.pauseShownWhileRedialWaits) await waitOutRedialSpacing(redialAt, summary);
+      else await condition(() => deleteRequested, redialAt - Date.now(), { summary });
       // A delete during the spacing is handled where every attempt begins.
       return false;
     }
@@ -706,6 +706,22 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       const woken = await condition(() => deleteRequested || paused !== shown, dueAt - Date.now(), {
         summary: `scheduled for ${input.scheduledFor}`,
       });
+      if (!woken || deleteRequested) return;
+    }
+  }
+
+  /**
+   * Waits out a redial's spacing, or until a delete arrives. A pause taken meanwhile (or while the
+   * attempt rang) shows in the call's status code at once (`paused`, `waiting-to-redial` again on
+   * resume), not only once the spacing ends; the spacing runs on either way.
+   */
+  async function waitOutRedialSpacing(redialAt: number, summary: string): Promise<void> {
+    for (;;) {
+      const shown = paused;
+      await waitingBecause(shown ? STATUS_CODES.paused : STATUS_CODES.waitingToRedial);
+      const left = redialAt - Date.now();
+      if (left <= 0) return;
+      const woken = await condition(() => deleteRequested || paused !== shown, left, { summary });
       if (!woken || deleteRequested) return;
     }
   }

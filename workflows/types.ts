@@ -78,6 +78,12 @@ export interface CallWorkflowInput {
    */
   deleteOutlivesCancel?: boolean;
   /**
+   * True for calls created since 2026-11-29 (evening): a call paused while it rang or during its
+   * redial spacing shows `paused` during the spacing (it showed `waiting-to-redial` until the spacing
+   * ended). Absent (histories from before): as then.
+   */
+  pauseShownWhileRedialWaits?: boolean;
+  /**
    * True for calls created since 2026-11-29 (later that day): a status change under way when an
    * operator cancels is written and told to its webhooks before `cancelled` is (its event went only to
    * the streams already running, and was lost for the others). Absent (histories from before): the

@@ -33,8 +33,9 @@ export interface Dispatcher {
   /**
    * Starts the call's workflow; an already started one counts as started. `atCreate`: what the
    * creating request read of the team's webhooks (absent: a start later on, by the reconciler).
+   * Answers whether this call started it (false: it existed already).
    */
-  start(call: PhoneCallDoc, plan: DialPlan, atCreate?: CreateContext, options?: StartOptions): Promise<void>;
+  start(call: PhoneCallDoc, plan: DialPlan, atCreate?: CreateContext, options?: StartOptions): Promise<boolean>;
   /**
    * Every call of the batch has its workflow: the batch is marked started when `keep` (a retry may
    * still take it over), else removed.
@@ -55,15 +56,19 @@ export interface CreateContext {
 }
 
 export interface StartOptions {
-  /**
-   * The file's control to start under, instead of the one stored: a batch control starting a workflow
-   * its batch had not started yet starts it as it was, its own update then pausing or deleting it.
-   */
+  /** The file's control to start under, instead of the one stored (read once for a whole batch). */
   fileState?: FileState;
+  /**
+   * Paused or not, whatever the file says: a control reaching a workflow its batch had not started
+   * yet starts it paused unless it resumes, so that a call due now is not dialled before the
+   * control's own update pauses or deletes it.
+   */
+  paused?: boolean;
 }
 
 /** Whether a call of a file starts paused: its file was paused, or cancelled (left to the control's delete). */
 async function startsPaused(call: PhoneCallDoc, atCreate?: CreateContext, options?: StartOptions): Promise<boolean> {
+  if (options?.paused !== undefined) return options.paused;
   if (!call.fileId) return false;
   const state = options?.fileState ?? atCreate?.fileState ?? (await fileStateOf(call.teamId, call.fileId));
   return state !== 'resumed';
@@ -141,6 +146,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
         captureOutlivesCancel: true,
         endOutlivesCancel: true,
         deleteOutlivesCancel: true,
+        pauseShownWhileRedialWaits: true,
         statusWritesOutliveCancel: true,
         rateLimitWaitsAsQueued: true,
         pauseShownWhileScheduled: true,
@@ -174,8 +180,10 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
           staticSummary: `Call to ${input.toPhoneNumber} via ${input.provider}`,
           staticDetails: callDetails(input, call.callTemplateId.toHexString()),
         });
+        return true;
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        return false;
       }
     },
     async closeBatch(batchId, { keep }) {

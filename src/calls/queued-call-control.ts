@@ -24,18 +24,27 @@ export interface QueuedCallControl {
 }
 
 export function createQueuedCallControl(deps: { client: Client; dispatcher: Dispatcher }): QueuedCallControl {
-  /** Runs an update on the call's workflow; starts a workflow its batch has not started yet (dispatch.ts). */
-  async function onWorkflow<T>(doc: PhoneCallDoc, run: () => Promise<T>): Promise<T | NotQueued> {
+  /**
+   * Runs an update on the call's workflow; starts a workflow its batch has not started yet
+   * (dispatch.ts), paused unless `startPaused` is false. `startedPaused`: this control started it so.
+   */
+  async function onWorkflow<T>(
+    doc: PhoneCallDoc,
+    startPaused: boolean,
+    run: () => Promise<T>,
+  ): Promise<{ answer: T; startedPaused: boolean } | NotQueued> {
     try {
       try {
-        return await run();
+        return { answer: await run(), startedPaused: false };
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
         // Starting is idempotent (an ended workflow is never started again), so the update then
-        // either reaches the new workflow or finds the ended one.
-        // Started as it was, unpaused: the update that follows pauses or deletes it (and counts it).
-        await deps.dispatcher.start(doc, await dialPlanFor(doc.callTemplateId), undefined, { fileState: 'resumed' });
-        return await run();
+        // either reaches the new workflow or finds the ended one. Started paused, a call due now
+        // cannot be dialled before the update that follows (its first task may run before the update
+        // reaches it): the pause or delete it asks for holds from the start.
+        const plan = await dialPlanFor(doc.callTemplateId);
+        const started = await deps.dispatcher.start(doc, plan, undefined, { paused: startPaused });
+        return { answer: await run(), startedPaused: started && startPaused };
       }
     } catch (err) {
       if (
@@ -54,17 +63,21 @@ export function createQueuedCallControl(deps: { client: Client; dispatcher: Disp
 
   return {
     async deleteQueued(doc) {
-      const result = await onWorkflow(doc, () => handleOf(doc).executeUpdate(deleteQueuedCallUpdate));
-      return 'outcome' in result ? result : { outcome: 'deleted', call: result.call };
+      const result = await onWorkflow(doc, true, () => handleOf(doc).executeUpdate(deleteQueuedCallUpdate));
+      return 'outcome' in result ? result : { outcome: 'deleted', call: result.answer.call };
     },
     async setPaused(doc, paused) {
-      const result = await onWorkflow(doc, () => handleOf(doc).executeUpdate(setPausedUpdate, { args: [paused] }));
+      const result = await onWorkflow(doc, paused, () =>
+        handleOf(doc).executeUpdate(setPausedUpdate, { args: [paused] }),
+      );
       if ('outcome' in result) return result;
-      return { outcome: result.changed ? 'changed' : 'unchanged', queued: result.queued };
+      // Started paused by this pause: the pause changed it, though its update found it paused.
+      const changed = result.answer.changed || result.startedPaused;
+      return { outcome: changed ? 'changed' : 'unchanged', queued: result.answer.queued };
     },
     async cancel(doc) {
-      const result = await onWorkflow(doc, () => handleOf(doc).executeUpdate(cancelCallUpdate));
-      return 'outcome' in result ? result : { outcome: result.deleted ? 'deleted' : 'no-redial' };
+      const result = await onWorkflow(doc, true, () => handleOf(doc).executeUpdate(cancelCallUpdate));
+      return 'outcome' in result ? result : { outcome: result.answer.deleted ? 'deleted' : 'no-redial' };
     },
   };
 }

@@ -243,6 +243,45 @@ it('a delete that arrives before the batch started the workflow still goes throu
   expect(stack.emulator.callsTo('+14155556010')).toBe(0);
 });
 
+it("a batch's pause or cancel that finds a call its batch never started starts it paused: a call due now is never dialled first", async () => {
+  // Before, such a call started unpaused and the control's update followed: its first task could
+  // begin the dial in between, ringing a callee of a paused or cancelled batch.
+  const api = apiClient(stack.baseUrl, stack.team.key);
+  for (const [action, to] of [
+    ['pause', '+14155556020'],
+    ['cancel', '+14155556021'],
+  ] as const) {
+    const batch = await DispatchBatch.create({
+      teamId: new Types.ObjectId(stack.team.teamId),
+      size: 1,
+      state: 'pending',
+    });
+    const id = new Types.ObjectId();
+    await PhoneCall.collection.insertOne(rawQueuedCall(id, batch._id, to));
+    const res = await api.post(`/v1/phoneCalls/batch/${batch._id.toHexString()}/${action}`);
+    expect(res.status, action).toBe(200);
+    expect(res.body.data, action).toMatchObject({ calls: 1, changed: 1, unchanged: 0, notQueued: 0 });
+    const handle = stack.temporal.workflow.getHandle(`phoneCall-${id.toHexString()}`);
+    const { events } = await handle.fetchHistory();
+    const started = events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    expect(JSON.parse(Buffer.from(started!).toString()), action).toMatchObject({ startsPaused: true });
+    if (action === 'cancel') {
+      expect((await handle.result()).phase).toBe('deleted');
+      errorMessages(await api.get(`/v1/phoneCalls/${id.toHexString()}`), 404);
+    } else {
+      await eventually(
+        async () => {
+          const call = (await api.get(`/v1/phoneCalls/${id.toHexString()}`)).body.data;
+          return call.statusExtraInfo?.statusCode === 'paused' ? call : undefined;
+        },
+        20_000,
+        'the call to show paused',
+      );
+    }
+    expect(stack.emulator.callsTo(to), action).toBe(0);
+  }
+});
+
 describe('a retry with the Idempotency-Key of a request whose API process died', () => {
   const numbers = ['+14155556021', '+14155556022', '+14155556023'];
   const body = () => ({

@@ -96,6 +96,7 @@ it('an outcome the policy does not name, and a call without a policy, get one at
  */
 async function withFirstDial(
   whileDialled: (handle: WorkflowHandle<typeof phoneCallWorkflow>, dials: readonly number[]) => Promise<void>,
+  overrides: Partial<CallWorkflowInput> = {},
 ) {
   const dials: number[] = [];
   const { activities, calls } = stubActivities({
@@ -104,7 +105,10 @@ async function withFirstDial(
       return { providerCallId: `pc-${callId}-${dials.length}` };
     },
   });
-  const args = callWorkflowInput({ redialPolicy: { on: ['noAnswer'], maxRedials: 1, spacingSeconds: 3_600 } });
+  const args = callWorkflowInput({
+    redialPolicy: { on: ['noAnswer'], maxRedials: 1, spacingSeconds: 3_600 },
+    ...overrides,
+  });
   const taskQueue = uniqueId('q');
   const worker = await workerFor(env, activities, taskQueue);
   const state = await worker.runUntil(async () => {
@@ -117,7 +121,10 @@ async function withFirstDial(
     await whileDialled(handle, dials);
     return handle.result();
   });
-  return { state, dials, changes: statusChanges(calls).map((c) => `${c.status}/${c.statusCode}`) };
+  const queuedCodes = calls
+    .filter((c) => c.name === 'recordQueuedStatusCode')
+    .map((c) => (c.input as { statusCode: string }).statusCode);
+  return { state, dials, changes: statusChanges(calls).map((c) => `${c.status}/${c.statusCode}`), queuedCodes };
 }
 
 it("a batch's cancel while the call rings lets that attempt end, and no redial follows", async () => {
@@ -141,6 +148,28 @@ it("a batch's pause while the call rings holds its redial until it is resumed", 
   expect(dials[1]! - dials[0]!).toBeGreaterThan(5 * HOUR);
   expect(state).toMatchObject({ status: 'noAnswer', attempt: 2 });
   expect(changes).toEqual(['ringing/dialling', 'queued/waiting-to-redial', 'ringing/dialling', 'noAnswer/no-answer']);
+});
+
+it('a call paused while it rings shows paused during its redial spacing, and waiting-to-redial once resumed', async () => {
+  for (const pauseShownWhileRedialWaits of [true, false]) {
+    const { dials, changes, queuedCodes } = await withFirstDial(
+      async (handle) => {
+        await handle.executeUpdate(setPausedUpdate, { args: [true] });
+        // Past the ring timeout: the spacing has begun, paused.
+        await env.sleep(10 * 60_000);
+        await handle.executeUpdate(setPausedUpdate, { args: [false] });
+      },
+      pauseShownWhileRedialWaits ? { pauseShownWhileRedialWaits } : {},
+    );
+    expect(changes).toEqual(['ringing/dialling', 'queued/waiting-to-redial', 'ringing/dialling', 'noAnswer/no-answer']);
+    // Before the flag the spacing showed `waiting-to-redial` throughout (histories from then replay so).
+    expect(queuedCodes, String(pauseShownWhileRedialWaits)).toEqual(
+      pauseShownWhileRedialWaits ? ['paused', 'waiting-to-redial'] : [],
+    );
+    // Resumed within the spacing: the redial comes when the spacing ends, as without the pause.
+    expect(dials[1]! - dials[0]!).toBeGreaterThanOrEqual(HOUR + 30_000);
+    expect(dials[1]! - dials[0]!).toBeLessThan(HOUR + 90_000);
+  }
 });
 
 it('waits out a 429 as a queued call: its hours are checked again before the next dial', async () => {
