@@ -11,7 +11,9 @@
 //   again") is part of it, not a negation of it, and a lone "no" before it answers the agent
 //   ("No, don't call me again" opts out); nor is "not interested" a negation ("I'm not interested
 //   stop calling me"). "do not" is read as "don't", and "ever" is skipped ("Do not ever call me again").
-// - "take me off" counts only with a list ("take me off your list", not "take me off the Tuesday slot").
+// - "take me off" counts only with a list ("take me off your list", not "take me off the Tuesday slot"),
+//   and "remove me from" only with a list or your records ("remove me from your calling list", "from
+//   your database"; not "remove me from the meeting invite").
 // - A "yes" answering the agent's offer to stop, when that offer is the agent's last question
 //   ("Would you like us to stop calling you?", "Shall I remove you from our list?"), is a request
 //   too; "no", "please don't" and a yes to a later question ("You can opt out at any time. Would
@@ -53,7 +55,12 @@ const OPT_OUT = [
     ['', 'calling ', 'call ', 'mailing '].map((kind) => `take me off ${which} ${kind}list`),
   ),
   'take my number off',
-  'remove me from',
+  ...['your', 'the', 'this', 'all your', 'any'].flatMap((which) =>
+    ['', 'calling ', 'call ', 'mailing ', 'contact ', 'phone '].flatMap((kind) =>
+      ['list', 'lists'].map((noun) => `remove me from ${which} ${kind}${noun}`),
+    ),
+  ),
+  ...['database', 'system', 'records', 'contacts', 'calls'].map((what) => `remove me from your ${what}`),
   'remove my number',
   'delete my number',
   'put me on your do not call',

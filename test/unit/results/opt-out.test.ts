@@ -19,6 +19,8 @@ describe('askedNotToBeCalled', () => {
     'Never call me again.',
     "Not interested. Just don't call me again",
     'I want to unsubscribe.',
+    'Please remove me from your calling list.',
+    'Remove me from your database',
   ])('hears a request in %j', (text) => {
     expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(true);
   });
@@ -32,6 +34,7 @@ describe('askedNotToBeCalled', () => {
     "Sorry, I'm not interested.",
     'Call me again next week.',
     "Don't call me at work.",
+    'Can you remove me from the meeting invite? My colleague will go instead.',
   ])('hears no request in %j', (text) => {
     expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(false);
   });
