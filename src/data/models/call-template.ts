@@ -77,8 +77,49 @@ export function promptVariables(prompt: string): string[] {
   return [...new Set(names)];
 }
 
-/** Fills {{variable}} placeholders; a variable without a value is left empty. */
+// Where an optional variable without a value stood, while the sentence around it is tidied.
+const GAP = '\u0000';
+
+/**
+ * Fills {{variable}} placeholders. A variable without a value (or with an empty one) is left out
+ * with the space around it, so that the line still reads as a sentence: "Hello {{firstName}}, this
+ * is Ada" without a name says "Hello, this is Ada", not "Hello , this is Ada".
+ */
 export function fillPrompt(prompt: string, values: ReadonlyArray<{ key: string; value: string }>): string {
   const byKey = new Map(values.map((v) => [v.key, v.value]));
-  return prompt.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, name: string) => byKey.get(name) ?? '');
+  const filled = prompt
+    .replaceAll(GAP, '')
+    .replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, name: string) => byKey.get(name) || GAP);
+  if (!filled.includes(GAP)) return filled;
+  // Joined piece by piece, without regular expressions: values may hold long runs of blanks.
+  const pieces = filled.split(GAP);
+  let line = pieces[0]!;
+  for (let i = 1; i < pieces.length; i++) line = joinOverGap(line, pieces[i]!, i === pieces.length - 1);
+  return line;
+}
+
+const isBlank = (char: string | undefined) => char === ' ' || char === '\t';
+
+/** `before` and `after` joined where a variable without a value stood. */
+function joinOverGap(before: string, after: string, last: boolean): string {
+  let end = before.length;
+  while (end > 0 && isBlank(before[end - 1])) end--;
+  let start = 0;
+  while (start < after.length && isBlank(after[start])) start++;
+  const left = before.slice(0, end);
+  let right = after.slice(start);
+  const spaced = end < before.length || start > 0;
+  if (left === '') {
+    // The start of the line: "{{name}}, welcome" says "welcome".
+    if (right && ',;:'.includes(right[0]!)) {
+      let from = 1;
+      while (from < right.length && isBlank(right[from])) from++;
+      right = right.slice(from);
+    }
+    return right;
+  }
+  // Another gap follows: keep one space for what comes after it.
+  if (right === '') return last ? left : left + (spaced ? ' ' : '');
+  if (',.!?;:'.includes(right[0]!)) return left + right;
+  return left + (spaced ? ' ' : '') + right;
 }
