@@ -158,6 +158,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   let deleted: DeleteOutcome | null = null;
   // A call of a file paused before its chunk was written starts as if it had taken that pause.
   let paused = input.startsPaused === true;
+  /** The workflow is in its `finally`: an update still waiting is answered now. */
+  let closing = false;
   /** Its batch was cancelled while it was being dialled: no redial. */
   let redialsCancelled = false;
   let slotGranted = false;
@@ -206,10 +208,23 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       deleteRequested = true;
       // The call may end without taking it: its calling hours, checked as the delete came, never
       // open again. The delete is then refused as for any call no longer queued (no command changes).
-      const settled = () => condition(() => deleted !== null || (state.phase === 'ended' && isTerminal(state.status)));
+      const settled = () =>
+        condition(() => deleted !== null || (state.phase === 'ended' && isTerminal(state.status)) || closing);
       // An operator's cancel meanwhile no longer fails the update: it is answered by how the call ended.
       await (input.deleteOutlivesCancel ? CancellationScope.nonCancellable(settled) : settled());
-      if (deleted === null) refuseUnlessQueued('deleted');
+      if (deleted === null) {
+        // The workflow is closing without the removal (it found the record no longer queued): refused
+        // as such, rather than failed with the workflow.
+        if (closing) {
+          throw ApplicationFailure.create({
+            type: FAILURES.callNotQueued,
+            message: 'the call is no longer queued; it was not deleted',
+            details: [state.status],
+            nonRetryable: true,
+          });
+        }
+        refuseUnlessQueued('deleted');
+      }
       return deleted!;
     },
     {
@@ -483,6 +498,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     });
     throw err;
   } finally {
+    closing = true;
     // Tell every delivery stream that no more events will come, so each can finish (one handed the
     // final event knows).
     await CancellationScope.nonCancellable(async () => {

@@ -6,7 +6,15 @@
 // kept only while a retry under its request's Idempotency-Key may take it over (idempotency.ts):
 // else every create would leave a record behind for good, and the reconciler's search for pending
 // ones, a scan on FerretDB, would grow with every call ever made.
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+  type Client,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
 import { Types } from 'mongoose';
 import { subscribesTo } from '../contracts/events';
 import { callWorkflowId } from '../contracts/ids';
@@ -33,9 +41,18 @@ export interface Dispatcher {
   /**
    * Starts the call's workflow; an already started one counts as started. `atCreate`: what the
    * creating request read of the team's webhooks (absent: a start later on, by the reconciler).
-   * Answers whether this call started it (false: it existed already).
    */
-  start(call: PhoneCallDoc, plan: DialPlan, atCreate?: CreateContext, options?: StartOptions): Promise<boolean>;
+  start(call: PhoneCallDoc, plan: DialPlan, atCreate?: CreateContext, options?: StartOptions): Promise<void>;
+  /**
+   * Runs `update` on the call's workflow, starting the workflow in the same request if its batch has
+   * not started it yet (a control reaching a call before its create finished, or after it died).
+   */
+  updateWithStart<Ret, Args extends unknown[]>(
+    call: PhoneCallDoc,
+    plan: DialPlan,
+    update: UpdateDefinition<Ret, Args>,
+    args: Args,
+  ): Promise<Ret>;
   /**
    * Every call of the batch has its workflow: the batch is marked started when `keep` (a retry may
    * still take it over), else removed.
@@ -58,17 +75,10 @@ export interface CreateContext {
 export interface StartOptions {
   /** The file's control to start under, instead of the one stored (read once for a whole batch). */
   fileState?: FileState;
-  /**
-   * Paused or not, whatever the file says: a control reaching a workflow its batch had not started
-   * yet starts it paused unless it resumes, so that a call due now is not dialled before the
-   * control's own update pauses or deletes it.
-   */
-  paused?: boolean;
 }
 
 /** Whether a call of a file starts paused: its file was paused, or cancelled (left to the control's delete). */
 async function startsPaused(call: PhoneCallDoc, atCreate?: CreateContext, options?: StartOptions): Promise<boolean> {
-  if (options?.paused !== undefined) return options.paused;
   if (!call.fileId) return false;
   const state = options?.fileState ?? atCreate?.fileState ?? (await fileStateOf(call.teamId, call.fileId));
   return state !== 'resumed';
@@ -99,6 +109,77 @@ const writeBatch = writesTogether(() => DispatchBatch.collection);
 
 export function createDispatcher(deps: { client: Client; config: DispatchConfig }): Dispatcher {
   const { config } = deps;
+  /** What the workflow of a call is started with: its input, id, queue, search attributes and metadata. */
+  async function startOptionsOf(
+    call: PhoneCallDoc,
+    plan: DialPlan,
+    atCreate?: CreateContext,
+    options?: StartOptions,
+  ): Promise<WorkflowStartOptions<typeof phoneCallWorkflow>> {
+    const paused = await startsPaused(call, atCreate, options);
+    const ownWebhookEvents = call.phoneCallWebhooks.map((hook) => hook.subscribedEvent);
+    const queuedEventUnsubscribed =
+      atCreate !== undefined &&
+      !subscribesTo(atCreate.teamWebhookEvents, 'phoneCall.queued') &&
+      !subscribesTo(ownWebhookEvents, 'phoneCall.queued');
+    const input: CallWorkflowInput = {
+      callId: call._id.toHexString(),
+      teamId: call.teamId.toHexString(),
+      toPhoneNumber: call.toPhoneNumber,
+      provider: call.telephonyProvider as ProviderName,
+      record: call.record,
+      scheduledFor: call.callDelayedUntil ? call.callDelayedUntil.toISOString() : null,
+      maxDurationSeconds: plan.maxDurationSeconds,
+      ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
+      ...(config.CALL_STATUS_POLL_SECONDS > 0 ? { statusPollSeconds: config.CALL_STATUS_POLL_SECONDS } : {}),
+      // False only to measure the service without its pacer.
+      paced: config.PACING_ENABLED,
+      ...(plan.callingWindow ? { callingWindow: plan.callingWindow, calleeTimeZones: [...call.calleeTimeZones] } : {}),
+      ...(plan.redialPolicy ? { redialPolicy: plan.redialPolicy } : {}),
+      ...(plan.machineDetection ? { machineDetection: plan.machineDetection } : {}),
+      ownWebhookEvents,
+      ...(queuedEventUnsubscribed ? { queuedEventUnsubscribed } : {}),
+      ...(paused ? { startsPaused: true } : {}),
+      ringingWithDial: true,
+      slotsByLocalActivity: true,
+      finalWithCapture: true,
+      captureOutlivesCancel: true,
+      endOutlivesCancel: true,
+      deleteOutlivesCancel: true,
+      pauseShownWhileRedialWaits: true,
+      statusWritesOutliveCancel: true,
+      rateLimitWaitsAsQueued: true,
+      pauseShownWhileScheduled: true,
+      ringTimeoutAtProvider: true,
+      hangsUpOnGreetingEnd: true,
+      streamsEndWithFinalEvent: true,
+      streamEventsByActivity: true,
+      routeWithWrites: true,
+    };
+    // A paused call runs at once, to show `paused` (a held first task would show nothing until due).
+    const startDelayMs = queuedEventUnsubscribed && !paused ? startDelayOf(call.callDelayedUntil) : undefined;
+    return {
+      workflowId: callWorkflowId(input.callId),
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      ...(startDelayMs !== undefined ? { startDelay: startDelayMs } : {}),
+      // One workflow per call, ever: a call that has ended is never started again.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      args: [input],
+      typedSearchAttributes: [
+        { key: SA_TEAM_ID, value: input.teamId },
+        { key: SA_STATUS, value: 'queued' },
+        { key: SA_TO_NUMBER, value: input.toPhoneNumber },
+        { key: SA_PROVIDER, value: input.provider },
+        ...(call.callDelayedUntil ? [{ key: SA_SCHEDULED_FOR, value: call.callDelayedUntil }] : []),
+      ],
+      memo: {
+        summary: `queued · ${input.toPhoneNumber} via ${input.provider}${input.scheduledFor ? ` at ${input.scheduledFor}` : ''}`,
+      },
+      staticSummary: `Call to ${input.toPhoneNumber} via ${input.provider}`,
+      staticDetails: callDetails(input, call.callTemplateId.toHexString()),
+    };
+  }
+
   return {
     async openBatch(teamId, size, batchId) {
       const now = new Date();
@@ -114,77 +195,26 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
       return batch._id;
     },
     async start(call, plan, atCreate, options) {
-      const paused = await startsPaused(call, atCreate, options);
-      const ownWebhookEvents = call.phoneCallWebhooks.map((hook) => hook.subscribedEvent);
-      const queuedEventUnsubscribed =
-        atCreate !== undefined &&
-        !subscribesTo(atCreate.teamWebhookEvents, 'phoneCall.queued') &&
-        !subscribesTo(ownWebhookEvents, 'phoneCall.queued');
-      const input: CallWorkflowInput = {
-        callId: call._id.toHexString(),
-        teamId: call.teamId.toHexString(),
-        toPhoneNumber: call.toPhoneNumber,
-        provider: call.telephonyProvider as ProviderName,
-        record: call.record,
-        scheduledFor: call.callDelayedUntil ? call.callDelayedUntil.toISOString() : null,
-        maxDurationSeconds: plan.maxDurationSeconds,
-        ringTimeoutSeconds: config.RING_TIMEOUT_SECONDS,
-        ...(config.CALL_STATUS_POLL_SECONDS > 0 ? { statusPollSeconds: config.CALL_STATUS_POLL_SECONDS } : {}),
-        // False only to measure the service without its pacer.
-        paced: config.PACING_ENABLED,
-        ...(plan.callingWindow
-          ? { callingWindow: plan.callingWindow, calleeTimeZones: [...call.calleeTimeZones] }
-          : {}),
-        ...(plan.redialPolicy ? { redialPolicy: plan.redialPolicy } : {}),
-        ...(plan.machineDetection ? { machineDetection: plan.machineDetection } : {}),
-        ownWebhookEvents,
-        ...(queuedEventUnsubscribed ? { queuedEventUnsubscribed } : {}),
-        ...(paused ? { startsPaused: true } : {}),
-        ringingWithDial: true,
-        slotsByLocalActivity: true,
-        finalWithCapture: true,
-        captureOutlivesCancel: true,
-        endOutlivesCancel: true,
-        deleteOutlivesCancel: true,
-        pauseShownWhileRedialWaits: true,
-        statusWritesOutliveCancel: true,
-        rateLimitWaitsAsQueued: true,
-        pauseShownWhileScheduled: true,
-        ringTimeoutAtProvider: true,
-        hangsUpOnGreetingEnd: true,
-        streamsEndWithFinalEvent: true,
-        streamEventsByActivity: true,
-        routeWithWrites: true,
-      };
-      // A paused call runs at once, to show `paused` (a held first task would show nothing until due).
-      const startDelayMs = queuedEventUnsubscribed && !paused ? startDelayOf(call.callDelayedUntil) : undefined;
+      const startOptions = await startOptionsOf(call, plan, atCreate, options);
       try {
         // Started by name: the workflow module belongs in the worker's sandbox, not in this process.
-        await deps.client.workflow.start<typeof phoneCallWorkflow>('phoneCallWorkflow', {
-          workflowId: callWorkflowId(input.callId),
-          taskQueue: config.TEMPORAL_TASK_QUEUE,
-          ...(startDelayMs !== undefined ? { startDelay: startDelayMs } : {}),
-          // One workflow per call, ever: a call that has ended is never started again.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [input],
-          typedSearchAttributes: [
-            { key: SA_TEAM_ID, value: input.teamId },
-            { key: SA_STATUS, value: 'queued' },
-            { key: SA_TO_NUMBER, value: input.toPhoneNumber },
-            { key: SA_PROVIDER, value: input.provider },
-            ...(call.callDelayedUntil ? [{ key: SA_SCHEDULED_FOR, value: call.callDelayedUntil }] : []),
-          ],
-          memo: {
-            summary: `queued · ${input.toPhoneNumber} via ${input.provider}${input.scheduledFor ? ` at ${input.scheduledFor}` : ''}`,
-          },
-          staticSummary: `Call to ${input.toPhoneNumber} via ${input.provider}`,
-          staticDetails: callDetails(input, call.callTemplateId.toHexString()),
-        });
-        return true;
+        await deps.client.workflow.start<typeof phoneCallWorkflow>('phoneCallWorkflow', startOptions);
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        return false;
       }
+    },
+    async updateWithStart(call, plan, update, args) {
+      // Started as it was, unpaused and not held (a start without `atCreate` has no start delay): the
+      // update reaches the workflow with its first task, before the workflow can begin a dial. An
+      // ended workflow is not started again (REJECT_DUPLICATE): that fails as a start would.
+      const startOptions = await startOptionsOf(call, plan, undefined, { fileState: 'resumed' });
+      return deps.client.workflow.executeUpdateWithStart(update, {
+        args,
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof phoneCallWorkflow>('phoneCallWorkflow', {
+          ...startOptions,
+          workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        }),
+      });
     },
     async closeBatch(batchId, { keep }) {
       await writeBatch(

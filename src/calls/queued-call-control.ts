@@ -1,8 +1,13 @@
 // Deleting, pausing and resuming a queued call: the call's workflow decides (a delete it accepts only
 // before dialling begins), so a call is never both rung and deleted, nor dialled while paused. Used
 // by DELETE /v1/phoneCalls/{id} and by the batch controls (pause, resume, cancel).
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import { FAILURES } from '../contracts/failures';
 import { callWorkflowId } from '../contracts/ids';
 import type { PhoneCallDoc } from '../data/models/phone-call';
@@ -24,27 +29,25 @@ export interface QueuedCallControl {
 }
 
 export function createQueuedCallControl(deps: { client: Client; dispatcher: Dispatcher }): QueuedCallControl {
+  const handleOf = (doc: PhoneCallDoc) => deps.client.workflow.getHandle(callWorkflowId(doc._id.toHexString()));
+
   /**
-   * Runs an update on the call's workflow; starts a workflow its batch has not started yet
-   * (dispatch.ts), paused unless `startPaused` is false. `startedPaused`: this control started it so.
+   * Runs an update on the call's workflow; one its batch has not started yet (dispatch.ts) is started
+   * with the update, which it takes in its first task: a call due now is not dialled before a pause
+   * or delete that reached it queued.
    */
-  async function onWorkflow<T>(
+  async function onWorkflow<Ret, Args extends unknown[]>(
     doc: PhoneCallDoc,
-    startPaused: boolean,
-    run: () => Promise<T>,
-  ): Promise<{ answer: T; startedPaused: boolean } | NotQueued> {
+    run: () => Promise<Ret>,
+    update: UpdateDefinition<Ret, Args>,
+    args: Args,
+  ): Promise<Ret | NotQueued> {
     try {
       try {
-        return { answer: await run(), startedPaused: false };
+        return await run();
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
-        // Starting is idempotent (an ended workflow is never started again), so the update then
-        // either reaches the new workflow or finds the ended one. Started paused, a call due now
-        // cannot be dialled before the update that follows (its first task may run before the update
-        // reaches it): the pause or delete it asks for holds from the start.
-        const plan = await dialPlanFor(doc.callTemplateId);
-        const started = await deps.dispatcher.start(doc, plan, undefined, { paused: startPaused });
-        return { answer: await run(), startedPaused: started && startPaused };
+        return await deps.dispatcher.updateWithStart(doc, await dialPlanFor(doc.callTemplateId), update, args);
       }
     } catch (err) {
       if (
@@ -54,30 +57,29 @@ export function createQueuedCallControl(deps: { client: Client; dispatcher: Disp
       ) {
         return { outcome: 'not-queued', message: err.cause.message };
       }
-      if (err instanceof WorkflowNotFoundError) return { outcome: 'not-queued', message: 'the call has ended' };
+      // Not found, or found ended when started with the update (its id is never used again).
+      if (err instanceof WorkflowNotFoundError || err instanceof WorkflowExecutionAlreadyStartedError)
+        return { outcome: 'not-queued', message: 'the call has ended' };
       throw err;
     }
   }
 
-  const handleOf = (doc: PhoneCallDoc) => deps.client.workflow.getHandle(callWorkflowId(doc._id.toHexString()));
-
   return {
     async deleteQueued(doc) {
-      const result = await onWorkflow(doc, true, () => handleOf(doc).executeUpdate(deleteQueuedCallUpdate));
-      return 'outcome' in result ? result : { outcome: 'deleted', call: result.answer.call };
+      const remove = () => handleOf(doc).executeUpdate(deleteQueuedCallUpdate);
+      const result = await onWorkflow(doc, remove, deleteQueuedCallUpdate, []);
+      return 'outcome' in result ? result : { outcome: 'deleted', call: result.call };
     },
     async setPaused(doc, paused) {
-      const result = await onWorkflow(doc, paused, () =>
-        handleOf(doc).executeUpdate(setPausedUpdate, { args: [paused] }),
-      );
+      const set = () => handleOf(doc).executeUpdate(setPausedUpdate, { args: [paused] });
+      const result = await onWorkflow(doc, set, setPausedUpdate, [paused]);
       if ('outcome' in result) return result;
-      // Started paused by this pause: the pause changed it, though its update found it paused.
-      const changed = result.answer.changed || result.startedPaused;
-      return { outcome: changed ? 'changed' : 'unchanged', queued: result.answer.queued };
+      return { outcome: result.changed ? 'changed' : 'unchanged', queued: result.queued };
     },
     async cancel(doc) {
-      const result = await onWorkflow(doc, true, () => handleOf(doc).executeUpdate(cancelCallUpdate));
-      return 'outcome' in result ? result : { outcome: result.answer.deleted ? 'deleted' : 'no-redial' };
+      const cancel = () => handleOf(doc).executeUpdate(cancelCallUpdate);
+      const result = await onWorkflow(doc, cancel, cancelCallUpdate, []);
+      return 'outcome' in result ? result : { outcome: result.deleted ? 'deleted' : 'no-redial' };
     },
   };
 }

@@ -6,7 +6,11 @@
 // - Standard and daylight abbreviations (EST, CDT, PST...) are read as their region's zone too, not
 //   as the fixed offset they spell: people say "EST" all summer and mean the clock on the wall.
 // - A callee whose own zone keeps a region's standard time all year (Arizona, Saskatchewan) names
-//   their own clock with it: "3pm Mountain" from Phoenix in July is UTC-7, not Denver's UTC-6.
+//   their own clock with it: "3pm Mountain" from Phoenix in July is UTC-7, not Denver's UTC-6. Not
+//   with a daylight name: "3pm MDT" from Phoenix is UTC-6, a clock Phoenix never keeps.
+// - A region name or abbreviation said without "time" is a zone only at the end of the words, before
+//   punctuation, or before a word that commonly follows a time ("3pm Eastern works"): "Mountain View
+//   office", "Atlantic City", "PT session" and "Mt. Vernon" are places and things, not zones.
 // - Ambiguous names are not guessed ("IST": India, Ireland or Israel; "AST": Atlantic or Arabia):
 //   the time is read in the callee's zone, as for "my time" from the callee, "your time" from the
 //   agent and "local time". "your time" from the callee would be the template's zone, which the
@@ -114,7 +118,8 @@ const PLACES: Readonly<Record<string, Named>> = {
   'coordinated universal': 'UTC',
 };
 
-// Zones that keep a region's standard time all year, whose callees mean their own clock by its name.
+// Zones that keep a region's standard time all year, whose callees mean their own clock by its
+// name or its standard forms (never its daylight ones).
 const OWN_CLOCK_IN_REGION: Readonly<Record<string, readonly string[]>> = {
   [DENVER]: ['America/Phoenix', 'US/Arizona', 'America/Creston', 'America/Dawson_Creek', 'America/Fort_Nelson'],
   [CHICAGO]: ['America/Regina', 'America/Swift_Current', 'Canada/Saskatchewan'],
@@ -133,27 +138,67 @@ const NOT_ANOTHER_ZONE = `(?!${SEP}(?!(?:standard|daylight|summer|time)(?!\\p{L}
 const ZONE_PATTERN = new RegExp(
   '(?<![\\p{L}\\p{N}-])(?:' +
     `(?<place>${names(PLACES)})${KIND}${TIME}` +
-    `|(?<region>${names(REGIONS)})${NOT_ANOTHER_ZONE}(?:${KIND}${TIME})?` +
+    `|(?<region>${names(REGIONS)})${NOT_ANOTHER_ZONE}${KIND}(?<regionTime>${TIME})?` +
     // "GMT+2" and "UTC-5" are offsets, which chrono reads.
-    `|(?<abbr>${names(ABBREVIATIONS)})(?!\\s*[+\\-\\u2212]\\s*\\d)(?:${TIME})?` +
+    `|(?<abbr>${names(ABBREVIATIONS)})(?!\\s*[+\\-\\u2212]\\s*\\d)(?<abbrTime>${TIME})?` +
     `|(?<own>(?:my|your)(?:${SEP}local)?|local)${TIME}` +
     ')(?![\\p{L}\\p{N}])',
   'giu',
 );
+
+// What may follow a region name or abbreviation said without "time" for it to be a zone: the end,
+// punctuation, a dash (not a hyphen: "Pacific-Northwest"), or a word that commonly follows a time.
+// Anything else ("View", "City", "Park", "office", "session") makes it part of a name or a noun.
+const FOLLOWS_TIME = (
+  'works work is was would will could should can suit suits sound sounds ok okay fine good great ' +
+  'perfect thanks thank yes yeah right then instead sharp on for please if and or that this next ' +
+  'tomorrow today tonight at in to with but so too it i we you maybe perhaps again ' +
+  'monday tuesday wednesday thursday friday saturday sunday'
+).split(' ');
+// Sticky, tried at the end of each candidate: its \s* stops before the next candidate starts, so all
+// the tries together read the text once.
+const ZONE_FOLLOWS = new RegExp(
+  `\\s*(?:$|[.,!?;:)\\u2013\\u2014\\u2026]|-(?![\\p{L}\\p{N}])|(?:${FOLLOWS_TIME.join('|')})(?![\\p{L}\\p{N}]))`,
+  'iuy',
+);
+// Daylight and summer abbreviations, which never name a clock kept on standard time all year.
+const DAYLIGHT_ABBREVIATIONS = new Set(['edt', 'cdt', 'mdt', 'pdt', 'akdt', 'adt', 'ndt', 'bst', 'cest', 'eest']);
 
 /** Where a zone is named in an utterance, and which. */
 export interface SpokenZone {
   start: number;
   end: number;
   timeZone: Named;
+  /** Said as daylight or summer time ("MDT", "Mountain Daylight Time"): never the callee's own clock. */
+  daylight: boolean;
 }
 
 /** The zones named in `text`, in order; "my time" counts from the human, "your time" from the agent. */
 export function findSpokenZones(text: string, speaker: Speaker): SpokenZone[] {
-  const found: SpokenZone[] = [];
+  return scanZones(text, speaker).zones;
+}
+
+/**
+ * The zones named in `text`, and the words to hide from chrono: the zones, and abbreviations that
+ * are not zones here ("3pm PT session"), which chrono would otherwise read as zones itself.
+ */
+function scanZones(text: string, speaker: Speaker): { zones: SpokenZone[]; hidden: { start: number; end: number }[] } {
+  const zones: SpokenZone[] = [];
+  const hidden: { start: number; end: number }[] = [];
   for (const match of text.matchAll(ZONE_PATTERN)) {
-    const { place, region, abbr, own } = match.groups ?? {};
+    const { place, region, abbr, own, regionTime, abbrTime } = match.groups ?? {};
     const key = (place ?? region ?? abbr ?? '').toLowerCase().replace(/[\s-]+/g, ' ');
+    const start = match.index ?? 0;
+    const end = start + match[0].length;
+    if ((region !== undefined && regionTime === undefined) || (abbr !== undefined && abbrTime === undefined)) {
+      ZONE_FOLLOWS.lastIndex = end;
+      // "Mt.", "Ct.", "Pt.", "Est.": a written abbreviation of Mount, Court, Point, established.
+      const dotted = abbr !== undefined && /^\p{Lu}\p{Ll}+$/u.test(abbr) && text[end] === '.';
+      if (dotted || !ZONE_FOLLOWS.test(text)) {
+        if (abbr !== undefined) hidden.push({ start, end });
+        continue;
+      }
+    }
     let timeZone: Named;
     if (own !== undefined) {
       const whose = own.toLowerCase().split(/[\s-]/)[0];
@@ -162,10 +207,14 @@ export function findSpokenZones(text: string, speaker: Speaker): SpokenZone[] {
     } else {
       timeZone = (place ? PLACES[key] : region ? REGIONS[key] : ABBREVIATIONS[key]) ?? null;
     }
-    const start = match.index ?? 0;
-    found.push({ start, end: start + match[0].length, timeZone });
+    const daylight = region
+      ? /daylight|summer/i.test(match[0].slice(region.length))
+      : abbr !== undefined && DAYLIGHT_ABBREVIATIONS.has(key);
+    const zone = { start, end, timeZone, daylight };
+    zones.push(zone);
+    hidden.push(zone);
   }
-  return found;
+  return { zones, hidden };
 }
 
 /** A slot with the zone its time is read in: the one named with it, else null for the callee's. */
@@ -182,12 +231,12 @@ export interface ZonedMention extends Mention {
  * takes in the zone's words, so "Tuesday at 3pm Eastern." is still a bare answer.
  */
 export function parseZonedMentions(text: string, callTime: Date, calleeZone: string, speaker: Speaker): ZonedMention[] {
-  const zones = findSpokenZones(text, speaker);
+  const { zones, hidden } = scanZones(text, speaker);
   // Chrono gets the text with the zones blanked out, positions kept: it would read "EST" at a fixed
   // offset, and would not take "at three Eastern" for a time.
   let blanked = '';
   let from = 0;
-  for (const z of zones) {
+  for (const z of hidden) {
     blanked += text.slice(from, z.start) + ' '.repeat(z.end - z.start);
     from = z.end;
   }
@@ -198,7 +247,9 @@ export function parseZonedMentions(text: string, callTime: Date, calleeZone: str
     );
     if (!zone) return { ...m, slot: { ...m.slot, timeZone: null } };
     const timeZone =
-      zone.timeZone === null || OWN_CLOCK_IN_REGION[zone.timeZone]?.includes(calleeZone) ? calleeZone : zone.timeZone;
+      zone.timeZone === null || (!zone.daylight && OWN_CLOCK_IN_REGION[zone.timeZone]?.includes(calleeZone))
+        ? calleeZone
+        : zone.timeZone;
     return { start: m.start, end: Math.max(m.end, zone.end), slot: { ...m.slot, timeZone } };
   });
 }

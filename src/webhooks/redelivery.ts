@@ -4,8 +4,8 @@
 // and secret). One at a time per record: the record is claimed by a conditional update first, and
 // the workflow's id (the record and its redelivery number) lets only one start. A number whose
 // workflow has already run (a start that seemed to fail went through) is skipped, and a request that
-// meets a number still running gives its claim back, so the record never stays pending with nothing
-// delivering it.
+// meets a number still running whose attempts are over gives its claim back, so the record never
+// stays pending with nothing delivering it.
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { CallEventName } from '../contracts/events';
 import { isObjectIdHex, redeliveryWorkflowId } from '../contracts/ids';
@@ -118,19 +118,21 @@ export function createRedelivery(deps: {
         }
         // Redelivery n was started already. Running: another request claimed the same number at the same
         // instant (on FerretDB 1.x both conditional updates can apply) and started it, or a start thought
-        // failed did run. The claim goes back either way: the running redelivery writes the record's state
-        // with each attempt, and may have written its last before this claim (it was then still running,
-        // its completion a task away): a claim kept would have left the record pending for good. The
-        // number stays taken, so the next redelivery after it moves past it (below).
-        let running: boolean;
+        // failed did run. Until it has made an attempt the record is rightly pending (its attempts write
+        // the state from then on). But one that made its last attempt before this request read the record
+        // (it is then still running, its completion a task away) writes no more: the claim goes back, or
+        // the record would stay pending for good. The number stays taken either way (below).
+        let running: { startTime: Date } | null;
         try {
-          running = (await deps.client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+          const description = await deps.client.workflow.getHandle(workflowId).describe();
+          running = description.status.name === 'RUNNING' ? description : null;
         } catch (err) {
           await release();
           throw err;
         }
         if (running) {
-          await release();
+          const lastAttemptAt = found.attempts.at(-1)?.attemptedAt;
+          if (lastAttemptAt && new Date(lastAttemptAt) >= running.startTime) await release();
           throw new RedeliveryRefused('refused', 'this delivery is being redelivered already');
         }
         // Ended: a start this service took for failed had run (and its record was released since). The

@@ -1,6 +1,7 @@
 // The record and its workflow are made together: a failed start leaves no record, and a record left
 // pending by a crash is started by the reconciler.
 import type { AddressInfo } from 'node:net';
+import { temporal } from '@temporalio/proto';
 import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestHashOf, withIdempotency } from '../../src/api/idempotency';
@@ -243,13 +244,14 @@ it('a delete that arrives before the batch started the workflow still goes throu
   expect(stack.emulator.callsTo('+14155556010')).toBe(0);
 });
 
-it("a batch's pause or cancel that finds a call its batch never started starts it paused: a call due now is never dialled first", async () => {
-  // Before, such a call started unpaused and the control's update followed: its first task could
-  // begin the dial in between, ringing a callee of a paused or cancelled batch.
+it("a batch's pause or cancel that finds a call its batch never started starts it with its update: a call due now is never dialled first", async () => {
+  // Before, such a call started unpaused and the control's update followed: the workflow's first task
+  // could begin the dial in between, ringing a callee of a paused or cancelled batch.
   const api = apiClient(stack.baseUrl, stack.team.key);
+  const { EventType } = temporal.api.enums.v1;
   for (const [action, to] of [
-    ['pause', '+14155556020'],
-    ['cancel', '+14155556021'],
+    ['pause', '+14155557301'],
+    ['cancel', '+14155557302'],
   ] as const) {
     const batch = await DispatchBatch.create({
       teamId: new Types.ObjectId(stack.team.teamId),
@@ -262,9 +264,16 @@ it("a batch's pause or cancel that finds a call its batch never started starts i
     expect(res.status, action).toBe(200);
     expect(res.body.data, action).toMatchObject({ calls: 1, changed: 1, unchanged: 0, notQueued: 0 });
     const handle = stack.temporal.workflow.getHandle(`phoneCall-${id.toHexString()}`);
+    // The update was taken before the workflow did anything else.
     const { events } = await handle.fetchHistory();
-    const started = events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
-    expect(JSON.parse(Buffer.from(started!).toString()), action).toMatchObject({ startsPaused: true });
+    const firstWork = events!.findIndex(
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED ||
+        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+    );
+    const accepted = events!.findIndex((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+    expect(accepted, action).toBeGreaterThan(0);
+    if (firstWork >= 0) expect(accepted, action).toBeLessThan(firstWork);
     if (action === 'cancel') {
       expect((await handle.result()).phase).toBe('deleted');
       errorMessages(await api.get(`/v1/phoneCalls/${id.toHexString()}`), 404);
@@ -277,6 +286,7 @@ it("a batch's pause or cancel that finds a call its batch never started starts i
         20_000,
         'the call to show paused',
       );
+      await handle.terminate('test over');
     }
     expect(stack.emulator.callsTo(to), action).toBe(0);
   }

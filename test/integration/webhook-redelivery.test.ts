@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/admin/commands';
 import { createApiClient, type ApiClient, type ApiSchemas } from '../../src/client/api-client';
 import { redeliveryWorkflowId } from '../../src/contracts/ids';
+import { WebhookDelivery } from '../../src/data/models/webhook-delivery';
 import { createRedelivery } from '../../src/webhooks/redelivery';
 import { eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
@@ -271,7 +272,8 @@ describe('a redelivery whose start seemed to fail but went through', () => {
 
   it('a request that meets the redelivery still running gives its claim back: the record is never left pending', async () => {
     // The running redelivery may have written its last attempt already (it ends a task later). Here a
-    // stand-in holds the number, running on a queue no worker polls, the record failed as it left it.
+    // stand-in holds the number, running on a queue no worker polls, the record failed as its last
+    // attempt left it.
     // A kept claim left the record pending for good: every later redelivery was refused.
     receiver.on('/unreachable-2', () => 503);
     const hook = { url: `${receiver.url}/unreachable-2`, subscribedEvent: 'phoneCall.completed', secret: 'a secret' };
@@ -292,6 +294,16 @@ describe('a redelivery whose start seemed to fail but went through', () => {
       taskQueue: `nobody-polls-${id}`,
       args: [],
     });
+    // Its last attempt, as the redelivery records one.
+    await WebhookDelivery.updateOne(
+      { _id: failedOnce!._id },
+      {
+        $set: { state: 'failed' },
+        $push: {
+          attempts: { attempt: 9, attemptedAt: new Date(), statusCode: 503, durationMs: 3, error: 'HTTP 503' },
+        },
+      },
+    );
     const redeliver = () =>
       api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: failedOnce!._id } } });
     try {

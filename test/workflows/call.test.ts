@@ -1,6 +1,11 @@
 // The call workflow's timers and races, with stub activities on the time-skipping server: minutes
 // of ringing and days of waiting run in seconds.
-import { WorkflowFailedError, WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
+import {
+  WorkflowFailedError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { FAILURES } from '../../src/contracts/failures';
@@ -79,6 +84,34 @@ async function startAndDial(taskQueue: string, args: CallWorkflowInput, calls: C
   });
   await until(() => count(calls, 'dialCall') === 1 && statuses(calls).length === 1, 'the dial');
   return handle;
+}
+
+/**
+ * Starts a call due in an hour (`deleteOutlivesCancel`), asks for its delete, runs `meanwhile`; answers
+ * the update's answer and the workflow's end, each an error where it failed.
+ */
+async function deleteScheduledCall(
+  activities: Activities,
+  meanwhile: (handle: WorkflowHandle<typeof phoneCallWorkflow>) => Promise<void> = async () => undefined,
+) {
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  const args = input({
+    scheduledFor: new Date((await env.currentTimeMs()) + 3_600_000).toISOString(),
+    deleteOutlivesCancel: true,
+  });
+  return worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(phoneCallWorkflow, {
+      workflowId: uniqueId('wf'),
+      taskQueue,
+      args: [args],
+    });
+    const update = await handle.startUpdate(deleteQueuedCallUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED });
+    await meanwhile(handle);
+    // The workflow's end first: the time-skipping server's wait for an update's outcome alone can miss it.
+    const outcome = await handle.result().catch((err: unknown) => err);
+    return { answer: await update.result().catch((err: unknown) => err), outcome };
+  });
 }
 
 /** Starts the call, cancels it once `dialling` settles, runs `afterCancel`; answers how the workflow ended. */
@@ -297,7 +330,7 @@ describe('phoneCallWorkflow', () => {
           await cancelled;
           // Past the workflow task's heartbeat (80 % of its 2 s timeout), which brings the workflow the
           // cancel while the release still runs: a slow pacer's release can take that long.
-          await new Promise((resolve) => setTimeout(resolve, 3_000));
+          await new Promise((resolve) => setTimeout(resolve, 5_000));
         },
       });
       const taskQueue = uniqueId('q');
@@ -358,23 +391,10 @@ describe('phoneCallWorkflow', () => {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       return remove(removal);
     };
-    const taskQueue = uniqueId('q');
-    const worker = await workerFor(env, activities, taskQueue);
-    const args = input({
-      scheduledFor: new Date((await env.currentTimeMs()) + 3_600_000).toISOString(),
-      deleteOutlivesCancel: true,
-    });
-    const { answer, outcome } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(phoneCallWorkflow, {
-        workflowId: uniqueId('wf'),
-        taskQueue,
-        args: [args],
-      });
-      const update = await handle.startUpdate(deleteQueuedCallUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED });
+    const { answer, outcome } = await deleteScheduledCall(activities, async (handle) => {
       await removalStarted;
       await handle.cancel();
       cancelSent();
-      return { answer: await update.result(), outcome: await handle.result() };
     });
     expect(answer).toMatchObject({ deleted: true });
     expect(outcome).toMatchObject({ phase: 'deleted' });
@@ -733,5 +753,24 @@ describe("phoneCallWorkflow when the provider's callbacks are lost", () => {
     const { activities, calls } = stubActivities();
     await runCall(activities, input({ ringTimeoutSeconds: 60 }));
     expect(count(calls, 'pollCallEvents')).toBe(0);
+  });
+});
+
+describe('phoneCallWorkflow when a delete cannot remove the record', () => {
+  // Before, the update failed with the workflow, as an internal error, not as a refusal.
+  it('answers the delete with a refusal and closes, failed', async () => {
+    const { activities } = stubActivities({
+      deleteCallRecord: async () => {
+        throw ApplicationFailure.create({
+          type: FAILURES.callNotQueued,
+          message: 'the record is no longer queued',
+          nonRetryable: true,
+        });
+      },
+    });
+    const { answer, outcome } = await deleteScheduledCall(activities);
+    expect(outcome).toBeInstanceOf(WorkflowFailedError);
+    expect(answer).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((answer as WorkflowUpdateFailedError).cause).toMatchObject({ type: FAILURES.callNotQueued });
   });
 });

@@ -85,7 +85,33 @@ describe('findFixedMeetingTime: a zone named with the time', () => {
     // Arizona stays on UTC-7 while Denver is on UTC-6
     expect(meetingIn([human('July 7 at 3pm Mountain')], 'America/Phoenix')).toBe('2026-07-07T22:00:00.000Z');
     expect(meetingIn([human('July 7 at 3pm MST')], 'America/Phoenix')).toBe('2026-07-07T22:00:00.000Z');
+    expect(meetingIn([human('July 7 at 3pm Mountain Standard Time')], 'America/Phoenix')).toBe(
+      '2026-07-07T22:00:00.000Z',
+    );
     expect(meetingIn([human('July 7 at 3pm Mountain')])).toBe('2026-07-07T21:00:00.000Z');
+  });
+
+  it("reads a daylight name from such a callee as the region's daylight clock, never the callee's", () => {
+    // MDT is UTC-6 (Denver's clock in July); Phoenix is on UTC-7
+    expect(meetingIn([human('July 7 at 3pm MDT')], 'America/Phoenix')).toBe('2026-07-07T21:00:00.000Z');
+    expect(meetingIn([human('July 7 at 3pm Mountain Daylight Time')], 'America/Phoenix')).toBe(
+      '2026-07-07T21:00:00.000Z',
+    );
+    // CDT is UTC-5 (Chicago's clock in July); Regina is on UTC-6
+    expect(meetingIn([human('July 7 at 3pm CDT')], 'America/Regina')).toBe('2026-07-07T20:00:00.000Z');
+  });
+
+  it.each([
+    // Mountain View, California: not Mountain time, which would be 17:00Z
+    ['Tuesday at 10am Mountain View office works', '2026-03-03T16:00:00.000Z'],
+    // not Atlantic time (Halifax, UTC-4), which would be 19:00Z
+    ['Tuesday at 3pm Atlantic City works', '2026-03-03T21:00:00.000Z'],
+    // not Pacific time, which chrono would read in "PT" too: 23:00Z
+    ['Tuesday at 3pm PT session works', '2026-03-03T21:00:00.000Z'],
+    // Mount Vernon, not Mountain time: 22:00Z
+    ['Tuesday at 3pm, Mt. Vernon office', '2026-03-03T21:00:00.000Z'],
+  ])("reads %j in the callee's zone: a name followed by another word is no zone -> %s", (text, expected) => {
+    expect(meetingIn([human(text)])).toBe(expected);
   });
 
   it.each([

@@ -52,6 +52,14 @@ describe('findSpokenZones', () => {
     ['3pm IST', 'IST', null],
     ['3pm AST', 'AST', null],
     ['3pm Australian Eastern Standard Time', 'Australian Eastern Standard Time', null],
+    // a bare name or abbreviation at the end, before punctuation or a dash, or a word said after times
+    ['3pm Eastern.', 'Eastern', 'America/New_York'],
+    ['3pm PT, okay?', 'PT', 'America/Los_Angeles'],
+    ['3pm Pacific \u2014 works', 'Pacific', 'America/Los_Angeles'],
+    ['3pm Central on Friday', 'Central', 'America/Chicago'],
+    ['3pm MT works', 'MT', 'America/Denver'],
+    ['3pm Eastern Thursday', 'Eastern', 'America/New_York'],
+    ['3pm Pacific Standard works', 'Pacific Standard', 'America/Los_Angeles'],
   ])('%j names %j: %s', (text, words, timeZone) => {
     expect(zones(text)).toEqual([[words, timeZone]]);
   });
@@ -70,6 +78,39 @@ describe('findSpokenZones', () => {
     'the best time is Tuesday',
   ])('%j names no zone', (text) => {
     expect(zones(text)).toEqual([]);
+  });
+
+  // A bare region name or abbreviation followed by another word is part of a name or a noun.
+  it.each([
+    'Tuesday at 10am Mountain View office works',
+    '3pm Atlantic City works',
+    '3pm Central Park',
+    '3pm central office',
+    '3pm PT session',
+    '3pm Mt. Vernon',
+    '3pm EST Office hours',
+  ])('%j names no zone', (text) => {
+    expect(zones(text)).toEqual([]);
+  });
+
+  it('reads a long hostile utterance in linear time', () => {
+    const length = 60_000;
+    const fill = (unit: string, head = '') =>
+      head + unit.repeat(Math.ceil(length / unit.length)).slice(0, length - head.length);
+    for (const hostile of [
+      fill(' ', 'Eastern'), // each candidate's look past it reads the spaces once
+      fill('a', 'Central '), // "Central Africa time"'s word, backtracked letter by letter
+      fill(' -', 'Pacific x'),
+      fill('ET '), // a candidate every three characters, each rejected by the next
+      fill('Mt. '),
+      fill('Eastern Mountain View office '),
+    ]) {
+      expect(hostile).toHaveLength(length);
+      const started = performance.now();
+      findSpokenZones(hostile, 'human');
+      // About 1 to 20 ms each on this machine.
+      expect(performance.now() - started).toBeLessThan(100);
+    }
   });
 
   it('takes "my time" from the human and "your time" from the agent as the callee\'s clock', () => {
@@ -116,5 +157,19 @@ describe('parseZonedMentions', () => {
       offsetMinutes: null,
     });
     expect(mentions('Tuesday at 3pm GMT+2')[0]).toMatchObject({ timeZone: null, offsetMinutes: 120 });
+  });
+
+  it('hides an abbreviation that is not a zone from chrono, which would read it as one', () => {
+    expect(mentions('Tuesday at 3pm PT session')).toEqual([
+      { words: 'Tuesday at 3pm', time: '15:00', timeZone: null, offsetMinutes: null },
+    ]);
+  });
+
+  it("never reads a daylight name as the clock of a callee who keeps the region's standard time", () => {
+    expect(mentions('July 7 at 3pm MDT', 'America/Phoenix')[0].timeZone).toBe('America/Denver');
+    expect(mentions('July 7 at 3pm Mountain Daylight Time', 'America/Phoenix')[0].timeZone).toBe('America/Denver');
+    expect(mentions('July 7 at 3pm Mountain Summer Time', 'America/Phoenix')[0].timeZone).toBe('America/Denver');
+    expect(mentions('July 7 at 3pm CDT', 'America/Regina')[0].timeZone).toBe('America/Chicago');
+    expect(mentions('July 7 at 3pm Central Daylight Time', 'America/Regina')[0].timeZone).toBe('America/Chicago');
   });
 });
