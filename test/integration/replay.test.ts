@@ -13,9 +13,10 @@
 // webhook-delivery-events-from-activity.json one of those streams. paced-completed-call-route-with-writes.json is a
 // call whose status writes and capture handed their events on themselves (`routeWithWrites`), and
 // webhook-delivery-events-from-writes.json its stream of every event. The current-*.json histories were recorded from
-// `npm start` on 2026-11-29 with every input flag new calls carry (completed with webhooks and both its streams, busy
-// and redialled, voicemail left, scheduled and deleted, a file's call paused and resumed, a batch's call cancelled,
-// the team's pacer): the older ones predate most flags and would not notice a change to what today's calls do.
+// `npm start` on the evening of 2026-11-29 with every input flag new calls carry (completed with webhooks and both its
+// streams, busy and redialled, paused and resumed during its redial spacing, voicemail left, scheduled and deleted, a
+// file's call paused and resumed, a batch's call cancelled, the team's pacer): the older ones predate most flags and
+// would not notice a change to what today's calls do.
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
