@@ -209,7 +209,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       // The call may end without taking it: its calling hours, checked as the delete came, never
       // open again. The delete is then refused as for any call no longer queued (no command changes).
       const settled = () =>
-        condition(() => deleted !== null || (state.phase === 'ended' && isTerminal(state.status)) || closing);
+        condition(
+          () =>
+            deleted !== null ||
+            (state.phase === 'ended' && isTerminal(state.status)) ||
+            // Only for calls since the flag: a run from before that closed with the update still
+            // waiting waited for ever, and answering it now would not replay.
+            (closing && input.deleteOutlivesCancel === true),
+        );
       // An operator's cancel meanwhile no longer fails the update: it is answered by how the call ended.
       await (input.deleteOutlivesCancel ? CancellationScope.nonCancellable(settled) : settled());
       if (deleted === null) {
@@ -218,7 +225,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         if (closing) {
           throw ApplicationFailure.create({
             type: FAILURES.callNotQueued,
-            message: 'the call is no longer queued; it was not deleted',
+            message: `the call could not be deleted; status is ${state.status}`,
             details: [state.status],
             nonRetryable: true,
           });

@@ -47,6 +47,9 @@ export function createQueuedCallControl(deps: { client: Client; dispatcher: Disp
         return await run();
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
+        // Only a call still queued is started: a record that says otherwise whose workflow is gone
+        // (ended past the namespace's retention) must never be dialled again.
+        if (doc.status !== 'queued') throw err;
         return await deps.dispatcher.updateWithStart(doc, await dialPlanFor(doc.callTemplateId), update, args);
       }
     } catch (err) {

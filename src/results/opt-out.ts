@@ -12,8 +12,8 @@
 //   ("No, don't call me again" opts out); nor is "not interested" a negation ("I'm not interested
 //   stop calling me"). "do not" is read as "don't", and "ever" is skipped ("Do not ever call me again").
 // - "take me off" counts only with a list ("take me off your list", not "take me off the Tuesday slot"),
-//   and "remove me from" only with a list or your records ("remove me from your calling list", "from
-//   your database"; not "remove me from the meeting invite").
+//   and "remove me from" only with where numbers are kept, or nothing after it ("remove me from your
+//   calling list", "from the system", "from this"; not "remove me from the meeting invite").
 // - A "yes" answering the agent's offer to stop, when that offer is the agent's last question
 //   ("Would you like us to stop calling you?", "Shall I remove you from our list?"), is a request
 //   too; "no", "please don't" and a yes to a later question ("You can opt out at any time. Would
@@ -55,12 +55,6 @@ const OPT_OUT = [
     ['', 'calling ', 'call ', 'mailing '].map((kind) => `take me off ${which} ${kind}list`),
   ),
   'take my number off',
-  ...['your', 'the', 'this', 'all your', 'any'].flatMap((which) =>
-    ['', 'calling ', 'call ', 'mailing ', 'contact ', 'phone '].flatMap((kind) =>
-      ['list', 'lists'].map((noun) => `remove me from ${which} ${kind}${noun}`),
-    ),
-  ),
-  ...['database', 'system', 'records', 'contacts', 'calls'].map((what) => `remove me from your ${what}`),
   'remove my number',
   'delete my number',
   'put me on your do not call',
@@ -69,6 +63,37 @@ const OPT_OUT = [
   'opt out',
   'lose my number',
 ].map((phrase) => normalized(tokenize(phrase)));
+
+// "remove me from" asks to stop only when what follows is where the caller keeps numbers ("remove me
+// from all your lists", "from the system", "from future calls") or nothing more ("remove me from
+// this"); not "remove me from the meeting invite". Looked for within a few words after it.
+const REMOVE_FROM = normalized(tokenize('remove me from'));
+const REMOVE_FROM_WHERE = new Set([
+  'list',
+  'lists',
+  'database',
+  'system',
+  'records',
+  'contacts',
+  'calls',
+  'number',
+  'numbers',
+  'directory',
+  'dialer',
+  'register',
+]);
+const REMOVE_FROM_THIS = new Set(['this', 'it', 'that', 'there', 'here']);
+const REMOVE_FROM_REACH = 5;
+
+/** Where "remove me from" asks to stop calling in `words`, or -1. */
+function indexOfRemoveFrom(words: readonly string[]): number {
+  const at = indexOfSequence(words, REMOVE_FROM);
+  if (at < 0) return -1;
+  const after = words.slice(at + REMOVE_FROM.length);
+  if (after.slice(0, REMOVE_FROM_REACH).some((word) => REMOVE_FROM_WHERE.has(word))) return at;
+  const rest = after.filter((word) => word !== 'please');
+  return rest.length === 0 || (rest.length === 1 && REMOVE_FROM_THIS.has(rest[0]!)) ? at : -1;
+}
 
 // Phrases built from negation words that do not negate a request after them: "I'm not interested
 // stop calling me" (speech recognition leaves out the comma) is a request.
@@ -148,11 +173,11 @@ function clauseAsks(clause: string): boolean {
   // "ever" only stresses: "don't ever call me again" is "don't call me again". The phrases that
   // contain it ("don't call me ever") are still looked for in the words as spoken.
   const variants = [tokens, tokens.filter((t) => t !== 'ever')];
-  return variants.some((words) =>
-    OPT_OUT.some((phrase) => {
-      const at = indexOfSequence(words, phrase);
-      return at >= 0 && !NEGATIONS.matches(words.slice(0, at));
-    }),
+  const asksAt = (words: readonly string[], at: number) => at >= 0 && !NEGATIONS.matches(words.slice(0, at));
+  return variants.some(
+    (words) =>
+      asksAt(words, indexOfRemoveFrom(words)) ||
+      OPT_OUT.some((phrase) => asksAt(words, indexOfSequence(words, phrase))),
   );
 }
 

@@ -8,9 +8,9 @@
 // - A callee whose own zone keeps a region's standard time all year (Arizona, Saskatchewan) names
 //   their own clock with it: "3pm Mountain" from Phoenix in July is UTC-7, not Denver's UTC-6. Not
 //   with a daylight name: "3pm MDT" from Phoenix is UTC-6, a clock Phoenix never keeps.
-// - A region name or abbreviation said without "time" is a zone only at the end of the words, before
-//   punctuation, or before a word that commonly follows a time ("3pm Eastern works"): "Mountain View
-//   office", "Atlantic City", "PT session" and "Mt. Vernon" are places and things, not zones.
+// - A region name or abbreviation said without "time" is not a zone when a capitalised word follows
+//   (but a day or a month), nor a noun that makes it a place or thing: "Mountain View office",
+//   "Atlantic City", "PT session" and "Mt. Vernon" are places and things, not zones.
 // - Ambiguous names are not guessed ("IST": India, Ireland or Israel; "AST": Atlantic or Arabia):
 //   the time is read in the callee's zone, as for "my time" from the callee, "your time" from the
 //   agent and "local time". "your time" from the callee would be the template's zone, which the
@@ -146,21 +146,40 @@ const ZONE_PATTERN = new RegExp(
   'giu',
 );
 
-// What may follow a region name or abbreviation said without "time" for it to be a zone: the end,
-// punctuation, a dash (not a hyphen: "Pacific-Northwest"), or a word that commonly follows a time.
-// Anything else ("View", "City", "Park", "office", "session") makes it part of a name or a noun.
-const FOLLOWS_TIME = (
-  'works work is was would will could should can suit suits sound sounds ok okay fine good great ' +
-  'perfect thanks thank yes yeah right then instead sharp on for please if and or that this next ' +
-  'tomorrow today tonight at in to with but so too it i we you maybe perhaps again ' +
-  'monday tuesday wednesday thursday friday saturday sunday'
-).split(' ');
-// Sticky, tried at the end of each candidate: its \s* stops before the next candidate starts, so all
-// the tries together read the text once.
-const ZONE_FOLLOWS = new RegExp(
-  `\\s*(?:$|[.,!?;:)\\u2013\\u2014\\u2026]|-(?![\\p{L}\\p{N}])|(?:${FOLLOWS_TIME.join('|')})(?![\\p{L}\\p{N}]))`,
-  'iuy',
+// A region name or abbreviation said without "time" is part of a name when a capitalised word follows
+// ("Mountain View", "Atlantic City", "Central Park"), but for a day or month ("3pm Eastern Tuesday",
+// "3pm ET January 5th"), or a noun that makes it a place or a thing ("central office", "PT session"),
+// or a hyphen ("Pacific-Northwest"). Anything else may follow a zone in unpunctuated speech ("3pm
+// Eastern probably", "3pm EST does that work").
+const CALENDAR_WORDS = new Set(
+  (
+    'monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun ' +
+    'january february march april may june july august september october november december ' +
+    'jan feb mar apr jun jul aug sep sept oct nov dec i'
+  ).split(' '),
 );
+const PLACE_NOUNS = new Set(
+  (
+    'office offices session sessions park city view center centre branch store shop location street ' +
+    'avenue road campus hospital clinic school university college bank station airport mall plaza ' +
+    'square region area team division building side coast club court hall'
+  ).split(' '),
+);
+
+/** Whether the words after `end` make the region name or abbreviation before it part of a name. */
+function partOfAName(text: string, end: number): boolean {
+  if (text[end] === '-' && /[\p{L}\p{N}]/u.test(text[end + 1] ?? '')) return true;
+  let from = end;
+  while (from < text.length && (text[from] === ' ' || text[from] === '\t')) from++;
+  let to = from;
+  while (to < text.length && /\p{L}/u.test(text[to]!)) to++;
+  if (to === from) return false;
+  const word = text.slice(from, to);
+  const lower = word.toLowerCase();
+  if (CALENDAR_WORDS.has(lower)) return false;
+  return PLACE_NOUNS.has(lower) || /^\p{Lu}/u.test(word);
+}
+
 // Daylight and summer abbreviations, which never name a clock kept on standard time all year.
 const DAYLIGHT_ABBREVIATIONS = new Set(['edt', 'cdt', 'mdt', 'pdt', 'akdt', 'adt', 'ndt', 'bst', 'cest', 'eest']);
 
@@ -191,10 +210,9 @@ function scanZones(text: string, speaker: Speaker): { zones: SpokenZone[]; hidde
     const start = match.index ?? 0;
     const end = start + match[0].length;
     if ((region !== undefined && regionTime === undefined) || (abbr !== undefined && abbrTime === undefined)) {
-      ZONE_FOLLOWS.lastIndex = end;
       // "Mt.", "Ct.", "Pt.", "Est.": a written abbreviation of Mount, Court, Point, established.
       const dotted = abbr !== undefined && /^\p{Lu}\p{Ll}+$/u.test(abbr) && text[end] === '.';
-      if (dotted || !ZONE_FOLLOWS.test(text)) {
+      if (dotted || partOfAName(text, end)) {
         if (abbr !== undefined) hidden.push({ start, end });
         continue;
       }

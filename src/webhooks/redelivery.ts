@@ -55,6 +55,21 @@ export function createRedelivery(deps: {
     throw new RedeliveryRefused('refused', 'the endpoint of this delivery no longer exists');
   }
 
+  /**
+   * Whether the redelivery `workflowId` had made an attempt by the time the record held
+   * `attemptsOnRecord` attempts (its own are numbered from its input's `firstAttempt`, with no clock
+   * compared); null once it has ended.
+   */
+  async function attemptsMadeBy(workflowId: string, attemptsOnRecord: number): Promise<boolean | null> {
+    const handle = deps.client.workflow.getHandle(workflowId);
+    if ((await handle.describe()).status.name !== 'RUNNING') return null;
+    const { events } = await handle.fetchHistory();
+    const payload = events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    const input = payload ? (JSON.parse(Buffer.from(payload).toString('utf8')) as Partial<DeliveryWorkflowInput>) : {};
+    const firstAttempt = input.redelivery?.firstAttempt;
+    return firstAttempt !== undefined && attemptsOnRecord >= firstAttempt;
+  }
+
   return {
     async redeliver(teamId, deliveryId) {
       const id = deliveryId.toLowerCase();
@@ -119,20 +134,19 @@ export function createRedelivery(deps: {
         // Redelivery n was started already. Running: another request claimed the same number at the same
         // instant (on FerretDB 1.x both conditional updates can apply) and started it, or a start thought
         // failed did run. Until it has made an attempt the record is rightly pending (its attempts write
-        // the state from then on). But one that made its last attempt before this request read the record
-        // (it is then still running, its completion a task away) writes no more: the claim goes back, or
+        // the state from then on). But one that had made an attempt when this claim applied had made its
+        // last: the claim found the record not pending, and a retrying attempt writes `pending`. It
+        // writes no more (it is still running, its completion a task away), so the claim goes back, or
         // the record would stay pending for good. The number stays taken either way (below).
-        let running: { startTime: Date } | null;
+        let madeAttempts: boolean | null;
         try {
-          const description = await deps.client.workflow.getHandle(workflowId).describe();
-          running = description.status.name === 'RUNNING' ? description : null;
+          madeAttempts = await attemptsMadeBy(workflowId, claimed.attempts.length);
         } catch (err) {
           await release();
           throw err;
         }
-        if (running) {
-          const lastAttemptAt = found.attempts.at(-1)?.attemptedAt;
-          if (lastAttemptAt && new Date(lastAttemptAt) >= running.startTime) await release();
+        if (madeAttempts !== null) {
+          if (madeAttempts) await release();
           throw new RedeliveryRefused('refused', 'this delivery is being redelivered already');
         }
         // Ended: a start this service took for failed had run (and its record was released since). The

@@ -292,16 +292,15 @@ describe('a redelivery whose start seemed to fail but went through', () => {
     const standIn = await stack.temporal.workflow.start('deliverWebhookEventsWorkflow', {
       workflowId: redeliveryWorkflowId(failedOnce!._id, 1),
       taskQueue: `nobody-polls-${id}`,
-      args: [],
+      args: [{ redelivery: { firstAttempt: failedOnce!.attempts.length + 1 } }],
     });
     // Its last attempt, as the redelivery records one.
+    const attempt = failedOnce!.attempts.length + 1;
     await WebhookDelivery.updateOne(
       { _id: failedOnce!._id },
       {
         $set: { state: 'failed' },
-        $push: {
-          attempts: { attempt: 9, attemptedAt: new Date(), statusCode: 503, durationMs: 3, error: 'HTTP 503' },
-        },
+        $push: { attempts: { attempt, attemptedAt: new Date(), statusCode: 503, durationMs: 3, error: 'HTTP 503' } },
       },
     );
     const redeliver = () =>

@@ -81,45 +81,70 @@ export function promptVariables(prompt: string): string[] {
 const GAP = '\u0000';
 
 /**
- * Fills {{variable}} placeholders. A variable without a value (or with an empty one) is left out
- * with the space around it, so that the line still reads as a sentence: "Hello {{firstName}}, this
+ * Fills {{variable}} placeholders. A variable without a value (or with an empty or blank one) is left
+ * out with the space around it, so that the line still reads as a sentence: "Hello {{firstName}}, this
  * is Ada" without a name says "Hello, this is Ada", not "Hello , this is Ada".
  */
 export function fillPrompt(prompt: string, values: ReadonlyArray<{ key: string; value: string }>): string {
   const byKey = new Map(values.map((v) => [v.key, v.value]));
-  const filled = prompt
-    .replaceAll(GAP, '')
-    .replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, name: string) => byKey.get(name) || GAP);
+  const filled = prompt.replaceAll(GAP, '').replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, name: string) => {
+    const value = byKey.get(name);
+    return value === undefined || value.trim() === '' ? GAP : value;
+  });
   if (!filled.includes(GAP)) return filled;
-  // Joined piece by piece, without regular expressions: values may hold long runs of blanks.
+  // Joined piece by piece into `out`, without regular expressions and trimming only what is dropped,
+  // so the work stays linear in the line's length.
   const pieces = filled.split(GAP);
-  let line = pieces[0]!;
-  for (let i = 1; i < pieces.length; i++) line = joinOverGap(line, pieces[i]!, i === pieces.length - 1);
-  return line;
+  const out: string[] = [pieces[0]!];
+  for (let i = 1; i < pieces.length; i++) joinOverGap(out, pieces[i]!, i === pieces.length - 1);
+  return out.join('');
 }
 
 const isBlank = (char: string | undefined) => char === ' ' || char === '\t';
+const PUNCTUATION = ',.!?;:';
+const PAUSES = ',;:';
 
-/** `before` and `after` joined where a variable without a value stood. */
-function joinOverGap(before: string, after: string, last: boolean): string {
-  let end = before.length;
-  while (end > 0 && isBlank(before[end - 1])) end--;
+/** The last character of `out`, dropping blank characters at its end when `trim` is set. */
+function lastOf(out: string[], trim: boolean): { char: string | undefined; trimmed: boolean } {
+  let trimmed = false;
+  while (out.length) {
+    let text = out[out.length - 1]!;
+    let end = text.length;
+    while (end > 0 && isBlank(text[end - 1])) end--;
+    if (end < text.length) {
+      trimmed = true;
+      if (trim) out[out.length - 1] = text = text.slice(0, end);
+    }
+    if (end > 0) return { char: text[end - 1], trimmed };
+    if (!trim) return { char: undefined, trimmed };
+    out.pop();
+  }
+  return { char: undefined, trimmed };
+}
+
+/** Appends `after` to `out` where a variable without a value stood. */
+function joinOverGap(out: string[], after: string, last: boolean): void {
+  const { char: before, trimmed } = lastOf(out, true);
   let start = 0;
   while (start < after.length && isBlank(after[start])) start++;
-  const left = before.slice(0, end);
+  const spaced = trimmed || start > 0;
   let right = after.slice(start);
-  const spaced = end < before.length || start > 0;
-  if (left === '') {
-    // The start of the line: "{{name}}, welcome" says "welcome".
-    if (right && ',;:'.includes(right[0]!)) {
-      let from = 1;
-      while (from < right.length && isBlank(right[from])) from++;
-      right = right.slice(from);
-    }
-    return right;
+  const lineStart = before === undefined || before === '\n' || before === '\r';
+  if (lineStart) {
+    // The start of a line: "{{name}}, welcome" says "welcome".
+    let from = 0;
+    while (from < right.length && (PUNCTUATION.includes(right[from]!) || isBlank(right[from]))) from++;
+    right = right.slice(from);
+  } else if (right && PUNCTUATION.includes(right[0]!) && PAUSES.includes(before)) {
+    // "Thanks, {{name}}!" says "Thanks!": the pause before the gap goes with it.
+    const text = out[out.length - 1]!;
+    out[out.length - 1] = text.slice(0, -1);
+  } else if (right === '') {
+    // Another gap or the end follows: keep one space for what comes after it.
+    if (!last && spaced) out.push(' ');
+    return;
+  } else if (!PUNCTUATION.includes(right[0]!) && right[0] !== '\n' && right[0] !== '\r' && spaced) {
+    out.push(' ');
   }
-  // Another gap follows: keep one space for what comes after it.
-  if (right === '') return last ? left : left + (spaced ? ' ' : '');
-  if (',.!?;:'.includes(right[0]!)) return left + right;
-  return left + (spaced ? ' ' : '') + right;
+  out.push(right);
 }

@@ -18,6 +18,10 @@ function meetingIn(utterances: Utterance[], timeZone = CHICAGO): string | null {
 describe('findFixedMeetingTime: a zone named with the time', () => {
   it.each([
     ['Tuesday at 3pm Eastern', '2026-03-03T20:00:00.000Z'],
+    // unpunctuated speech: any word but a name or a place after the zone
+    ['Tuesday at 3pm Eastern probably works', '2026-03-03T20:00:00.000Z'],
+    ['Tuesday 3pm EST does that work', '2026-03-03T20:00:00.000Z'],
+    ['3pm Eastern January 5th works', '2027-01-05T20:00:00.000Z'],
     ['tuesday at 3pm eastern', '2026-03-03T20:00:00.000Z'],
     ['Tuesday at 3pm Eastern time works', '2026-03-03T20:00:00.000Z'],
     ['Tuesday at 3pm, Eastern.', '2026-03-03T20:00:00.000Z'],

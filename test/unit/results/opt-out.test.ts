@@ -21,6 +21,11 @@ describe('askedNotToBeCalled', () => {
     'I want to unsubscribe.',
     'Please remove me from your calling list.',
     'Remove me from your database',
+    'Remove me from all lists please',
+    'Please remove me from the system.',
+    'Remove me from this.',
+    'remove me from any future calls',
+    'Remove me from your marketing list',
   ])('hears a request in %j', (text) => {
     expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(true);
   });
