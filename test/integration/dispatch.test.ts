@@ -292,6 +292,25 @@ it("a batch's pause or cancel that finds a call its batch never started starts i
   }
 });
 
+it('a control never starts a workflow for a call whose record is no longer queued', async () => {
+  // A record left `ringing` whose workflow is gone (ended past the namespace's retention): a pause
+  // or resume must not start a new workflow, which would dial the callee again.
+  const api = apiClient(stack.baseUrl, stack.team.key);
+  const batch = await DispatchBatch.create({
+    teamId: new Types.ObjectId(stack.team.teamId),
+    size: 1,
+    state: 'started',
+  });
+  const id = new Types.ObjectId();
+  const to = '+14155557303';
+  await PhoneCall.collection.insertOne(rawQueuedCall(id, batch._id, to, { status: 'ringing' }));
+  const res = await api.post(`/v1/phoneCalls/batch/${batch._id.toHexString()}/resume`);
+  expect(res.status).toBe(200);
+  expect(res.body.data).toMatchObject({ calls: 1, changed: 0, notQueued: 1 });
+  await expect(stack.temporal.workflow.getHandle(`phoneCall-${id.toHexString()}`).describe()).rejects.toThrow();
+  expect(stack.emulator.callsTo(to)).toBe(0);
+});
+
 describe('a retry with the Idempotency-Key of a request whose API process died', () => {
   const numbers = ['+14155556021', '+14155556022', '+14155556023'];
   const body = () => ({
