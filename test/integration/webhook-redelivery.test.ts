@@ -205,13 +205,12 @@ describe('webhook deliveries and redelivery', () => {
 });
 
 describe('a redelivery whose start seemed to fail but went through', () => {
-  it('leaves the record redeliverable: the next redelivery takes the next number instead of staying pending', async () => {
-    receiver.on('/unreachable', () => 503);
-    const hook = { url: `${receiver.url}/unreachable`, subscribedEvent: 'phoneCall.completed', secret: 'a secret' };
+  /** A completed call to `to` whose own webhook, a receiver path answering 503, failed every attempt. */
+  async function completedEventFailed(path: string, to: string) {
+    receiver.on(path, () => 503);
+    const hook = { url: `${receiver.url}${path}`, subscribedEvent: 'phoneCall.completed', secret: 'a secret' };
     const created = await api.POST('/v1/phoneCalls', {
-      body: seededCallBody(stack.team, '+14155550009', {
-        phoneCallWebhooks: [hook],
-      }) as ApiSchemas['PhoneCallCreateRequest'],
+      body: seededCallBody(stack.team, to, { phoneCallWebhooks: [hook] }) as ApiSchemas['PhoneCallCreateRequest'],
     });
     expect(created.error).toBeUndefined();
     const id = created.data!.data._id;
@@ -221,6 +220,11 @@ describe('a redelivery whose start seemed to fail but went through', () => {
       60_000,
       'the completed event to fail',
     );
+    return { id, deliveryOf, failedOnce: failedOnce! };
+  }
+
+  it('leaves the record redeliverable: the next redelivery takes the next number instead of staying pending', async () => {
+    const { deliveryOf, failedOnce } = await completedEventFailed('/unreachable', '+14155550009');
     const redeliver = () =>
       api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: failedOnce!._id } } });
     const ended = async (attempts: number) =>
@@ -275,20 +279,7 @@ describe('a redelivery whose start seemed to fail but went through', () => {
     // stand-in holds the number, running on a queue no worker polls, the record failed as its last
     // attempt left it.
     // A kept claim left the record pending for good: every later redelivery was refused.
-    receiver.on('/unreachable-2', () => 503);
-    const hook = { url: `${receiver.url}/unreachable-2`, subscribedEvent: 'phoneCall.completed', secret: 'a secret' };
-    const created = await api.POST('/v1/phoneCalls', {
-      body: seededCallBody(stack.team, '+14155550008', {
-        phoneCallWebhooks: [hook],
-      }) as ApiSchemas['PhoneCallCreateRequest'],
-    });
-    const id = created.data!.data._id;
-    const deliveryOf = async () => (await deliveriesOf(id)).find((d) => d.eventType === 'phoneCall.completed');
-    const failedOnce = await eventually(
-      async () => ((await deliveryOf())?.state === 'failed' ? deliveryOf() : undefined),
-      60_000,
-      'the completed event to fail',
-    );
+    const { id, deliveryOf, failedOnce } = await completedEventFailed('/unreachable-2', '+14155550008');
     const standIn = await stack.temporal.workflow.start('deliverWebhookEventsWorkflow', {
       workflowId: redeliveryWorkflowId(failedOnce!._id, 1),
       taskQueue: `nobody-polls-${id}`,
