@@ -1,141 +1,52 @@
 // One phone call's life: wait until its time (durably), dial, follow the provider's events, capture
 // recording, transcript and results, and record every status change. Deterministic code only.
 import {
-  ActivityCancellationType,
-  type ActivityOptions,
-  type LocalActivityOptions,
   allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
-  ParentClosePolicy,
   condition,
   getExternalWorkflowHandle,
   isCancellation,
   log,
   patched,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   sleep,
-  startChild,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
-  type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { StatusWritten } from '../activities/call-record';
 import type { CaptureInput } from '../activities/capture';
 import type { Dialled } from '../activities/dial';
-import type { EventRouteAfterWrite, Routed } from '../activities/webhooks';
 import { STATUS_CODES, isTerminal, type CallStatus, type StatusCode } from '../src/contracts/call-status';
-import { isFinalCallEvent, statusEventName, type CallEventName } from '../src/contracts/events';
+import { statusEventName } from '../src/contracts/events';
 import { FAILURES } from '../src/contracts/failures';
-import { deliveryWorkflowId, pacerWorkflowId } from '../src/contracts/ids';
-import { isMachine } from '../src/contracts/machine-detection';
+import { pacerWorkflowId } from '../src/contracts/ids';
 import type { ProviderEvent } from '../src/contracts/providers';
 import { shouldRedial } from '../src/contracts/redial';
 import { SA_STATUS } from '../src/contracts/search-attributes';
-import { deliverWebhookEventsWorkflow } from './deliver-webhook';
+import { CAPTURE_OPTIONS, DIAL_OPTIONS, HANG_UP_OPTIONS, RECORD_OPTIONS, localStep, step } from './call-steps';
+import { followCall, type AttemptOutcome } from './call-follow';
+import { CallWebhookStreams } from './call-webhook-streams';
 import {
   callStateQuery,
   deleteQueuedCallUpdate,
   cancelCallUpdate,
   dialSlotGrantedSignal,
-  enqueueEventSignal,
-  noMoreEventsSignal,
   providerEventSignal,
   releaseDialSlotSignal,
   setPausedUpdate,
 } from './messages';
-import type { CallWorkflowState, CallWorkflowInput, DeleteOutcome, WebhookEvent, WebhookTarget } from './types';
-
-// One set of options per retry profile; each call names its step for the timeline (`step` below).
-// Timeouts are short where the work is: Temporal learns that a killed worker's activity is lost only
-// when its timeout passes, and the call waits that long before the retry.
-const RECORD_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-};
-const DIAL_OPTIONS: ActivityOptions = {
-  // Room for one provider request (15 s each) and the lookup a retry makes first.
-  startToCloseTimeout: '20 seconds',
-  // Tries go on while our store or the provider fails (see retry), but not for ever: a dial whose
-  // every lookup fails for an hour ends failed, its call unknown.
-  scheduleToCloseTimeout: '1 hour',
-  // A cancel arriving mid-dial waits for the dial to settle, so that a call it placed is hung up.
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    // No cap on attempts (the hour above caps them): a call an early try placed must be found,
-    // however long our store or the provider stays down (capped at 8, the dial ended "never placed"
-    // while the person's phone rang). Tries past the placing window only look (activities/dial.ts).
-    nonRetryableErrorTypes: [
-      FAILURES.providerRejected,
-      FAILURES.dialWindowPassed,
-      FAILURES.callRecordMissing,
-      FAILURES.providerNotConfigured,
-      FAILURES.providerRateLimited,
-      FAILURES.accountDialRateReached,
-      FAILURES.doNotCall,
-    ],
-  },
-};
-// Which endpoints an event goes to: a short read, run as a local activity (no task queue round trip),
-// which matters when a batch of thousands of calls starts at once.
-const LOCAL_OPTIONS: LocalActivityOptions = {
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-};
-// Hanging up is urgent and may be impossible (the provider no longer knows the call): retry briefly.
-// Room for two provider requests (15 s each): a search for the call a cut-short dial placed, then the
-// hang-up.
-const HANG_UP_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '35 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
-};
-// Asking the provider how a silent call stands: an answer that does not come is no news.
-const POLL_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '4 seconds', maximumAttempts: 3 },
-};
-// A voicemail message is worth leaving only while the machine still records: a few quick tries.
-const VOICEMAIL_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '4 seconds', maximumAttempts: 3 },
-};
-// The capture heartbeats every 5 s while it runs (activities/heartbeats.ts): an attempt that hangs, or
-// whose task never reached a worker, is retried after 20 s, not after the 2-minute start-to-close.
-const CAPTURE_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
-};
-
-/** The activities with `options`, each call shown in the Temporal UI's timeline as `summary`. */
-function step(options: ActivityOptions, summary: string) {
-  return proxyActivities<Activities>({ ...options, summary });
-}
-function localStep(summary: string) {
-  return proxyLocalActivities<Activities>({ ...LOCAL_OPTIONS, summary });
-}
+import type { CallWorkflowState, CallWorkflowInput, DeleteOutcome } from './types';
 
 /** A final status change, as the capture writes it (or recordStatus, should the capture fail). */
 type FinalChange = Omit<NonNullable<CaptureInput['final']>, 'callId'>;
 
 /** How long a dialled call may ring when the input does not say (histories from before the field). */
 const DEFAULT_RING_TIMEOUT_SECONDS = 120;
-/**
- * With the ring timeout at the provider (`ringTimeoutAtProvider`), the provider ends an unanswered
- * call at the timeout and says so; the workflow hangs up this much later only if it has not.
- */
-const RING_TIMEOUT_GRACE_SECONDS = 10;
 /** A call waiting this long for a slot asks its pacer again (it answers at once if the slot is there). */
 const SLOT_REQUEST_REPEAT = '1 hour';
-/** A machine whose greeting's end is never reported gets the message this long after it was detected. */
-const GREETING_END_TIMEOUT_MS = 60_000;
 
 export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallWorkflowState> {
   const state: CallWorkflowState = {
@@ -167,9 +78,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   let slotRequested = false;
   /** Numbers this call's requests, so a grant for a withdrawn one is told apart. */
   let slotTicket = 0;
-  const deliveries = new Map<string, ChildWorkflowHandle<typeof deliverWebhookEventsWorkflow>>();
-  /** Endpoints whose stream was handed the call's final event: it ends by itself (streamsEndWithFinalEvent). */
-  const endedStreams = new Set<string>();
+  const streams = new CallWebhookStreams(input, state);
 
   setHandler(callStateQuery, () => state);
   setHandler(dialSlotGrantedSignal, ({ ticket }) => {
@@ -264,150 +173,6 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     }
   }
 
-  /** An event of this call, its payload aside. */
-  function eventDraft(type: CallEventName, at: string): Omit<WebhookEvent, 'data'> {
-    return {
-      // Attempts after the first send the same event types again: each gets an id of its own.
-      eventId: state.attempt > 1 ? `evt_${input.callId}_${type}_${state.attempt}` : `evt_${input.callId}_${type}`,
-      type,
-      timestamp: at,
-      callId: input.callId,
-      teamId: input.teamId,
-    };
-  }
-
-  /** The streams running now, by endpoint: for an activity that hands an event to them. */
-  function runningStreams(): Record<string, string> {
-    return Object.fromEntries([...deliveries].map(([key, child]) => [key, child.workflowId]));
-  }
-
-  /**
-   * For a write activity, the event its change makes, to hand on once the write lands (calls since
-   * `routeWithWrites`; otherwise undefined, and the workflow looks the endpoints up after the write).
-   */
-  function writeRoute(type: CallEventName, at: string): EventRouteAfterWrite | undefined {
-    if (!input.routeWithWrites) return undefined;
-    return {
-      event: eventDraft(type, at),
-      streams: runningStreams(),
-      ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
-    };
-  }
-
-  /**
-   * An event routed by an activity: the streams that took it are known, and this workflow starts the
-   * others. `before` is the streams as the activity was given them: a stream started since (the
-   * capture routes two events before the workflow starts either's new streams) is handed the event.
-   */
-  async function handOn(type: CallEventName, routed: Routed, before: ReadonlyMap<string, unknown>): Promise<void> {
-    const endsStream = input.streamsEndWithFinalEvent === true && isFinalCallEvent(type);
-    if (endsStream) for (const key of routed.handedTo) endedStreams.add(key);
-    for (const target of routed.newStreams) {
-      const started = deliveries.get(target.endpointKey);
-      const startedSince = input.routeWithWrites && started && started !== before.get(target.endpointKey);
-      if (startedSince && (await signalStream(started, target.endpointKey, routed.event!, endsStream))) continue;
-      await startStream(target, routed.event!, routed.retryDelaysMs, endsStream);
-    }
-  }
-
-  /** Hands an event to a stream this workflow started; false when the stream has ended. */
-  async function signalStream(
-    running: ChildWorkflowHandle<typeof deliverWebhookEventsWorkflow>,
-    endpointKey: string,
-    event: WebhookEvent,
-    endsStream: boolean,
-  ): Promise<boolean> {
-    try {
-      await running.signal(enqueueEventSignal, event);
-      if (endsStream) endedStreams.add(endpointKey);
-      return true;
-    } catch (err) {
-      // The stream ended (idle for a day, or terminated): a new one carries on, in order.
-      log.warn('delivery workflow gone; starting a new one', { endpointKey, error: String(err) });
-      return false;
-    }
-  }
-
-  /** Hands an event to a delivery workflow per subscribed endpoint; `data` defaults to the call now. */
-  async function emit(
-    type: CallEventName,
-    data: Record<string, unknown> | null,
-    at: string,
-    ownTargets?: WebhookTarget[],
-  ): Promise<void> {
-    const draft = eventDraft(type, at);
-    const endsStream = input.streamsEndWithFinalEvent === true && isFinalCallEvent(type);
-    if (input.streamEventsByActivity) {
-      // The lookup hands the event to the streams already running; this workflow starts the others.
-      const before = new Map(deliveries);
-      const routed = await localStep(`hand ${type} to its webhook endpoints`).routeWebhookEvent({
-        event: { ...draft, data },
-        streams: runningStreams(),
-        ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
-        ...(ownTargets ? { ownTargets } : {}),
-      });
-      await handOn(type, routed, before);
-      return;
-    }
-    const resolved = await localStep(`webhook endpoints for ${type}`).resolveWebhookTargets({
-      callId: input.callId,
-      teamId: input.teamId,
-      type,
-      // What lets the activity skip reading the call: its own webhooks' events, and whether the
-      // event's payload is the call as it stands (only when `data` is not given).
-      ...(input.ownWebhookEvents ? { ownWebhookEvents: input.ownWebhookEvents } : {}),
-      ...(ownTargets ? { ownTargets } : {}),
-      wantsCall: data === null,
-    });
-    const { targets, retryDelaysMs } = resolved;
-    if (targets.length === 0) return;
-    const payload = data ?? resolved.call;
-    if (!payload) return; // the record is gone (deleted before this workflow ran): nothing to tell
-    const event = { ...draft, data: payload };
-    for (const target of targets) {
-      const running = deliveries.get(target.endpointKey);
-      if (running && (await signalStream(running, target.endpointKey, event, endsStream))) continue;
-      await startStream(target, event, retryDelaysMs, endsStream);
-    }
-  }
-
-  /** Starts the delivery workflow of one endpoint with its first event. */
-  async function startStream(target: WebhookTarget, event: WebhookEvent, retryDelaysMs: number[], endsStream: boolean) {
-    try {
-      const start = () =>
-        startChild(deliverWebhookEventsWorkflow, {
-          workflowId: deliveryWorkflowId(input.callId, target.endpointKey),
-          args: [
-            {
-              callId: input.callId,
-              teamId: input.teamId,
-              target,
-              firstEvent: event,
-              retryDelaysMs,
-              ...(input.streamsEndWithFinalEvent ? { endsWithFinalEvent: true } : {}),
-            },
-          ],
-          staticSummary: `Webhooks of the call to ${input.toPhoneNumber} for ${hostOf(target.url)}`,
-          // Deliveries retry for hours; they must outlive the call's workflow.
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-        });
-      // Started outside the call's cancellation: an operator's cancel arriving while a stream starts
-      // would cancel the stream too, and the stream owes its endpoint what it was started with and the
-      // call's `phoneCall.cancelled` (which the lookup may hand it just before its cancel ends it). Calls
-      // from before `streamEventsByActivity` replay with their streams in the workflow's scope, as they ran.
-      const child = await (input.streamEventsByActivity ? CancellationScope.nonCancellable(start) : start());
-      deliveries.set(target.endpointKey, child);
-      if (endsStream) endedStreams.add(target.endpointKey);
-    } catch (err) {
-      // A notification problem must never stop the call itself.
-      log.error('could not start a webhook delivery', {
-        endpointKey: target.endpointKey,
-        type: event.type,
-        error: String(err),
-      });
-    }
-  }
-
   async function moveTo(
     status: CallStatus,
     statusCode: StatusCode,
@@ -416,8 +181,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     at = new Date().toISOString(),
   ) {
     const change = { callId: input.callId, status, statusCode, at, fields, endedAttempt };
-    const before = new Map(deliveries);
-    const route = writeRoute(statusEventName(status), at);
+    const before = streams.snapshot();
+    const route = streams.writeRoute(statusEventName(status), at);
     const record = step(RECORD_OPTIONS, `record ${status} (${statusCode})`);
     const write = async () => {
       // Histories from before `routeWithWrites` scheduled the write with its change alone.
@@ -451,13 +216,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     upsertSearchAttributes([{ key: SA_STATUS, value: status }]);
     upsertMemo({ summary: `${status} (${statusCode}) · ${input.toPhoneNumber} via ${input.provider}` });
     if (!result.applied || !result.call) return;
-    if (result.routed) await handOn(statusEventName(status), result.routed, before);
-    else await emit(statusEventName(status), result.call, at);
+    if (result.routed) await streams.handOn(statusEventName(status), result.routed, before);
+    else await streams.emit(statusEventName(status), result.call, at);
   }
 
   try {
     // Looked up unless the API found no endpoint for it at create: a local activity less per call.
-    if (!input.queuedEventUnsubscribed) await emit('phoneCall.queued', null, workflowInfo().startTime.toISOString());
+    if (!input.queuedEventUnsubscribed)
+      await streams.emit('phoneCall.queued', null, workflowInfo().startTime.toISOString());
 
     // 1. Wait until the scheduled time (a durable timer), or until a delete arrives.
     const waitMs = input.scheduledFor ? Date.parse(input.scheduledFor) - Date.now() : 0;
@@ -510,14 +276,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     // final event knows).
     await CancellationScope.nonCancellable(async () => {
       if (slotRequested) await releaseSlot();
-      for (const [endpointKey, child] of deliveries) {
-        if (endedStreams.has(endpointKey)) continue;
-        try {
-          await child.signal(noMoreEventsSignal);
-        } catch (err) {
-          log.warn('delivery workflow no longer running', { workflowId: child.workflowId, error: String(err) });
-        }
-      }
+      await streams.endAll();
       // A delete update still running gets its answer before the workflow closes.
       await condition(allHandlersFinished);
     });
@@ -560,7 +319,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       });
 
     // 3. Follow the provider's events until the call ends (or our timers end it).
-    const outcome = await followCall();
+    const outcome = await followCall({
+      input,
+      state,
+      inbox,
+      ringTimeoutSeconds,
+      recordAnswered: (at) => moveTo('inProgress', STATUS_CODES.answered, { callStartedAt: at }),
+      hangUp: () => hangUp(),
+    });
     // The call is no longer live: its slot goes to the next call while this one's outputs are captured.
     // 4. Capture what an answered call left behind, then record the final status (step 4 of "What
     // runs where"). For calls since `captureOutlivesCancel`, an operator's cancel arriving now no
@@ -589,15 +355,15 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    * Captures an answered call's outputs and writes its final status, with them or after; answers
    * null when the attempt is to be dialled again (endAttempt waits out the spacing, cancellably).
    */
-  async function captureAndEnd(outcome: { status: CallStatus; code: StatusCode }): Promise<boolean | null> {
+  async function captureAndEnd(outcome: AttemptOutcome): Promise<boolean | null> {
     let final: FinalChange | null = null;
     if (state.answeredAt) {
       state.phase = 'capturing';
       final = input.finalWithCapture && !redials(outcome) ? finalChange(outcome) : null;
       const what = input.record ? 'capture recording, transcript and results' : 'capture transcript and results';
-      const before = new Map(deliveries);
-      const transcriptRoute = writeRoute('transcript.created', state.endedAt!);
-      const finalRoute = final ? writeRoute(statusEventName(final.status), final.at) : undefined;
+      const before = streams.snapshot();
+      const transcriptRoute = streams.writeRoute('transcript.created', state.endedAt!);
+      const finalRoute = final ? streams.writeRoute(statusEventName(final.status), final.at) : undefined;
       try {
         // Named for the timeline with all it does, as the dial that records ringing.
         const captured = await step(
@@ -615,8 +381,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
             ? { route: { transcript: transcriptRoute, ...(finalRoute ? { final: finalRoute } : {}) } }
             : {}),
         });
-        if (captured.transcriptRouted) await handOn('transcript.created', captured.transcriptRouted, before);
-        else if (captured.transcriptEvent) await emit('transcript.created', captured.transcriptEvent, state.endedAt!);
+        if (captured.transcriptRouted) await streams.handOn('transcript.created', captured.transcriptRouted, before);
+        else if (captured.transcriptEvent)
+          await streams.emit('transcript.created', captured.transcriptEvent, state.endedAt!);
         if (final && captured.final) {
           state.phase = 'ended';
           await movedTo(final.status, final.statusCode as StatusCode, captured.final, final.at, before);
@@ -634,13 +401,13 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   }
 
   /** Whether the redial policy dials this attempt again (answered only by a machine counts as unanswered). */
-  function redials(outcome: { status: CallStatus; code: StatusCode }): boolean {
+  function redials(outcome: AttemptOutcome): boolean {
     const unanswered = !state.answeredAt || outcome.code === STATUS_CODES.answeringMachine;
     return unanswered && !redialsCancelled && shouldRedial(input.redialPolicy, state.attempt, outcome);
   }
 
   /** The attempt as it goes into the call's `attempts`. */
-  function attemptRecord(outcome: { status: CallStatus; code: StatusCode }, endedAt: string) {
+  function attemptRecord(outcome: AttemptOutcome, endedAt: string) {
     return {
       attempt: state.attempt,
       providerCallId: state.providerCallId,
@@ -654,7 +421,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   }
 
   /** The call's final status change for an attempt that ends it, its time fixed now. */
-  function finalChange(outcome: { status: CallStatus; code: StatusCode }): FinalChange {
+  function finalChange(outcome: AttemptOutcome): FinalChange {
     const endedAt = state.endedAt ?? new Date().toISOString();
     const record = attemptRecord(outcome, endedAt);
     const dialFailed = state.providerCallId === null;
@@ -678,10 +445,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    * write it), or, when the redial policy dials an unanswered attempt again, by queueing the call
    * again and waiting out the spacing. True: ended.
    */
-  async function endAttempt(
-    outcome: { status: CallStatus; code: StatusCode },
-    planned: FinalChange | null = null,
-  ): Promise<boolean> {
+  async function endAttempt(outcome: AttemptOutcome, planned: FinalChange | null = null): Promise<boolean> {
     const policy = input.redialPolicy;
     if (!planned && redials(outcome)) {
       const record = attemptRecord(outcome, state.endedAt ?? new Date().toISOString());
@@ -785,7 +549,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     upsertMemo({ summary: `deleted while queued · ${input.toPhoneNumber}` });
     deleted = { deleted: true, call: removed?.deletedCall ?? null };
     // The call's own endpoints come with the answer: the record that named them is gone.
-    if (removed) await emit('phoneCall.deleted', removed.deletedCall, at, removed.ownTargets);
+    if (removed) await streams.emit('phoneCall.deleted', removed.deletedCall, at, removed.ownTargets);
     return state;
   }
 
@@ -896,8 +660,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     for (let refusals = 0; ; refusals++) {
       // Fixed here, before the activity: its retries write the same change, and know it as theirs.
       const ringingAt = new Date().toISOString();
-      const before = new Map(deliveries);
-      const route = writeRoute(statusEventName('ringing'), ringingAt);
+      const before = streams.snapshot();
+      const route = streams.writeRoute(statusEventName('ringing'), ringingAt);
       try {
         const what = `dial ${input.toPhoneNumber} via ${input.provider}`;
         // Named for the timeline with all it does: the dial stands where `record ringing` stood.
@@ -967,180 +731,6 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       return null;
     }
   }
-
-  async function followCall(): Promise<{ status: CallStatus; code: StatusCode }> {
-    const ringDeadline =
-      Date.now() + (ringTimeoutSeconds + (input.ringTimeoutAtProvider ? RING_TIMEOUT_GRACE_SECONDS : 0)) * 1000;
-    let answerDeadline = 0;
-    /** Set while a detected machine's greeting plays and a message is to be left after it. */
-    let greetingDeadline: number | null = null;
-    let messageLeft = false;
-
-    async function answer(at: string): Promise<void> {
-      if (state.answeredAt) return;
-      state.answeredAt = at;
-      answerDeadline = Date.now() + input.maxDurationSeconds * 1000;
-      state.phase = 'inProgress';
-      await moveTo('inProgress', STATUS_CODES.answered, { callStartedAt: at });
-    }
-
-    /** Hangs up on a machine, or a machine has hung up: it is the attempt's outcome. */
-    function answeredOnlyByMachine(): { status: CallStatus; code: StatusCode } {
-      return messageLeft
-        ? { status: 'completed', code: STATUS_CODES.voicemailLeft }
-        : { status: 'noAnswer', code: STATUS_CODES.answeringMachine };
-    }
-
-    /** How an answered call that has just ended comes out. */
-    function endedAfterAnswer(): { status: CallStatus; code: StatusCode } {
-      return isMachine(state.answeredBy) && input.machineDetection
-        ? answeredOnlyByMachine()
-        : { status: 'completed', code: STATUS_CODES.completed };
-    }
-
-    async function leaveMessage(): Promise<void> {
-      greetingDeadline = null;
-      messageLeft = true;
-      try {
-        await step(VOICEMAIL_OPTIONS, 'leave the voicemail message').leaveVoicemail({
-          callId: input.callId,
-          providerCallId: state.providerCallId!,
-        });
-      } catch (err) {
-        if (isCancellation(err)) throw err;
-        // The machine may have hung up meanwhile; its end (or our deadline) still ends the call.
-        messageLeft = false;
-        log.warn('the voicemail message could not be left', { error: String(err) });
-      }
-    }
-
-    /**
-     * The provider's events for the call as it stands, when they tell something new: its callbacks
-     * may have been lost (our API, database or Temporal was down while the provider sent them).
-     */
-    async function pollProvider(): Promise<ProviderEvent[]> {
-      try {
-        const events = await step(POLL_OPTIONS, `ask the provider how ${input.toPhoneNumber} stands`).pollCallEvents({
-          callId: input.callId,
-          providerCallId: state.providerCallId!,
-        });
-        return events.filter((e) => e.kind !== 'answered' || !state.answeredAt);
-      } catch (err) {
-        if (isCancellation(err)) throw err;
-        log.warn('the provider could not say how the call stands', { error: String(err) });
-        return [];
-      }
-    }
-
-    const pollEveryMs = (input.statusPollSeconds ?? 0) * 1000;
-    let lastHeardAt = Date.now();
-    for (;;) {
-      const deadline = !state.answeredAt ? ringDeadline : (greetingDeadline ?? answerDeadline);
-      // Histories from before polling have no statusPollSeconds and so no poll timer: they replay.
-      const pollAt = pollEveryMs > 0 ? lastHeardAt + pollEveryMs : Infinity;
-      const arrived = await condition(() => inbox.length > 0, Math.max(Math.min(deadline, pollAt) - Date.now(), 1), {
-        summary: !state.answeredAt
-          ? `ring timeout at ${new Date(ringDeadline).toISOString()}`
-          : greetingDeadline !== null
-            ? "a machine's greeting: leave the message by " + new Date(greetingDeadline).toISOString()
-            : `max duration at ${new Date(answerDeadline).toISOString()}`,
-      });
-      if (!arrived && pollEveryMs > 0) {
-        // Quiet for a while, or out of time: the provider may have ended (or answered) the call already.
-        lastHeardAt = Date.now();
-        const news = await pollProvider();
-        if (news.length > 0) {
-          inbox.push(...news);
-          continue;
-        }
-        if (Date.now() < deadline) continue;
-      }
-      if (!arrived) {
-        if (greetingDeadline !== null) {
-          // The provider never said the greeting was over: leave the message now rather than never.
-          await leaveMessage();
-          continue;
-        }
-        // Nothing ended the call in time: hang up ourselves so that no call stays live forever.
-        await hangUp();
-        state.endedAt = new Date().toISOString();
-        return state.answeredAt
-          ? { status: 'failed', code: STATUS_CODES.maxDuration }
-          : { status: 'noAnswer', code: STATUS_CODES.noAnswer };
-      }
-      const event = inbox.shift()!;
-      lastHeardAt = Date.now();
-      // Provider clocks can be coarser than ours (Twilio stamps whole seconds): keep the call's
-      // times in the order they happened.
-      const at = latest(event.occurredAt, state.answeredAt ?? state.triggeredAt!);
-      if (event.providerCallId !== state.providerCallId) {
-        log.warn('event for another provider call ignored', { providerCallId: event.providerCallId });
-        continue;
-      }
-      switch (event.kind) {
-        case 'ringing':
-          break; // already ringing since the dial was accepted
-        case 'answered':
-          await answer(at);
-          break;
-        case 'machine-detected':
-          // A verdict means an answer, even if the answered callback is lost or still on its way.
-          await answer(at);
-          state.answeredBy = event.answeredBy ?? 'unknown';
-          if (!input.machineDetection || !isMachine(state.answeredBy)) break;
-          if (input.machineDetection === 'hangUp' || state.answeredBy === 'fax') {
-            await hangUp();
-            state.endedAt = new Date().toISOString();
-            return answeredOnlyByMachine();
-          }
-          if (!messageLeft) greetingDeadline = Date.now() + GREETING_END_TIMEOUT_MS;
-          break;
-        case 'greeting-ended':
-          await answer(at);
-          state.answeredBy = 'machine';
-          if (input.machineDetection === 'leaveMessage' && !messageLeft) await leaveMessage();
-          // Only a machine's greeting ends (Vonage's asynchronous detection reports it in `hangUp` mode
-          // too): hung up on, should its verdict have been lost or still be on its way.
-          if (input.machineDetection === 'hangUp' && input.hangsUpOnGreetingEnd) {
-            await hangUp();
-            state.endedAt = new Date().toISOString();
-            return answeredOnlyByMachine();
-          }
-          break;
-        case 'message-left':
-          // The provider spoke the message and leaves the hang-up to us.
-          await hangUp();
-          state.endedAt = new Date().toISOString();
-          return answeredOnlyByMachine();
-        case 'completed':
-          // A completed call was answered even if that callback was lost or is still on its way.
-          await answer(at);
-          state.endedAt = at;
-          return endedAfterAnswer();
-        case 'busy':
-          state.endedAt = at;
-          return state.answeredAt ? endedAfterAnswer() : { status: 'busy', code: STATUS_CODES.busy };
-        case 'declined':
-          state.endedAt = at;
-          return state.answeredAt ? endedAfterAnswer() : { status: 'busy', code: STATUS_CODES.declined };
-        case 'no-answer':
-          state.endedAt = at;
-          return state.answeredAt ? endedAfterAnswer() : { status: 'noAnswer', code: STATUS_CODES.noAnswer };
-        case 'failed':
-          state.endedAt = at;
-          return { status: 'failed', code: STATUS_CODES.providerError };
-      }
-    }
-  }
-}
-
-/** A URL's host, for a summary (the workflow sandbox need not have URL). */
-function hostOf(url: string): string {
-  return url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[/?#]/)[0] ?? url;
-}
-
-function latest(a: string, b: string): string {
-  return Date.parse(a) >= Date.parse(b) ? a : b;
 }
 
 /**
