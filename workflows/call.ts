@@ -1,5 +1,7 @@
 // One phone call's life: wait until its time (durably), dial, follow the provider's events, capture
-// recording, transcript and results, and record every status change. Deterministic code only.
+// recording, transcript and results, and record every status change. Deterministic code only. The
+// pieces it runs live beside it: its activities (call-steps), following a dialled call to its end
+// (call-follow), and its events on their way to the webhooks (call-webhook-streams).
 import {
   allHandlersFinished,
   ApplicationFailure,
