@@ -11,6 +11,7 @@ import { FAILURES } from '../src/contracts/failures';
 import type { ActiveMachineDetection } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
 import { callbackUrlFor } from '../src/telephony/callback-url';
+import { REQUEST_TIMEOUT_MS } from '../src/telephony/http';
 import {
   ProviderRateLimitedError,
   ProviderRejectedError,
@@ -20,16 +21,26 @@ import {
 } from '../src/telephony/provider';
 import { createStatusWriter, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
+import { withHeartbeats } from './heartbeats';
 import { nonRetryableWhenUnconfigured } from './team-provider';
 import type { EventRouteAfterWrite } from './webhooks';
 
-/** A dial waits for its turn on the account at most this long in the activity (20 s to close, a
- * provider request taking up to 15); a turn further off is waited for by the workflow, on a timer. */
+/** A dial waits for its turn on the account at most this long in the activity; a turn further off
+ * is waited for by the workflow, on a timer. */
 const DIAL_TURN_WAIT_MAX_MS = 3_000;
 /**
+ * A try places the call only while this much more than one provider request's time is left of it.
+ * The server gives up on a try at its start-to-close timeout and starts the next one, which looks for
+ * a placed call before placing one; the try it gave up on is not stopped (the SDK does not end an
+ * activity at its timeout). A request begun near the end of its try could still be placing its call
+ * while the next try looks, finds nothing, and rings the person again.
+ */
+const PLACE_MARGIN_MS = 3_000;
+/**
  * A dial's retries place the call only this long after the dial was scheduled (its first try's wait
- * for a worker counts too: the SDK says when the dial was scheduled, not when its first try began);
- * later ones (our store or the provider down for longer) only look for the call an earlier try placed.
+ * for a worker counts too: the SDK says when the dial was scheduled, not when its first try began),
+ * or after `placedSince` for a dial given one; later ones (our store or the provider down for longer)
+ * only look for the call an earlier try placed.
  */
 export const DIAL_PLACING_WINDOW_MS = 15 * 60 * 1000;
 
@@ -44,6 +55,22 @@ export interface RingingWrite {
   callTriggeredAt: string;
   /** The `phoneCall.ringing` event, handed on once the write lands (calls since `routeWithWrites`). */
   route?: EventRouteAfterWrite;
+}
+
+export interface DialCallInput {
+  callId: string;
+  /**
+   * A try of an earlier dial of this attempt was refused for a rate limit after its own first try
+   * (which may have placed the call unseen): this dial looks for a call placed since then first.
+   */
+  placedSince?: string;
+  /** The call went through its team's pacer: the request waits for its turn on the account too. */
+  paced?: boolean;
+  /** From the workflow's input (the template as it was at create), not the template now. */
+  machineDetection?: ActiveMachineDetection;
+  /** How long the provider lets the call ring unanswered (absent: the provider's default). */
+  ringTimeoutSeconds?: number;
+  ringing?: RingingWrite;
 }
 
 export interface Dialled {
@@ -151,118 +178,117 @@ export function createDialActivities(
     return provider.findPlacedCall(request, { since, setAside });
   }
 
+  /** One try of a dial: see dialCall. */
+  async function dial(
+    { callId, machineDetection, ringTimeoutSeconds, ringing, paced, placedSince: lookFirstSince }: DialCallInput,
+    tryEndsAt: number,
+  ): Promise<Dialled> {
+    const call = await calls.findById(callId);
+    if (!call) {
+      throw ApplicationFailure.create({
+        type: FAILURES.callRecordMissing,
+        message: `phone call ${callId} no longer exists`,
+        nonRetryable: true,
+      });
+    }
+    // An earlier attempt of this dial placed the call and recorded it: never dialled again.
+    if (call.providerCallId) return dialled(callId, call.providerCallId, ringing, true);
+    // Independent reads, side by side: when a campaign's calls fall due together each one counts.
+    // The do-not-call answer is read now and acted on right before the dial below.
+    const [template, provider, listed] = await Promise.all([
+      templates.findById(call.callTemplateId),
+      providerFor(call.teamId, call.telephonyProvider as ProviderName),
+      doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber]),
+    ]);
+    const request = placeRequest(call, template, provider.name, machineDetection, ringTimeoutSeconds);
+    if (activityInfo().attempt > 1 || lookFirstSince) {
+      const since = lookFirstSince ? new Date(lookFirstSince) : new Date(activityInfo().scheduledTimestampMs);
+      const earlier = await placedSince(call, provider, request, since);
+      if (earlier) {
+        logger.info(
+          { callId, providerCallId: earlier.providerCallId },
+          'dial retried: the provider already has the call',
+        );
+        metrics.dialled(provider.name, 'found-placed');
+        return dialled(callId, earlier.providerCallId, ringing, false);
+      }
+      // Tries go on for as long as our store or the provider is down, to find a call placed early;
+      // one placed now, that late, could fall outside the calling hours the workflow checked.
+      // A dial told an earlier one of this attempt may have placed the call counts from that dial's
+      // start: each dial of a run of refusals would otherwise open a window of its own.
+      const windowFrom = lookFirstSince ? Date.parse(lookFirstSince) : activityInfo().scheduledTimestampMs;
+      if (Date.now() - windowFrom > DIAL_PLACING_WINDOW_MS) {
+        metrics.dialled(provider.name, 'window-passed');
+        throw ApplicationFailure.create({
+          type: FAILURES.dialWindowPassed,
+          message: `no earlier try placed the call, and ${DIAL_PLACING_WINDOW_MS / 60_000} minutes have passed: not placed`,
+          nonRetryable: true,
+        });
+      }
+    }
+    // Checked right before every dial (create checked too): a number listed since is never rung.
+    if (listed.size > 0) {
+      metrics.dialled(provider.name, 'do-not-call');
+      throw ApplicationFailure.create({
+        type: FAILURES.doNotCall,
+        message: `${call.toPhoneNumber} is on the team's do-not-call list`,
+        nonRetryable: true,
+      });
+    }
+    if (paced) {
+      const turn = await spacer.takeTurn(call.teamId.toHexString(), provider.name);
+      if (!turn.taken) {
+        metrics.dialled(provider.name, 'turn-ahead');
+        // Not placed: the workflow waits, as for the provider's own 429, and dials again.
+        throw ApplicationFailure.create({
+          type: FAILURES.accountDialRateReached,
+          message: `the team's ${provider.name} account is at its dial rate: dial again in ${turn.waitMs} ms`,
+          // The try's number: after a first one, an earlier try may have placed the call unseen.
+          details: [turn.waitMs, activityInfo().attempt],
+          nonRetryable: true,
+        });
+      }
+    }
+    if (tryEndsAt - Date.now() < REQUEST_TIMEOUT_MS + PLACE_MARGIN_MS) {
+      metrics.dialled(provider.name, 'try-out-of-time');
+      throw ApplicationFailure.create({
+        type: FAILURES.dialTryOutOfTime,
+        message: 'too little of this try is left for the provider request: not placed; the next try looks first',
+      });
+    }
+    try {
+      const placed = await provider.placeCall(request);
+      metrics.dialled(provider.name, 'placed');
+      return await dialled(callId, placed.providerCallId, ringing, false);
+    } catch (err) {
+      if (err instanceof ProviderRateLimitedError) {
+        metrics.dialled(provider.name, 'rate-limited');
+        // Not a failure of this call: the workflow waits as long as the provider asked and dials again.
+        throw ApplicationFailure.create({
+          type: FAILURES.providerRateLimited,
+          message: err.message,
+          details: [err.retryAfterMs, activityInfo().attempt],
+          nonRetryable: true,
+        });
+      }
+      if (err instanceof ProviderRejectedError) {
+        metrics.dialled(provider.name, 'rejected');
+        throw ApplicationFailure.create({
+          type: FAILURES.providerRejected,
+          message: err.message,
+          details: [err.code],
+          nonRetryable: true,
+        });
+      }
+      throw err;
+    }
+  }
+
   return {
-    async dialCall({
-      callId,
-      machineDetection,
-      ringTimeoutSeconds,
-      ringing,
-      paced,
-      placedSince: lookFirstSince,
-    }: {
-      callId: string;
-      /**
-       * A try of an earlier dial of this attempt was refused for a rate limit after its own first try
-       * (which may have placed the call unseen): this dial looks for a call placed since then first.
-       */
-      placedSince?: string;
-      /** The call went through its team's pacer: the request waits for its turn on the account too. */
-      paced?: boolean;
-      /** From the workflow's input (the template as it was at create), not the template now. */
-      machineDetection?: ActiveMachineDetection;
-      /** How long the provider lets the call ring unanswered (absent: the provider's default). */
-      ringTimeoutSeconds?: number;
-      ringing?: RingingWrite;
-    }): Promise<Dialled> {
-      const call = await calls.findById(callId);
-      if (!call) {
-        throw ApplicationFailure.create({
-          type: FAILURES.callRecordMissing,
-          message: `phone call ${callId} no longer exists`,
-          nonRetryable: true,
-        });
-      }
-      // An earlier attempt of this dial placed the call and recorded it: never dialled again.
-      if (call.providerCallId) return dialled(callId, call.providerCallId, ringing, true);
-      // Independent reads, side by side: when a campaign's calls fall due together each one counts.
-      // The do-not-call answer is read now and acted on right before the dial below.
-      const [template, provider, listed] = await Promise.all([
-        templates.findById(call.callTemplateId),
-        providerFor(call.teamId, call.telephonyProvider as ProviderName),
-        doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber]),
-      ]);
-      const request = placeRequest(call, template, provider.name, machineDetection, ringTimeoutSeconds);
-      if (activityInfo().attempt > 1 || lookFirstSince) {
-        const since = lookFirstSince ? new Date(lookFirstSince) : new Date(activityInfo().scheduledTimestampMs);
-        const earlier = await placedSince(call, provider, request, since);
-        if (earlier) {
-          logger.info(
-            { callId, providerCallId: earlier.providerCallId },
-            'dial retried: the provider already has the call',
-          );
-          metrics.dialled(provider.name, 'found-placed');
-          return dialled(callId, earlier.providerCallId, ringing, false);
-        }
-        // Tries go on for as long as our store or the provider is down, to find a call placed early;
-        // one placed now, that late, could fall outside the calling hours the workflow checked.
-        if (Date.now() - activityInfo().scheduledTimestampMs > DIAL_PLACING_WINDOW_MS) {
-          metrics.dialled(provider.name, 'window-passed');
-          throw ApplicationFailure.create({
-            type: FAILURES.dialWindowPassed,
-            message: `no earlier try placed the call, and ${DIAL_PLACING_WINDOW_MS / 60_000} minutes have passed: not placed`,
-            nonRetryable: true,
-          });
-        }
-      }
-      // Checked right before every dial (create checked too): a number listed since is never rung.
-      if (listed.size > 0) {
-        metrics.dialled(provider.name, 'do-not-call');
-        throw ApplicationFailure.create({
-          type: FAILURES.doNotCall,
-          message: `${call.toPhoneNumber} is on the team's do-not-call list`,
-          nonRetryable: true,
-        });
-      }
-      if (paced) {
-        const turn = await spacer.takeTurn(call.teamId.toHexString(), provider.name);
-        if (!turn.taken) {
-          metrics.dialled(provider.name, 'turn-ahead');
-          // Not placed: the workflow waits, as for the provider's own 429, and dials again.
-          throw ApplicationFailure.create({
-            type: FAILURES.accountDialRateReached,
-            message: `the team's ${provider.name} account is at its dial rate: dial again in ${turn.waitMs} ms`,
-            // The try's number: after a first one, an earlier try may have placed the call unseen.
-            details: [turn.waitMs, activityInfo().attempt],
-            nonRetryable: true,
-          });
-        }
-      }
-      try {
-        const placed = await provider.placeCall(request);
-        metrics.dialled(provider.name, 'placed');
-        return await dialled(callId, placed.providerCallId, ringing, false);
-      } catch (err) {
-        if (err instanceof ProviderRateLimitedError) {
-          metrics.dialled(provider.name, 'rate-limited');
-          // Not a failure of this call: the workflow waits as long as the provider asked and dials again.
-          throw ApplicationFailure.create({
-            type: FAILURES.providerRateLimited,
-            message: err.message,
-            details: [err.retryAfterMs, activityInfo().attempt],
-            nonRetryable: true,
-          });
-        }
-        if (err instanceof ProviderRejectedError) {
-          metrics.dialled(provider.name, 'rejected');
-          throw ApplicationFailure.create({
-            type: FAILURES.providerRejected,
-            message: err.message,
-            details: [err.code],
-            nonRetryable: true,
-          });
-        }
-        throw err;
-      }
+    async dialCall(input: DialCallInput): Promise<Dialled> {
+      // The try's end as the server counts it (from about now): see PLACE_MARGIN_MS.
+      const tryEndsAt = Date.now() + activityInfo().startToCloseTimeoutMs;
+      return withHeartbeats(() => dial(input, tryEndsAt));
     },
 
     /**

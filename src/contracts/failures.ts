@@ -1,4 +1,4 @@
-// Failure types of non-retryable ApplicationFailures: thrown by activities and workflow validators,
+// Failure types of ApplicationFailures (non-retryable unless one says otherwise): thrown by activities and workflow validators,
 // read by the workflow and the API. Plain data: safe inside workflows.
 export const FAILURES = {
   /** The call's record is gone (deleted, or never written): nothing left to act on. */
@@ -23,5 +23,10 @@ export const FAILURES = {
    * tries: not placed, and not placed now, so late.
    */
   dialWindowPassed: 'DIAL_WINDOW_PASSED',
+  /**
+   * Retryable: a dial try whose lookup left too little of its time for the provider request to end
+   * within it. Not placed; the next try looks for a call first, as every retry does.
+   */
+  dialTryOutOfTime: 'DIAL_TRY_OUT_OF_TIME',
 } as const;
 export type FailureType = (typeof FAILURES)[keyof typeof FAILURES];

@@ -40,7 +40,14 @@ export function createApiMetrics(): ApiMetrics {
 
 /** How a dial activity ended. */
 export type DialOutcome =
-  'placed' | 'found-placed' | 'rejected' | 'rate-limited' | 'turn-ahead' | 'do-not-call' | 'window-passed';
+  | 'placed'
+  | 'found-placed'
+  | 'rejected'
+  | 'rate-limited'
+  | 'turn-ahead'
+  | 'do-not-call'
+  | 'window-passed'
+  | 'try-out-of-time';
 /** How one webhook delivery attempt ended. */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'gone';
 

@@ -3,7 +3,8 @@
 import type { ProviderName } from '../contracts/providers';
 import { ProviderRateLimitedError, ProviderRejectedError } from './provider';
 
-const REQUEST_TIMEOUT_MS = 15_000;
+/** How long one provider request may take: a dial places its call only with this much of its try left. */
+export const REQUEST_TIMEOUT_MS = 15_000;
 const MAX_DETAIL_CHARS = 300;
 /** A 429 that does not say how long to wait. */
 const DEFAULT_RETRY_AFTER_MS = 1_000;

@@ -70,12 +70,17 @@ function run<A extends unknown[], R>(
   fn: (...args: A) => Promise<R>,
   args: A,
   attempt = 1,
-  info: { scheduledTimestampMs?: number; retryPolicy?: { maximumAttempts: number } } = {},
+  info: {
+    scheduledTimestampMs?: number;
+    startToCloseTimeoutMs?: number;
+    retryPolicy?: { maximumAttempts: number };
+  } = {},
 ): Promise<R> {
   // Failures are what several tests expect: keep the SDK's activity log quiet.
-  // The first try scheduled now, unless the test says otherwise (the SDK's mock says 1970).
+  // The first try scheduled now, unless the test says otherwise (the SDK's mock says 1970), with the
+  // dial's minute (the mock's second would leave a dial no time to place its call).
   return new MockActivityEnvironment(
-    { attempt, scheduledTimestampMs: Date.now(), ...info },
+    { attempt, scheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 60_000, ...info },
     { logger: new DefaultLogger('ERROR', () => undefined) },
   ).run(fn, ...args) as Promise<R>;
 }
@@ -141,6 +146,56 @@ describe('dialCall', () => {
     expect(failure.type).toBe(FAILURES.dialWindowPassed);
     expect(failure.nonRetryable).toBe(true);
     expect(harness.emulator.callsTo(never.toPhoneNumber)).toBe(0);
+  });
+
+  it('places nothing when its lookup left too little of the try for the provider request: the next try looks first', async () => {
+    // The server gives up on a try at its timeout and starts the next without stopping this one: a
+    // request begun so late could still be placing the call while the next try looks and finds none.
+    let lookupMs = 2_500;
+    const { memory, activities, metrics } = setUp({
+      providers: async (_team, name) => {
+        const provider = harness.provider(name);
+        return Object.assign(Object.create(provider) as typeof provider, {
+          findPlacedCall: async (...args: Parameters<typeof provider.findPlacedCall>) => {
+            await new Promise((resolve) => setTimeout(resolve, lookupMs));
+            return provider.findPlacedCall(...args);
+          },
+        });
+      },
+    });
+    const { call, callId } = addRoutedCall(memory);
+    // 20 s to close, 2.5 s of lookup: 17.5 s left, under a request's 15 s and the margin.
+    const late = await failureOf(run(activities.dialCall, [{ callId }], 2, { startToCloseTimeoutMs: 20_000 }));
+    expect({ type: late.type, nonRetryable: late.nonRetryable }).toEqual({
+      type: FAILURES.dialTryOutOfTime,
+      nonRetryable: false,
+    });
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(0);
+    expect(memory.calls.get(callId)?.providerCallId).toBeUndefined();
+
+    lookupMs = 0;
+    const placed = await run(activities.dialCall, [{ callId }], 3);
+    expect(memory.calls.get(callId)?.providerCallId).toBe(placed.providerCallId);
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(1);
+    const dials = await metrics.registry.getSingleMetric('phone_call_dials_total')!.get();
+    expect(dials.values.map((v) => [v.labels.outcome, v.value])).toEqual([
+      ['try-out-of-time', 1],
+      ['placed', 1],
+    ]);
+  });
+
+  it("a dial told an earlier one may have placed the call counts the placing window from that one's start", async () => {
+    // A run of 429s after a later try: each new dial must not open a window of its own, or the call
+    // could be placed hours after the calling hours were checked.
+    const { memory, activities } = setUp();
+    const { call, callId } = addRoutedCall(memory);
+    const since = new Date(Date.now() - DIAL_PLACING_WINDOW_MS - 60_000).toISOString();
+    const failure = await failureOf(run(activities.dialCall, [{ callId, placedSince: since }]));
+    expect({ type: failure.type, nonRetryable: failure.nonRetryable }).toEqual({
+      type: FAILURES.dialWindowPassed,
+      nonRetryable: true,
+    });
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(0);
   });
 
   it('a dial told an earlier try may have placed the call looks for it first, even on its own first try', async () => {
