@@ -262,6 +262,22 @@ export async function writtenBatchCalls(batchId: Types.ObjectId): Promise<PhoneC
   return calls;
 }
 
+/**
+ * Where the start of a batch's workflows stands: `awaiting` (pending, every call written: its request
+ * or the reconciler starts them), `cut-short` (pending, not all written: they are discarded, and a
+ * retry of the request writes them again), or `started` (every workflow started, the batch kept or
+ * since removed).
+ */
+export type BatchStart = 'awaiting' | 'cut-short' | 'started';
+
+export async function batchStartOf(batchId: Types.ObjectId): Promise<BatchStart> {
+  const batch = await DispatchBatch.findById(batchId, { state: 1 }).lean();
+  // A pending batch is removed only with its calls (discarded or dropped): a call read before that
+  // counts as started, and its workflow lookup says the rest.
+  if (!batch || batch.state === 'started') return 'started';
+  return (await writtenBatchCalls(batchId)) ? 'awaiting' : 'cut-short';
+}
+
 /** Removes a batch whose calls were not all written, and those that were: no workflow has them. */
 export async function discardBatch(batchId: Types.ObjectId): Promise<number> {
   const { deletedCount } = await PhoneCall.deleteMany({ dispatchBatchId: batchId, status: 'queued' });

@@ -12,13 +12,17 @@ import { FAILURES } from '../contracts/failures';
 import { callWorkflowId } from '../contracts/ids';
 import type { PhoneCallDoc } from '../data/models/phone-call';
 import { cancelCallUpdate, deleteQueuedCallUpdate, setPausedUpdate } from '../../workflows/messages';
-import { dialPlanFor, type Dispatcher } from './dispatch';
+import { rememberedValues } from '../data/remembered-values';
+import { batchStartOf, dialPlanFor, type BatchStart, type Dispatcher } from './dispatch';
 
 export type DeleteResult = { outcome: 'deleted'; call: Record<string, unknown> | null } | NotQueued;
 /** `queued`: whether the call was waiting when it took the pause (absent from workers before the field). */
 export type PauseResult = { outcome: 'changed' | 'unchanged'; queued?: boolean } | NotQueued;
 export type CancelResult = { outcome: 'deleted' | 'no-redial' } | NotQueued;
 type NotQueued = { outcome: 'not-queued'; message: string };
+
+const CREATE_NOT_FINISHED =
+  'the request that created the call did not finish: the call is not dialled unless that request is retried';
 
 export interface QueuedCallControl {
   deleteQueued(doc: PhoneCallDoc): Promise<DeleteResult>;
@@ -30,17 +34,29 @@ export interface QueuedCallControl {
 
 export function createQueuedCallControl(deps: { client: Client; dispatcher: Dispatcher }): QueuedCallControl {
   const handleOf = (doc: PhoneCallDoc) => deps.client.workflow.getHandle(callWorkflowId(doc._id.toHexString()));
+  // A control of a whole batch asks about once per batch, not once per call.
+  const batchStarts = rememberedValues<BatchStart>({ trustedMs: 2_000, maxEntries: 1_000 });
+  const batchStartOfCall = async (doc: PhoneCallDoc): Promise<BatchStart> => {
+    const key = doc.dispatchBatchId.toHexString();
+    const known = batchStarts.get(key);
+    if (known) return known;
+    const state = await batchStartOf(doc.dispatchBatchId);
+    batchStarts.set(key, state);
+    return state;
+  };
 
   /**
-   * Runs an update on the call's workflow; one its batch has not started yet (dispatch.ts) is started
-   * with the update, which it takes in its first task: a call due now is not dialled before a pause
-   * or delete that reached it queued.
+   * Runs an update on the call's workflow. One whose batch is still to start it (dispatch.ts: the
+   * create under way, or died with every call written, for the reconciler) is started with the update,
+   * which it takes in its first task: a call due now is not dialled before a pause or delete that
+   * reached it queued. `notStarted` answers instead where starting it would change nothing (a resume).
    */
   async function onWorkflow<Ret, Args extends unknown[]>(
     doc: PhoneCallDoc,
     run: () => Promise<Ret>,
     update: UpdateDefinition<Ret, Args>,
     args: Args,
+    notStarted?: Ret,
   ): Promise<Ret | NotQueued> {
     try {
       try {
@@ -50,6 +66,14 @@ export function createQueuedCallControl(deps: { client: Client; dispatcher: Disp
         // Only a call still queued is started: a record that says otherwise whose workflow is gone
         // (ended past the namespace's retention) must never be dialled again.
         if (doc.status !== 'queued') throw err;
+        const batch = await batchStartOfCall(doc);
+        // Its workflow was started (since the first try, or it ended past retention, or was
+        // terminated): never started again, which would dial it.
+        if (batch === 'started') return await run();
+        // Not all of its batch was written: the batch is discarded, and a retry of its request writes
+        // every call again; started now, this one would be rung twice.
+        if (batch === 'cut-short') return { outcome: 'not-queued', message: CREATE_NOT_FINISHED };
+        if (notStarted !== undefined) return notStarted;
         return await deps.dispatcher.updateWithStart(doc, await dialPlanFor(doc.callTemplateId), update, args);
       }
     } catch (err) {
@@ -75,7 +99,9 @@ export function createQueuedCallControl(deps: { client: Client; dispatcher: Disp
     },
     async setPaused(doc, paused) {
       const set = () => handleOf(doc).executeUpdate(setPausedUpdate, { args: [paused] });
-      const result = await onWorkflow(doc, set, setPausedUpdate, [paused]);
+      // A call whose workflow is still to be started was never paused: its start reads its file's control.
+      const neverPaused = paused ? undefined : { changed: false, queued: true };
+      const result = await onWorkflow(doc, set, setPausedUpdate, [paused], neverPaused);
       if ('outcome' in result) return result;
       return { outcome: result.changed ? 'changed' : 'unchanged', queued: result.queued };
     },

@@ -311,6 +311,42 @@ it('a control never starts a workflow for a call whose record is no longer queue
   expect(stack.emulator.callsTo(to)).toBe(0);
 });
 
+it('a control starts no workflow for a queued call whose batch started it already or was cut short, nor for a resume', async () => {
+  // Started: the workflow ended past retention or was terminated; a new one would dial the callee
+  // again. Cut short: the batch is discarded and a retry of its request writes every call again; one
+  // started now would be rung twice. Resume: a call never started was never paused.
+  const api = apiClient(stack.baseUrl, stack.team.key);
+  const queuedCall = async (state: 'started' | 'pending', size: number, to: string) => {
+    const batch = await DispatchBatch.create({ teamId: new Types.ObjectId(stack.team.teamId), size, state });
+    const id = new Types.ObjectId();
+    await PhoneCall.collection.insertOne(rawQueuedCall(id, batch._id, to));
+    return { batchId: batch._id.toHexString(), id: id.toHexString() };
+  };
+  const started = await queuedCall('started', 1, '+14155557311');
+  const cutShort = await queuedCall('pending', 2, '+14155557312');
+  const whole = await queuedCall('pending', 1, '+14155557313');
+  for (const { batchId } of [started, cutShort]) {
+    for (const action of ['pause', 'resume', 'cancel']) {
+      const res = await api.post(`/v1/phoneCalls/batch/${batchId}/${action}`);
+      expect(res.status, action).toBe(200);
+      expect(res.body.data, action).toMatchObject({ calls: 1, changed: 0, unchanged: 0, notQueued: 1 });
+    }
+  }
+  expect(errorMessages(await api.delete(`/v1/phoneCalls/${started.id}`), 400)).toEqual(['the call has ended']);
+  expect(errorMessages(await api.delete(`/v1/phoneCalls/${cutShort.id}`), 400)).toEqual([
+    'the request that created the call did not finish: the call is not dialled unless that request is retried',
+  ]);
+  const resumed = await api.post(`/v1/phoneCalls/batch/${whole.batchId}/resume`);
+  expect(resumed.status).toBe(200);
+  expect(resumed.body.data).toMatchObject({ calls: 1, changed: 0, unchanged: 1, notQueued: 0 });
+  for (const { id } of [started, cutShort, whole])
+    await expect(stack.temporal.workflow.getHandle(`phoneCall-${id}`).describe()).rejects.toThrow();
+  // The records are as they were: the reconciler's and a retry's to decide.
+  for (const { id } of [started, cutShort, whole])
+    expect((await api.get(`/v1/phoneCalls/${id}`)).body.data.status).toBe('queued');
+  for (const to of ['+14155557311', '+14155557312', '+14155557313']) expect(stack.emulator.callsTo(to)).toBe(0);
+});
+
 describe('a retry with the Idempotency-Key of a request whose API process died', () => {
   const numbers = ['+14155556021', '+14155556022', '+14155556023'];
   const body = () => ({
