@@ -8,7 +8,7 @@ import type { ApiMetrics } from '../observability/metrics';
 import { allowedMethods } from './allowed-methods';
 import { requireApiKey } from './auth';
 import { errorHandler } from './error-handler';
-import { badRequest, HttpError } from './errors';
+import { HttpError, invalidInput } from './errors';
 import { httpMetrics } from './http-metrics';
 import type { RateLimiter } from './rate-limit';
 import { requestContext } from './request-context';
@@ -72,7 +72,7 @@ export function createApp(options: AppOptions): Koa {
         const { status, statusCode, body } = err as { status?: number; statusCode?: number; body?: unknown };
         // Refused though it is JSON (`null`, a `__proto__` key): said as what it is, not as malformed.
         const problems = status === 400 && typeof body === 'string' ? refusedJsonProblems(body) : [];
-        if (problems.length) throw badRequest(...problems);
+        if (problems.length) throw invalidInput(problems);
         if ((status ?? statusCode) !== undefined) throw err;
         throw new HttpError(400, ['request body could not be read as sent (check its Content-Encoding)']);
       }

@@ -17,6 +17,20 @@ export class HttpError extends Error {
 }
 
 export const badRequest = (...messages: string[]) => new HttpError(400, messages.length ? messages : ['invalid input']);
+
+/** An answer lists at most this many problems: a body can hold hundreds of thousands of them. */
+export const MAX_LISTED_PROBLEMS = 1_000;
+
+/** A 400 listing every problem found, the first MAX_LISTED_PROBLEMS of a longer list and how many more. */
+export function invalidInput(problems: readonly string[]): HttpError {
+  if (problems.length <= MAX_LISTED_PROBLEMS) return badRequestOf(problems);
+  const more = problems.length - MAX_LISTED_PROBLEMS;
+  return badRequestOf([...problems.slice(0, MAX_LISTED_PROBLEMS), `and ${more} more problem${more === 1 ? '' : 's'}`]);
+}
+
+function badRequestOf(problems: readonly string[]): HttpError {
+  return new HttpError(400, problems.length ? [...problems] : ['invalid input']);
+}
 export const unauthorized = (message = 'a valid service-api-key header is required') => new HttpError(401, [message]);
 export const forbidden = (message = 'forbidden resource') => new HttpError(403, [message]);
 export const notFound = (message = 'resource not found') => new HttpError(404, [message]);

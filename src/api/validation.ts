@@ -1,6 +1,6 @@
 // Turns zod issues into the documented `message` entries: one per problem, each naming its field.
 import { z } from 'zod';
-import { badRequest } from './errors';
+import { invalidInput } from './errors';
 
 function fieldName(path: ReadonlyArray<PropertyKey>, prefix: string): string {
   const joined = path.map(String).join('.');
@@ -46,7 +46,7 @@ export function formatIssues(issues: ReadonlyArray<z.core.$ZodIssue>, input: unk
 /** Parses `value` or throws a 400 listing every problem. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.output<S> {
   const result = schema.safeParse(value);
-  if (!result.success) throw badRequest(...formatIssues(result.error.issues, value, prefix));
+  if (!result.success) throw invalidInput(formatIssues(result.error.issues, value, prefix));
   return result.data;
 }
 
@@ -69,7 +69,7 @@ export function parseQueryOrThrow<S extends z.ZodType>(schema: S, query: Record<
       typeof value === 'string' && LOST_PLUS.test(value) ? ' (a `+` in a query string must be sent as %2B)' : '';
     return formatIssues([issue], query).map((message) => message + hint);
   });
-  throw badRequest(...new Set(messages));
+  throw invalidInput([...new Set(messages)]);
 }
 
 // A hostile body may hold thousands of `__proto__` keys, nested thousands deep: the answer names a few

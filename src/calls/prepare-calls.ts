@@ -163,7 +163,10 @@ export async function prepareCalls(
     const number = input.phoneNumberId ? numberById.get(input.phoneNumberId) : undefined;
     if (input.phoneNumberId && !number)
       found.push(`${field('phoneNumberId')} does not name a phone number of this team`);
-    if (template) found.push(...checkVariables(template, input, field('promptVariableValues')));
+    // Appended one by one: a spread of a list that long (a body with thousands of unknown variables)
+    // would overflow the call stack.
+    if (template)
+      for (const problem of checkVariables(template, input, field('promptVariableValues'))) found.push(problem);
     // decisions.md: the provider defaults to the team's setting; the number behind phoneNumberId is
     // the from-number when it belongs to that provider.
     const provider = (input.telephonyProvider ?? team.defaultProvider) as ProviderName;
@@ -198,7 +201,7 @@ export async function prepareCalls(
       }
     }
     if (found.length || !template || !from) {
-      problems.push(...found);
+      for (const problem of found) problems.push(problem);
       continue;
     }
     calls.push({

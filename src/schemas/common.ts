@@ -9,8 +9,16 @@ import { OBJECT_ID_HEX_ANY_CASE } from '../contracts/ids';
 const NO_NUL = /^[^\u0000]*$/;
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
+/**
+ * Half of a surrogate pair alone (JSON's `\ud800`) is no character: the store keeps U+FFFD in its
+ * place, so the call read back would differ from the one the create answered with.
+ */
+const UNPAIRED_SURROGATE_MESSAGE = 'must be valid Unicode text (it holds half of a surrogate pair alone)';
+const wellFormed = (value: string) => value.isWellFormed();
+
 /** A string without U+0000. */
-export const text = () => z.string({ error: 'must be a string' }).regex(NO_NUL, NUL_MESSAGE);
+export const text = () =>
+  z.string({ error: 'must be a string' }).regex(NO_NUL, NUL_MESSAGE).refine(wellFormed, UNPAIRED_SURROGATE_MESSAGE);
 
 /**
  * Some character other than whitespace (as String.prototype.trim sees it) and no U+0000. Matched in
@@ -24,6 +32,7 @@ export const visibleText = () =>
   z
     .string({ error: 'must be a string' })
     .regex(VISIBLE_TEXT, 'must contain a visible character and no NUL character (U+0000)')
+    .refine(wellFormed, UNPAIRED_SURROGATE_MESSAGE)
     .trim();
 
 /** An id in a body or query: letter case is tolerated, the value is lower-cased. */

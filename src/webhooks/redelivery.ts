@@ -9,6 +9,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { CallEventName } from '../contracts/events';
 import { isObjectIdHex, redeliveryWorkflowId } from '../contracts/ids';
+import { callKeptByDeletion } from '../data/models/batch-call-deletion';
 import { PhoneCall } from '../data/models/phone-call';
 import { Webhook, type WebhookDoc } from '../data/models/webhook';
 import { WebhookDelivery, type WebhookDeliveryDoc } from '../data/models/webhook-delivery';
@@ -49,7 +50,13 @@ export function createRedelivery(deps: {
         { _id: delivery.phoneCallId, teamId: delivery.teamId },
         { phoneCallWebhooks: 1 },
       ).lean();
-      const hook = call?.phoneCallWebhooks?.[endpoint.callWebhookIndex];
+      // A call deleted while queued: its deletion note keeps its own webhooks (for a day and an hour),
+      // so its `phoneCall.deleted` can be redelivered to them too.
+      const hooks = call
+        ? call.phoneCallWebhooks
+        : ((await callKeptByDeletion(delivery.phoneCallId.toHexString()))?.ownWebhooks as
+            Parameters<typeof callWebhookTarget>[0][] | undefined);
+      const hook = hooks?.[endpoint.callWebhookIndex];
       if (hook) return callWebhookTarget(hook, endpoint.callWebhookIndex);
     }
     throw new RedeliveryRefused('refused', 'the endpoint of this delivery no longer exists');

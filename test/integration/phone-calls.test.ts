@@ -348,6 +348,24 @@ describe('POST /v1/phoneCalls', () => {
     expect((await api.get('/v1/phoneCalls?limit=1000')).body.data.length).toBe(before);
   });
 
+  it('refuses half of a surrogate pair alone in any string, naming the field, and stores nothing', async () => {
+    // The store would keep U+FFFD in its place: the call read back would differ from the create's answer.
+    const before = (await api.get('/v1/phoneCalls?limit=1000')).body.data.length;
+    const res = await api.post(
+      '/v1/phoneCalls',
+      callBody({ nameOfHuman: 'x\ud800y', promptVariableValues: [{ key: 'firstName', value: '\udc00' }] }),
+    );
+    expect(errorMessages(res, 400)).toEqual([
+      'nameOfHuman must be valid Unicode text (it holds half of a surrogate pair alone)',
+      'promptVariableValues.0.value must be valid Unicode text (it holds half of a surrogate pair alone)',
+    ]);
+    // A whole pair (an emoji) is text like any other.
+    const emoji = await api.post('/v1/phoneCalls', callBody({ nameOfHuman: 'Ada \ud83d\ude00' }));
+    expect(emoji.status).toBe(201);
+    expect((await api.get(`/v1/phoneCalls/${emoji.body.data._id}`)).body.data.nameOfHuman).toBe('Ada 😀');
+    expect((await api.get('/v1/phoneCalls?limit=1000')).body.data.length).toBe(before + 1);
+  });
+
   it('refuses names that trim to nothing, and hours past 23', async () => {
     expect(errorMessages(await api.post('/v1/phoneCalls', callBody({ nameOfHuman: ' \ufeff ' })), 400)).toEqual([
       'nameOfHuman must contain a visible character and no NUL character (U+0000)',

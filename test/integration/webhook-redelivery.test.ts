@@ -133,7 +133,7 @@ describe('webhook deliveries and redelivery', () => {
     expect((await deliveriesOf(callId)).find((d) => d._id === failed._id)!.redeliveries).toBe(2);
   });
 
-  it("lists a deleted call's deliveries, its failed phoneCall.deleted among them, to its own team only", async () => {
+  it("lists a deleted call's deliveries, its failed phoneCall.deleted among them (to the team's webhook and its own), to its own team only", async () => {
     receiver.on('/down', () => 503);
     const team = await stack.seedTeam('Deleting team');
     const teamApi = createApiClient({ baseUrl: stack.baseUrl, key: team.key });
@@ -149,6 +149,9 @@ describe('webhook deliveries and redelivery', () => {
     const created = await teamApi.POST('/v1/phoneCalls', {
       body: seededCallBody(team, '+14155550008', {
         callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString(),
+        phoneCallWebhooks: [
+          { url: `${receiver.url}/down`, subscribedEvent: 'phoneCall.deleted', secret: 'its own secret' },
+        ],
       }) as ApiSchemas['PhoneCallCreateRequest'],
     });
     const id = created.data!.data._id;
@@ -158,22 +161,27 @@ describe('webhook deliveries and redelivery', () => {
     expect(deleted.response.status).toBe(200);
 
     const failedDeleted = await eventually(
-      async () => (await list()).data!.data.find((d) => d.state === 'failed'),
+      async () => {
+        const deliveries = (await list()).data!.data;
+        return deliveries.length === 2 && deliveries.every((d) => d.state === 'failed') ? deliveries : undefined;
+      },
       60_000,
-      'the deleted event to fail',
+      'the deleted event to fail at both endpoints',
     );
-    expect(failedDeleted).toMatchObject({
-      phoneCallId: id,
-      webhookId: hook.data!.data._id,
-      eventType: 'phoneCall.deleted',
-      url: `${receiver.url}/down`,
-    });
-    expect((await list()).data!.data).toHaveLength(1);
-    // Found through the API, so it can be sent again.
-    const redelivered = await teamApi.POST('/v1/webhookDeliveries/{id}/redeliver', {
-      params: { path: { id: failedDeleted._id } },
-    });
-    expect(redelivered.response.status).toBe(202);
+    const byWebhook = (webhookId: string | null) => failedDeleted.find((d) => d.webhookId === webhookId)!;
+    for (const webhookId of [hook.data!.data._id, null]) {
+      expect(byWebhook(webhookId)).toMatchObject({
+        phoneCallId: id,
+        eventType: 'phoneCall.deleted',
+        url: `${receiver.url}/down`,
+      });
+      // Found through the API, so it can be sent again: the call's own webhook is kept with its
+      // deletion note, though the call's record is gone.
+      const redelivered = await teamApi.POST('/v1/webhookDeliveries/{id}/redeliver', {
+        params: { path: { id: byWebhook(webhookId)._id } },
+      });
+      expect(redelivered.response.status, String(webhookId)).toBe(202);
+    }
 
     // Another team's key learns nothing, word for word as for a call that never was.
     const elsewhere = await api.GET('/v1/phoneCalls/{id}/webhookDeliveries', { params: { path: { id } } });

@@ -22,7 +22,7 @@ import { teamWebhookEvents } from '../../data/webhook-store';
 import { newDocument, writesTogether } from '../../data/writes-together';
 import type { Logger } from '../../logger';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
-import { badRequest, errorBody, HttpError, notFound } from '../errors';
+import { badRequest, errorBody, HttpError, invalidInput, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
 import { CreateOutcomeUnknown, withIdempotency, type KeyHold } from '../idempotency';
 import { fileStateOf, type FileState } from '../../data/models/file-control';
@@ -104,11 +104,12 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
   router.post('/', requireScope('calls:write'), async (ctx) => {
     const auth = authOf(ctx);
     const { input, problems } = parseCreate(ctx.request.body, '');
-    if (!input) throw badRequest(...problems);
+    if (!input) throw invalidInput(problems);
     // A body the schema refused is a 400 whatever its teamId, as it always was.
     if (!problems.length) assertOwnTeam(auth, input.teamId);
-    problems.push(...(await webhookUrlProblems([{ input, prefix: '' }], deps.allowPrivateWebhookUrls)));
-    if (problems.length) throw badRequest(...problems, ...(await teamProblems([{ input, prefix: '' }], auth)));
+    const urlProblems = await webhookUrlProblems([{ input, prefix: '' }], deps.allowPrivateWebhookUrls);
+    if (problems.length || urlProblems.length)
+      throw invalidInput([...problems, ...urlProblems, ...(await teamProblems([{ input, prefix: '' }], auth))]);
     await withIdempotency(
       ctx,
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body, forgetBatch },
@@ -136,7 +137,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         ]);
         if (problems.length) {
           await deps.dispatcher.dropBatch(batchId);
-          throw badRequest(...problems);
+          throw invalidInput(problems);
         }
         let doc: PhoneCallDoc;
         try {
@@ -180,7 +181,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     const inputs = envelope.phoneCalls.flatMap((element, index) => {
       const prefix = `phoneCalls.${index}`;
       const { input, problems: found } = parseCreate(element, prefix);
-      problems.push(...found);
+      for (const problem of found) problems.push(problem);
       if (!input) return [];
       if (!found.length && input.teamId !== auth.teamId)
         problems.push(`${prefix}.teamId is not the team of this API key`);
@@ -192,8 +193,9 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         problems.filter((p) => p.endsWith('is not the team of this API key')),
       );
     }
-    problems.push(...(await webhookUrlProblems(inputs, deps.allowPrivateWebhookUrls)));
-    if (problems.length) throw badRequest(...problems, ...(await teamProblems(inputs, auth)));
+    const urlProblems = await webhookUrlProblems(inputs, deps.allowPrivateWebhookUrls);
+    if (problems.length || urlProblems.length)
+      throw invalidInput([...problems, ...urlProblems, ...(await teamProblems(inputs, auth))]);
     await withIdempotency(
       ctx,
       { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body, forgetBatch },
@@ -223,7 +225,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         ]);
         if (prepared.problems.length) {
           await deps.dispatcher.dropBatch(batchId);
-          throw badRequest(...prepared.problems);
+          throw invalidInput(prepared.problems);
         }
         const log = ctx.state.log;
         const t0 = performance.now();
