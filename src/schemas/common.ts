@@ -88,18 +88,34 @@ export const pageLimit = z.preprocess(
 );
 
 /** A list's `cursor`: opaque, as a previous page's `nextCursor` gave it (src/api/pagination.ts reads it). */
-export const pageCursor = z.string().min(1, 'must not be empty').max(200).optional();
+export const pageCursor = z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional();
+
+/**
+ * What RFC 3986 lets a URI hold, with `//` after an http(s) scheme: the URL is stored and answered as
+ * sent (the OpenAPI document says `format: uri`), and requests go where it says. `new URL` alone took
+ * spaces, tabs and newlines (dropping the latter two), `http:/host` and non-ASCII names, which it
+ * rewrites: the hook shown would not be the one called.
+ */
+const URI_AS_SENT = /^https?:\/\/[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/i;
 
 export const httpUrl = text()
   .max(2048, 'must be at most 2048 characters')
-  .refine((value) => {
+  .superRefine((value, ctx) => {
+    let url: URL | null = null;
     try {
-      const url = new URL(value);
-      return url.protocol === 'http:' || url.protocol === 'https:';
+      url = new URL(value);
     } catch {
-      return false;
+      // said below
     }
-  }, 'must be an absolute http or https URL');
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+      ctx.addIssue({ code: 'custom', message: 'must be an absolute http or https URL' });
+    else if (!URI_AS_SENT.test(value))
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'must be written as a URI: http:// or https://, with spaces and characters outside ASCII percent-encoded (a name in another script as punycode, xn--)',
+      });
+  });
 
 // Years 1000-9999, hours 00-23 (JavaScript would read "T24:00" as the next day), minutes and
 // seconds 00-59, offsets up to +-23:59. The day is checked against its month by the transform.

@@ -41,7 +41,10 @@ export const phoneCallCreateFields = z.strictObject({
     .optional(),
   phoneNumberId: objectId.optional(),
   fromPhoneNumber: e164.optional(),
-  toEmailAddress: z.email({ error: 'must be a valid e-mail address' }).max(320).optional(),
+  toEmailAddress: z
+    .email({ error: 'must be a valid e-mail address' })
+    .max(320, 'must be at most 320 characters')
+    .optional(),
   status: z.literal('queued', { error: 'must be queued (the only status a call can be created in)' }).optional(),
   telephonyProvider: z.enum(PROVIDERS, { error: `must be one of ${PROVIDERS.join(', ')}` }).optional(),
   record: z.boolean({ error: 'must be a boolean' }).optional(),
@@ -100,7 +103,7 @@ export const phoneCallListQuerySchema = z.strictObject({
       return status;
     })
     .optional(),
-  fileId: text().min(1, 'must not be empty').max(200).optional(),
+  fileId: text().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
   limit: pageLimit,
   cursor: pageCursor,
 });

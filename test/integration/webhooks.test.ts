@@ -162,6 +162,37 @@ describe('webhook endpoints', () => {
     ]);
   });
 
+  it('takes a URL only as a URI, stored and answered as sent: what is shown is what is called', async () => {
+    // `new URL` took these, rewriting them (the tab and newline dropped, the space encoded, the one
+    // slash made two, the name made punycode): the hook shown was not the one called.
+    const asUri =
+      'url must be written as a URI: http:// or https://, with spaces and characters outside ASCII percent-encoded (a name in another script as punycode, xn--)';
+    for (const url of [
+      'https://hooks.example.com/a b',
+      'https://hooks.example.com/a\n\tb',
+      ' https://hooks.example.com/lead',
+      'https:/hooks.example.com/one-slash',
+      'https://bücher.example/x',
+    ]) {
+      const body = { teamId: stack.team.teamId, url, subscribedEvents: ['*'], method: 'POST' };
+      expect(errorMessages(await api.post('/v1/webhooks', body), 400), url).toEqual([asUri]);
+    }
+    const hook = await api.post('/v1/webhooks', {
+      teamId: stack.team.teamId,
+      url: 'https://xn--bcher-kva.example/a%20b?x=1&y=%C3%BC#f',
+      subscribedEvents: ['*'],
+      method: 'POST',
+    });
+    expect(hook.status).toBe(200);
+    expect(hook.body.data.url).toBe('https://xn--bcher-kva.example/a%20b?x=1&y=%C3%BC#f');
+    expect(
+      errorMessages(await api.patch(`/v1/webhooks/${hook.body.data._id}`, { url: 'https://x.example/ a' }), 400),
+    ).toEqual([asUri]);
+    expect(errorMessages(await api.get('/v1/phoneCalls?cursor=' + 'c'.repeat(201)), 400)).toEqual([
+      'cursor must be at most 200 characters',
+    ]);
+  });
+
   it('keeps teams apart and checks scopes', async () => {
     const other = await stack.seedTeam('Webhook tenant');
     const theirs = await createWebhook('/theirs', ['*'], 'POST', apiClient(stack.baseUrl, other.key), other.teamId);
