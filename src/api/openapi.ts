@@ -866,7 +866,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           description:
             "Every event sent (or being sent) to the call's webhook endpoints, team webhooks and the call's own " +
             '`phoneCallWebhooks`: one entry per event and endpoint, oldest first, each with every attempt and ' +
-            `its answer (at most ${MAX_DELIVERIES_PER_CALL}). A deleted call still lists its deliveries (its ` +
+            `its answer (at most ${MAX_DELIVERIES_PER_CALL}). An entry appears once its first attempt has ` +
+            'ended (up to 15 s for a receiver that does not answer). A deleted call still lists its deliveries (its ' +
             '`phoneCall.deleted` among them), so that a failed one can be found and redelivered. ' +
             'A call of another team, or an id with neither a call nor deliveries of the team, is 404. Needs ' +
             '`webhooks:read`.',

@@ -230,7 +230,7 @@ export interface paths {
     };
     /**
      * List a call's webhook deliveries
-     * @description Every event sent (or being sent) to the call's webhook endpoints, team webhooks and the call's own `phoneCallWebhooks`: one entry per event and endpoint, oldest first, each with every attempt and its answer (at most 1000). A deleted call still lists its deliveries (its `phoneCall.deleted` among them), so that a failed one can be found and redelivered. A call of another team, or an id with neither a call nor deliveries of the team, is 404. Needs `webhooks:read`.
+     * @description Every event sent (or being sent) to the call's webhook endpoints, team webhooks and the call's own `phoneCallWebhooks`: one entry per event and endpoint, oldest first, each with every attempt and its answer (at most 1000). An entry appears once its first attempt has ended (up to 15 s for a receiver that does not answer). A deleted call still lists its deliveries (its `phoneCall.deleted` among them), so that a failed one can be found and redelivered. A call of another team, or an id with neither a call nor deliveries of the team, is 404. Needs `webhooks:read`.
      */
     get: operations['listWebhookDeliveries'];
     put?: never;

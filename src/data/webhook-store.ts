@@ -57,12 +57,16 @@ export function createWebhookStore(): WebhookStore {
             webhookId: record.webhookId ? new Types.ObjectId(record.webhookId) : null,
             eventType: record.eventType,
             event: record.event,
+            // When the first attempt began, not when it ended (a receiver may hang for 15 s): the
+            // deliveries list oldest first.
+            createdAt: record.attempt.attemptedAt,
           },
           // Where the latest attempt went: a team webhook's PATCH applies from the next attempt.
           $set: { state: record.state, url: record.url, method: record.method },
           $push: { attempts: record.attempt },
         },
-        { upsert: true },
+        // The first attempt's time kept as createdAt (Mongoose would set the write's own).
+        { upsert: true, overwriteImmutable: true },
       );
     },
   };

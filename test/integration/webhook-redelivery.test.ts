@@ -7,6 +7,7 @@ import { createKey } from '../../src/admin/commands';
 import { createApiClient, type ApiClient, type ApiSchemas } from '../../src/client/api-client';
 import { redeliveryWorkflowId } from '../../src/contracts/ids';
 import { WebhookDelivery } from '../../src/data/models/webhook-delivery';
+import { createWebhookStore } from '../../src/data/webhook-store';
 import { createRedelivery } from '../../src/webhooks/redelivery';
 import { eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
@@ -191,6 +192,29 @@ describe('webhook deliveries and redelivery', () => {
       params: { path: { id: 'ABCDEF0123456789abcdef01' } },
     });
     expect(never.error!.error.message).toEqual(['phone call ABCDEF0123456789abcdef01 not found']);
+  });
+
+  it("dates a delivery by its first attempt's start, not its end: a receiver that hangs does not reorder the list", async () => {
+    const store = createWebhookStore();
+    const began = new Date(Date.now() - 15_000);
+    const record = (attempt: number, attemptedAt: Date) => ({
+      eventId: `evt_${callId}_dated`,
+      endpointKey: 'call:9',
+      teamId: stack.team.teamId,
+      callId,
+      webhookId: null,
+      eventType: 'phoneCall.queued' as const,
+      url: `${receiver.url}/dated`,
+      method: 'POST' as const,
+      state: 'pending' as const,
+      event: { type: 'phoneCall.queued' as const, timestamp: began.toISOString(), data: {} },
+      attempt: { attempt, attemptedAt, statusCode: null, durationMs: 15_000, error: 'timed out' },
+    });
+    await store.recordAttempt(record(1, began));
+    await store.recordAttempt(record(2, new Date()));
+    const listed = (await deliveriesOf(callId)).find((d) => d.eventId === `evt_${callId}_dated`)!;
+    expect(listed.createdAt).toBe(began.toISOString());
+    expect(listed.attempts.map((a) => a.attempt)).toEqual([1, 2]);
   });
 
   it('needs the webhooks scopes, and answers 404 for ids that are not ids', async () => {
