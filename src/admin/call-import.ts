@@ -8,7 +8,11 @@ import { SingleBar } from 'cli-progress';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 import { Types } from 'mongoose';
 import { listedAmong } from '../data/do-not-call-store';
+import { prepareCalls } from '../calls/prepare-calls';
+import { BatchCallDeletion } from '../data/models/batch-call-deletion';
 import { CallTemplate } from '../data/models/call-template';
+import { PhoneCall } from '../data/models/phone-call';
+import type { TeamDoc } from '../data/models/team';
 import { MAX_BATCH, phoneCallCreateSchema } from '../schemas/phone-calls';
 import { CommandError, requireTeam } from './commands';
 import { columnKey, countryOf, csvRows, readOperatorFile, refuseProblems, type CsvRow } from './csv';
@@ -81,17 +85,30 @@ export function checkCallCsv(content: string, options: CallCsvOptions): { calls:
   const [header, ...body] = rows as [CsvRow, ...CsvRow[]];
   const variables = new Map(options.template.variables.map((v) => [columnKey(v), v]));
   const columns = header.cells.map((name) => {
-    const field = FIELD_COLUMNS[columnKey(name)];
-    if (field) return { kind: 'field' as const, name: field };
+    // A template's own variable first: a template saying {{name}} or {{email}} means that column, not
+    // the call field of the same name (which left the variable empty: "Hello, this is Ada").
     const variable = variables.get(columnKey(name));
     if (variable) return { kind: 'variable' as const, name: variable };
+    const field = FIELD_COLUMNS[columnKey(name)];
+    if (field) return { kind: 'field' as const, name: field };
     throw new CommandError(
       `column "${name}" is neither a call field (${[...new Set(Object.values(FIELD_COLUMNS))].join(', ')}) ` +
         `nor a variable of the template (${options.template.variables.join(', ') || 'none'})`,
     );
   });
-  if (!columns.some((c) => c.name === 'toPhoneNumber'))
+  if (!columns.some((c) => c.kind === 'field' && c.name === 'toPhoneNumber'))
     throw new CommandError('the header row has no phone number column');
+  // Two columns for one field or variable (`phone` and `number`): the last one would win unseen.
+  const seen = new Map<string, string>();
+  header.cells.forEach((name, at) => {
+    const { kind, name: target } = columns[at]!;
+    const earlier = seen.get(`${kind}:${target}`);
+    if (earlier !== undefined)
+      throw new CommandError(
+        `columns "${earlier}" and "${name}" are both ${kind === 'field' ? 'the call field' : 'the variable'} ${target}: keep one`,
+      );
+    seen.set(`${kind}:${target}`, name);
+  });
 
   const problems: LineProblem[] = [];
   const calls: CallRow[] = [];
@@ -167,8 +184,8 @@ export async function importCalls(input: ImportInput) {
   if (!Types.ObjectId.isValid(input.template)) throw new CommandError('--template must be a call template id');
   const template = await CallTemplate.findOne({ _id: input.template, teamId: team._id }).lean();
   if (!template) throw new CommandError(`the team has no call template ${input.template}`);
-  const chunkSize = input.batchSize ? Number(input.batchSize) : DEFAULT_CHUNK;
-  if (!Number.isInteger(chunkSize) || chunkSize < 1 || chunkSize > MAX_BATCH)
+  const requestedChunkSize = input.batchSize ? Number(input.batchSize) : DEFAULT_CHUNK;
+  if (!Number.isInteger(requestedChunkSize) || requestedChunkSize < 1 || requestedChunkSize > MAX_BATCH)
     throw new CommandError(`--batch-size must be an integer from 1 to ${MAX_BATCH}`);
   const { path: file, content } = await readOperatorFile(input.file);
 
@@ -186,10 +203,22 @@ export async function importCalls(input: ImportInput) {
   for (let at = 0; at < numbers.length; at += MAX_BATCH) {
     for (const number of await listedAmong(teamId, numbers.slice(at, at + MAX_BATCH))) listed.add(number);
   }
-  refuseBadLines(checked, listed);
-
   const fileId = `csv-${createHash('sha256').update(content).digest('hex').slice(0, 24)}`;
   const fileName = path.basename(file);
+  // The checks the API makes of each chunk, made of the whole file first: a file it would refuse
+  // midway creates nothing.
+  const unlisted = calls.filter((c) => !listed.has(c.element.toPhoneNumber as string));
+  for (let at = 0; at < unlisted.length; at += MAX_BATCH) {
+    for (const problem of await apiProblems(unlisted.slice(at, at + MAX_BATCH), team, fileId, fileName))
+      checked.problems.push(problem);
+  }
+  refuseBadLines(checked, listed);
+
+  // An earlier import of the same file set the chunks: the same rows under the same keys, whatever
+  // --batch-size says now (another size would make other chunks, under keys never seen: every call
+  // created again).
+  const earlier = await earlierChunkSize(team._id, fileId);
+  const chunkSize = earlier ?? requestedChunkSize;
   const chunks: CallRow[][] = [];
   for (let at = 0; at < calls.length; at += chunkSize) chunks.push(calls.slice(at, at + chunkSize));
   const bar = input.progress
@@ -206,7 +235,9 @@ export async function importCalls(input: ImportInput) {
   try {
     for (const [index, chunk] of chunks.entries()) {
       const sent = performance.now();
-      const answer = await postChunk(api, `${fileId}-${chunkSize}-${index + 1}-of-${chunks.length}`, {
+      // Keyed by the file and the chunk's lines: the same rows, the same key.
+      const key = `${fileId}-lines-${chunk[0]!.line}-${chunk.at(-1)!.line}`;
+      const answer = await postChunk(api, key, chunk, index, {
         // Each one checked against the create schema by readCallCsv.
         phoneCalls: chunk.map((c) => c.element as ApiSchemas['PhoneCallCreateRequest']),
         fileId,
@@ -224,6 +255,8 @@ export async function importCalls(input: ImportInput) {
     fileId,
     fileName,
     calls: calls.length,
+    batchSize: chunkSize,
+    ...(earlier !== null && earlier !== requestedChunkSize ? { batchSizeOfEarlierImport: true } : {}),
     batches: batchIds.length,
     alreadyImportedBatches: replayed,
     batchIds,
@@ -237,6 +270,8 @@ export async function importCalls(input: ImportInput) {
 async function postChunk(
   api: ApiCall,
   idempotencyKey: string,
+  chunk: CallRow[],
+  index: number,
   body: ApiSchemas['PhoneCallBatchRequest'],
 ): Promise<{ batchId: string; replayed: boolean }> {
   for (let attempt = 1; ; attempt += 1) {
@@ -257,12 +292,64 @@ async function postChunk(
       await wait(Number(response.headers.get('retry-after') ?? attempt) * 1_000);
       continue;
     }
+    // The API names an element by its place in the chunk: said by its line of the file instead.
+    const named = errorMessages(error).map((message) =>
+      message.replace(/^phoneCalls\.(\d+)\./, (whole, at: string) => {
+        const row = chunk[Number(at)];
+        return row ? `line ${row.line}: ` : whole;
+      }),
+    );
+    const before = index === 0 ? 'nothing was created' : `the ${index} batch(es) before it were created`;
+    const again =
+      response.status === 429 || response.status >= 500
+        ? 'run the same import again to carry on (what was created is not created twice)'
+        : 'the same import run again creates those once, not twice';
     throw refusal(
       response.status,
-      `the API did not take a batch (${response.status}): ${errorMessages(error).join('; ') || 'no details'}; ` +
-        'the batches before it are created: run the same import again to carry on',
+      `the API did not take batch ${index + 1} (${response.status}): ${named.join('; ') || 'no details'}; ${before}; ${again}`,
     );
   }
+}
+
+/**
+ * What the API's own checks would refuse of these rows (the team's template, numbers and credentials,
+ * Twilio's speech limit, calling hours that never open): reads only, as the API makes them.
+ */
+async function apiProblems(rows: CallRow[], team: TeamDoc, fileId: string, fileName: string): Promise<LineProblem[]> {
+  const { problems } = await prepareCalls(
+    rows.map((row, at) => ({ input: phoneCallCreateSchema.parse(row.element), prefix: String(at) })),
+    { teamId: team._id.toHexString(), team, origin: 'file', fileId, fileName, dispatchBatchId: new Types.ObjectId() },
+  );
+  return problems.map((problem) => {
+    const element = /^(\d+)\.(.*)$/s.exec(problem);
+    if (!element) throw new CommandError(problem);
+    return { line: rows[Number(element[1])]!.line, problem: element[2]! };
+  });
+}
+
+/**
+ * The chunk size of an earlier import of the file: the most calls one of its batches holds, those
+ * deleted since counted by their deletion notes (kept a day and an hour, past the API's 24-hour keys).
+ * Null when the file has no calls.
+ */
+async function earlierChunkSize(teamId: Types.ObjectId, fileId: string): Promise<number | null> {
+  const [live, deleted] = await Promise.all([
+    PhoneCall.find({ teamId, fileId }, { dispatchBatchId: 1 }).lean(),
+    BatchCallDeletion.find(
+      { 'call.fileId': fileId, 'call.teamId': teamId.toHexString() },
+      { dispatchBatchId: 1 },
+    ).lean(),
+  ]);
+  const callsByBatch = new Map<string, Set<string>>();
+  for (const { _id, dispatchBatchId } of [...live, ...deleted]) {
+    if (!dispatchBatchId) continue;
+    const batch = String(dispatchBatchId);
+    if (!callsByBatch.has(batch)) callsByBatch.set(batch, new Set());
+    callsByBatch.get(batch)!.add(String(_id));
+  }
+  let largest = 0;
+  for (const calls of callsByBatch.values()) largest = Math.max(largest, calls.size);
+  return largest || null;
 }
 
 const round = (seconds: number) => Math.round(seconds * 100) / 100;

@@ -77,7 +77,8 @@ export interface PrepareOptions {
   origin: CallOrigin;
   fileId?: string;
   fileName?: string;
-  secretBox: SecretBox;
+  /** Seals the calls' own webhook secrets (absent: checks only, as `calls import` makes of a file first). */
+  secretBox?: SecretBox;
   dispatchBatchId: Types.ObjectId;
 }
 
@@ -223,7 +224,7 @@ export async function prepareCalls(
         phoneCallWebhooks: (input.phoneCallWebhooks ?? []).map((hook) => ({
           url: hook.url,
           subscribedEvent: hook.subscribedEvent,
-          secretSealed: options.secretBox.seal(hook.secret),
+          secretSealed: sealWith(options.secretBox, hook.secret),
         })),
         fileId: options.fileId,
         fileName: options.fileName,
@@ -240,6 +241,11 @@ export async function prepareCalls(
     });
   }
   return { calls, problems };
+}
+
+function sealWith(secretBox: SecretBox | undefined, secret: string): string {
+  if (!secretBox) throw new Error("prepareCalls: a call's own webhook secret needs the secret box to be sealed");
+  return secretBox.seal(secret);
 }
 
 function checkVariables(template: CallTemplateDoc, input: PhoneCallCreateInput, field: string): string[] {

@@ -91,6 +91,35 @@ it('creates every row once, in chunks, as file calls; a second run creates nothi
   expect(again.code).toBe(0);
   expect(JSON.parse(again.stdout)).toMatchObject({ batchIds: summary.batchIds, alreadyImportedBatches: 3 });
   expect((await client.get(`/v1/phoneCalls?fileId=${summary.fileId}&limit=100`)).body.data).toHaveLength(25);
+
+  // Run again with another --batch-size (or none): the earlier import's chunks, not new ones under new
+  // keys, which created every call a second time.
+  const resized = await importFile(file, ['--default-country', 'US']);
+  expect(resized.code).toBe(0);
+  expect(JSON.parse(resized.stdout)).toMatchObject({
+    batchSize: 10,
+    batchSizeOfEarlierImport: true,
+    batchIds: summary.batchIds,
+    alreadyImportedBatches: 3,
+  });
+  expect((await client.get(`/v1/phoneCalls?fileId=${summary.fileId}&limit=100`)).body.data).toHaveLength(25);
+});
+
+it("refuses a file the API would refuse midway (Twilio's speech limit on a later chunk's line), naming the line, and creates nothing", async () => {
+  const at = new Date(Date.now() + 30 * 86_400_000).toISOString();
+  const rows = Array.from({ length: 15 }, (_, i) => `(415) 555-${String(2300 + i)},Ada${i},${at}`);
+  // Line 14, in the second chunk of ten: its opening line is over the 4,000 characters of TwiML
+  // Twilio speaks. Before, the first chunk was created and the second refused with `phoneCalls.2`.
+  rows[12] = `(415) 555-2312,${'A'.repeat(4_100)},${at}`;
+  const file = path.join(dir, 'too-long.csv');
+  await writeFile(file, ['phone,firstName,callDelayedUntil', ...rows].join('\n'));
+  const result = await importFile(file, ['--default-country', 'US', '--batch-size', '10']);
+  expect(result.code).toBe(2);
+  const { error } = JSON.parse(result.stdout) as { error: string };
+  expect(error).toMatch(/^nothing imported: 1 bad line\(s\)/);
+  expect(error).toMatch(/line 14: promptVariableValues with the call template's prompt /);
+  const client = apiClient(stack.baseUrl, stack.team.key);
+  expect((await client.get('/v1/phoneCalls?toPhoneNumber=%2B14155552300')).body.data).toEqual([]);
 });
 
 it('refuses a file with bad lines or listed numbers, naming each, and creates nothing', async () => {

@@ -103,6 +103,40 @@ describe('readCallCsv', () => {
   });
 });
 
+describe('checkCallCsv columns', () => {
+  it("takes a column named like a call field as the template's variable when the template has one", () => {
+    // A template saying {{name}} and {{email}}: those columns fill them (before, they became nameOfHuman
+    // and toEmailAddress, and the variables were left empty: "Hello, this is Ada").
+    const template = { id: TEMPLATE.id, variables: ['name', 'email'], requiredVariables: ['name'] };
+    const csv = ['phone,Name,email', '+14155550101,Grace,grace@example.com'].join('\n');
+    expect(readCallCsv(csv, { teamId: TEAM, template })).toEqual([
+      {
+        line: 2,
+        element: {
+          teamId: TEAM,
+          callTemplateId: TEMPLATE.id,
+          toPhoneNumber: '+14155550101',
+          promptVariableValues: [
+            { key: 'name', value: 'Grace' },
+            { key: 'email', value: 'grace@example.com' },
+          ],
+        },
+      },
+    ]);
+  });
+
+  it('refuses two columns for one field or one variable: the last would win unseen', () => {
+    const twoNumbers = ['phone,number,firstName', '+14155550101,+14155550102,Ada'].join('\n');
+    expect(() => readCallCsv(twoNumbers, { teamId: TEAM, template: TEMPLATE })).toThrow(
+      new CommandError('columns "phone" and "number" are both the call field toPhoneNumber: keep one'),
+    );
+    const twoNames = ['phone,First Name,first_name', '+14155550101,Ada,Ada'].join('\n');
+    expect(() => readCallCsv(twoNames, { teamId: TEAM, template: TEMPLATE })).toThrow(
+      new CommandError('columns "First Name" and "first_name" are both the variable firstName: keep one'),
+    );
+  });
+});
+
 describe('refuseBadLines', () => {
   const csv = [
     'phone,firstName',
