@@ -28,6 +28,9 @@ import { providerEventSignal } from '../../workflows/messages';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
+/** One try of an activity, with the dial's minute to run (the mock's default second leaves a dial no time to place its call). */
+const activityTry = (attempt: number) => new MockActivityEnvironment({ attempt, startToCloseTimeoutMs: 60_000 });
+
 let stack: TestStack;
 let api: ReturnType<typeof apiClient>;
 beforeAll(async () => {
@@ -327,13 +330,13 @@ it('a dial retried after the provider accepted the call rings once', async () =>
   const to = '+14155559102';
   const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
   const activities = workerActivities();
-  const first = (await new MockActivityEnvironment({ attempt: 1 }).run(activities.dialCall, { callId: id })) as {
+  const first = (await activityTry(1).run(activities.dialCall, { callId: id })) as {
     providerCallId: string;
   };
   expect(stack.emulator.callsTo(to)).toBe(1);
   // The first attempt's answer was lost before it was recorded: the retry must find the call.
   await PhoneCall.updateOne({ _id: id }, { $unset: { providerCallId: 1 } });
-  const retried = (await new MockActivityEnvironment({ attempt: 2 }).run(activities.dialCall, { callId: id })) as {
+  const retried = (await activityTry(2).run(activities.dialCall, { callId: id })) as {
     providerCallId: string;
   };
   expect(retried.providerCallId).toBe(first.providerCallId);
@@ -348,7 +351,7 @@ it('a dial asked to write the move to ringing writes it with the provider call i
   await stack.temporal.workflow.getHandle(callWorkflowId(id)).terminate('the test dials by hand');
   const activities = workerActivities();
   const ringing = { at: '2026-11-26T10:00:01.000Z', callTriggeredAt: '2026-11-26T10:00:00.000Z' };
-  const first = (await new MockActivityEnvironment({ attempt: 1 }).run(activities.dialCall, {
+  const first = (await activityTry(1).run(activities.dialCall, {
     callId: id,
     ringing,
   })) as Dialled;
@@ -361,7 +364,7 @@ it('a dial asked to write the move to ringing writes it with the provider call i
     callTriggeredAt: new Date(ringing.callTriggeredAt),
   });
   // Its answer was lost after the write: the retry finds the call, rings nobody, and knows the write.
-  const retried = await new MockActivityEnvironment({ attempt: 2 }).run(activities.dialCall, { callId: id, ringing });
+  const retried = await activityTry(2).run(activities.dialCall, { callId: id, ringing });
   expect(retried).toMatchObject({ providerCallId: first.providerCallId, ringing: { applied: true } });
   expect(stack.emulator.callsTo(to)).toBe(1);
 });
@@ -371,7 +374,7 @@ it('a capture asked to write the final status writes it with the results, once a
   const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString(), record: true });
   await stack.temporal.workflow.getHandle(callWorkflowId(id)).terminate('the test runs the activities by hand');
   const activities = workerActivities();
-  const { providerCallId } = (await new MockActivityEnvironment().run(activities.dialCall, {
+  const { providerCallId } = (await activityTry(1).run(activities.dialCall, {
     callId: id,
     ringing: { at: '2026-11-26T10:00:01.000Z', callTriggeredAt: '2026-11-26T10:00:00.000Z' },
   })) as Dialled;
@@ -417,10 +420,7 @@ it('a capture asked to write the final status writes it with the results, once a
       endedAttempt,
     },
   };
-  const first = (await new MockActivityEnvironment({ attempt: 1 }).run(
-    activities.captureCallOutputs,
-    input,
-  )) as Captured;
+  const first = (await activityTry(1).run(activities.captureCallOutputs, input)) as Captured;
   expect(first.final).toMatchObject({ applied: true, call: { status: 'completed', callDuration: 60 } });
   // One write: the status with everything the conversation left, so the event's payload has it all.
   expect(first.final!.call).toMatchObject({
@@ -431,15 +431,12 @@ it('a capture asked to write the final status writes it with the results, once a
   expect(record).toMatchObject({ status: 'completed', statusExtraInfo: { statusCode: 'completed' } });
   expect(record!.attempts).toHaveLength(1);
   // Its answer was lost after the write: the retry writes the same and knows the write as its own.
-  const retried = (await new MockActivityEnvironment({ attempt: 2 }).run(
-    activities.captureCallOutputs,
-    input,
-  )) as Captured;
+  const retried = (await activityTry(2).run(activities.captureCallOutputs, input)) as Captured;
   expect(retried.final).toMatchObject({ applied: true, call: { status: 'completed' } });
   expect((await PhoneCall.findById(id).lean())!.attempts).toHaveLength(1);
   // A final change the status machine refuses (another time: not this capture's) still leaves the results.
   await PhoneCall.updateOne({ _id: id }, { $set: { resultValues: [] } });
-  const refused = (await new MockActivityEnvironment({ attempt: 1 }).run(activities.captureCallOutputs, {
+  const refused = (await activityTry(1).run(activities.captureCallOutputs, {
     ...input,
     final: { ...input.final, at: '2026-11-26T10:02:00.000Z' },
   })) as Captured;
