@@ -21,7 +21,7 @@ import type { Activities } from '../activities';
 import { callWorkflowId } from '../src/contracts/ids';
 import { takeDial } from '../src/contracts/dial-spacing';
 import type { DialSlotRequest, PacingLimits } from '../src/contracts/pacing';
-import type { ProviderName } from '../src/contracts/providers';
+import { PROVIDERS, type ProviderName } from '../src/contracts/providers';
 import {
   dialSlotGrantedSignal,
   pacingStateQuery,
@@ -124,6 +124,11 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   // after the call had been served and was granted again, holding a slot and a dial turn for nothing
   // (runs begun before keep the old way to their end). The pages keep one entry per call and ticket.
   const oneEntryPerWaiter = patched('pacer-one-entry-per-waiter');
+  // A call whose provider account must wait for its next dial no longer holds back the calls behind it
+  // of another provider (a mixed campaign went at its slowest account's rate: Telnyx's calls one every
+  // 5 s behind Twilio's at 0.2/s); each provider's calls keep their order (runs begun before keep the
+  // old way to their end).
+  const grantsPerProvider = patched('pacer-grants-per-provider');
   /** Calls that withdrew and may still be in pages: their entries below `belowTicket` (all, if unset) go. */
   const withdrawnSpilled = new Map<string, number | undefined>(
     (carried?.withdrawnSpilled ?? []).map(([callId, below]) => [callId, below ?? undefined]),
@@ -248,19 +253,37 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
     return unsent.length === 0;
   }
 
-  /** Grants what the cap and the rates allow now; returns how long until the head of the queue may dial. */
+  /**
+   * Grants what the cap and the rates allow now, in queue order within each provider; returns how long
+   * until the first call that must wait may dial.
+   */
   function grantReady(): number | null {
     const now = Date.now();
-    while (queue.length > 0 && holders.size < limits!.maxConcurrentCalls) {
-      const next = queue[0]!;
+    /** Providers whose next call in the queue must wait: their later calls wait behind it. */
+    const waiting = new Set<string>();
+    let soonestMs: number | null = null;
+    let at = 0;
+    while (at < queue.length && holders.size < limits!.maxConcurrentCalls) {
+      const next = queue[at]!;
+      if (waiting.has(next.provider)) {
+        at += 1;
+        continue;
+      }
       const dial = takeDial(nextDialAt[next.provider] ?? 0, now, limits!.dialsPerSecond[next.provider], batched);
-      if (dial.waitMs > 0) return dial.waitMs;
-      queue.shift();
+      if (dial.waitMs > 0) {
+        if (!grantsPerProvider) return dial.waitMs;
+        waiting.add(next.provider);
+        soonestMs = Math.min(soonestMs ?? Infinity, dial.waitMs);
+        if (waiting.size === PROVIDERS.length) break;
+        at += 1;
+        continue;
+      }
+      queue.splice(at, 1);
       holders.set(next.callId, next.ticket);
       nextDialAt[next.provider] = dial.nextDialAt;
       grant(next.callId, next.ticket);
     }
-    return null;
+    return soonestMs;
   }
 
   /** Whether a waiter read back from a page is still to be served (not withdrawn, not queued twice). */

@@ -149,6 +149,35 @@ describe('team pacer', () => {
     );
   });
 
+  it("grants a provider's calls at its own rate: a slower account's next call does not hold them back", async () => {
+    // Twilio one dial every 2 s, Telnyx 20 a second; the calls ask alternately. Before, every call
+    // waited behind the Twilio call ahead of it: the Telnyx calls went one every 2 s too.
+    const limits: PacingLimits = { maxConcurrentCalls: 10, dialsPerSecond: { twilio: 0.5, vonage: 3, telnyx: 20 } };
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    const stubs = await pacedWorker(teamId, limits);
+    const inputs = Array.from({ length: 6 }, (_, i) =>
+      callInput({ teamId, provider: i % 2 === 0 ? 'twilio' : 'telnyx', ringTimeoutSeconds: 3 }),
+    );
+    await stubs.worker.runUntil(async () => {
+      const handles = [];
+      for (const args of inputs) {
+        handles.push(await stubs.start(args));
+        await waitFor(() => stubs.requested(args.callId));
+      }
+      await Promise.all(handles.map((h) => h.result()));
+    });
+    const grantAt = (callId: string) => stubs.grants.find((g) => g.callId === callId)!.at;
+    const [twilio, telnyx] = [0, 1].map((parity) => inputs.filter((_, i) => i % 2 === parity));
+    // Each provider's calls in their order; Twilio's 2 s apart.
+    for (const calls of [twilio!, telnyx!]) {
+      const times = calls.map((c) => grantAt(c.callId));
+      expect([...times].sort((a, b) => a - b)).toEqual(times);
+    }
+    expect(grantAt(twilio![2]!.callId) - grantAt(twilio![0]!.callId)).toBeGreaterThanOrEqual(2 * 2_000 - 400);
+    // The last Telnyx call was granted before the second Twilio call's turn.
+    expect(grantAt(telnyx![2]!.callId)).toBeLessThan(grantAt(twilio![1]!.callId));
+  });
+
   it('at a high rate grants calls falling due together in batches, not one signal per grant', async () => {
     const limits: PacingLimits = { maxConcurrentCalls: 100, dialsPerSecond: { twilio: 1000, vonage: 3, telnyx: 1 } };
     const teamId = new mongoose.Types.ObjectId().toHexString();
