@@ -49,6 +49,7 @@ type FinalChange = Omit<NonNullable<CaptureInput['final']>, 'callId'>;
 const DEFAULT_RING_TIMEOUT_SECONDS = 120;
 /** A call waiting this long for a slot asks its pacer again (it answers at once if the slot is there). */
 const SLOT_REQUEST_REPEAT = '1 hour';
+const SLOT_REQUEST_REPEAT_MS = 60 * 60 * 1000;
 
 export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallWorkflowState> {
   const state: CallWorkflowState = {
@@ -593,6 +594,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    */
   async function waitUntilDialAllowed(): Promise<'ready' | 'deleted' | 'never'> {
     for (;;) {
+      /** When the calling hours found open close. */
+      let closesAt: number | null = null;
       if (paused) {
         if (slotRequested) await releaseSlot();
         await waitingBecause(STATUS_CODES.paused);
@@ -605,7 +608,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           timeZones: input.calleeTimeZones ?? [],
           at: new Date().toISOString(),
         });
-        if (!check.open) {
+        if (check.open) closesAt = check.closesAt;
+        else {
           if (check.opensAt === null) return 'never';
           if (slotRequested) await releaseSlot();
           await waitingBecause(STATUS_CODES.waitingForCallingWindow);
@@ -637,9 +641,15 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           request: { callId: input.callId, provider: input.provider, ticket: slotTicket },
           statusCodeAt: recordWhy ? new Date().toISOString() : undefined,
         });
-        await condition(() => slotGranted || deleteRequested || paused, SLOT_REQUEST_REPEAT, {
-          summary: 'waiting for a dial slot',
-        });
+        // Since `slotWaitEndsAtClose` the wait ends when the hours close: the loop's top then finds them
+        // closed and gives the place back, so that the call takes no dial turn it could not use.
+        const untilClose =
+          input.slotWaitEndsAtClose && closesAt !== null ? Math.max(closesAt - Date.now(), 1) : Infinity;
+        await condition(
+          () => slotGranted || deleteRequested || paused,
+          untilClose < SLOT_REQUEST_REPEAT_MS ? untilClose : SLOT_REQUEST_REPEAT,
+          { summary: 'waiting for a dial slot' },
+        );
         // A delete or pause that arrived with the grant wins: the call must not dial after either.
         if (deleteRequested || paused || !slotGranted) continue;
         if (input.callingWindow) continue; // check the hours again with the slot in hand

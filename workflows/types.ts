@@ -84,6 +84,13 @@ export interface CallWorkflowInput {
    */
   pauseShownWhileRedialWaits?: boolean;
   /**
+   * True for calls created since 2026-11-29 (night): a call waiting for a dial slot stops waiting when
+   * its calling hours close, and gives its place back, rather than take its turn at the pacer after
+   * they closed (each such grant took a dial turn from calls still in their hours). Absent
+   * (histories from before): it waited for the grant, as then.
+   */
+  slotWaitEndsAtClose?: boolean;
+  /**
    * True for calls created since 2026-11-29 (later that day): a status change under way when an
    * operator cancels is written and told to its webhooks before `cancelled` is (its event went only to
    * the streams already running, and was lost for the others). Absent (histories from before): the

@@ -147,6 +147,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
       endOutlivesCancel: true,
       deleteOutlivesCancel: true,
       pauseShownWhileRedialWaits: true,
+      slotWaitEndsAtClose: true,
       statusWritesOutliveCancel: true,
       rateLimitWaitsAsQueued: true,
       pauseShownWhileScheduled: true,

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCallingHoursRule, type CallingWindow } from '../../src/calling-hours/calling-window';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { phoneCallWorkflow } from '../../workflows/call';
-import { deleteQueuedCallUpdate } from '../../workflows/messages';
+import { deleteQueuedCallUpdate, dialSlotGrantedSignal } from '../../workflows/messages';
 import { callWorkflowInput, stubActivities, useTimeSkippingEnvironment, uniqueId, workerFor } from './environment';
 
 // A fresh test server per test: the Java test server's clock has been seen to run years ahead when a
@@ -16,12 +16,17 @@ const weekdays9to20: CallingWindow = { rules: [parseCallingHoursRule('Mon-Fri 09
 
 /** Stub activities that note the (skipped) workflow clock of every dial. */
 function clockedStubs() {
+  return clockedStubsWith({});
+}
+
+function clockedStubsWith(overrides: Parameters<typeof stubActivities>[0]) {
   const dials: Array<{ callId: string; at: number }> = [];
   const stubs = stubActivities({
     dialCall: async ({ callId }) => {
       dials.push({ callId, at: await env.currentTimeMs() });
       return { providerCallId: `pc-${callId}` };
     },
+    ...overrides,
   });
   return { ...stubs, dials };
 }
@@ -78,6 +83,56 @@ describe('calling hours', () => {
     expect(state).toMatchObject({ status: 'failed', statusCode: 'outside-calling-hours' });
     expect(calls.some((c) => c.name === 'dialCall')).toBe(false);
   });
+});
+
+describe('a call waiting for a dial slot as its calling hours close', () => {
+  for (const slotWaitEndsAtClose of [true, false]) {
+    it(
+      slotWaitEndsAtClose
+        ? 'gives its place back at the close, taking no dial turn after it, and asks again when they open'
+        : 'kept waiting for its grant an hour past the close (calls from before the flag)',
+      async () => {
+        // Due Wednesday 19:40 in New York (00:40 UTC Thursday), hours close at 20:00; the pacer grants
+        // nothing that evening and grants the call's next request at once.
+        const workflowId = uniqueId('wf');
+        const asked: number[] = [];
+        const released: number[] = [];
+        const { activities, dials } = clockedStubsWith({
+          requestDialSlot: async ({ request }) => {
+            asked.push(await env.currentTimeMs());
+            if (asked.length > 1)
+              await env.client.workflow.getHandle(workflowId).signal(dialSlotGrantedSignal, { ticket: request.ticket });
+          },
+          releaseDialSlot: async () => {
+            released.push(await env.currentTimeMs());
+          },
+        });
+        const taskQueue = uniqueId('q');
+        const worker = await workerFor(env, activities, taskQueue);
+        const args = callWorkflowInput({
+          scheduledFor: '2027-03-11T00:40:00.000Z',
+          callingWindow: weekdays9to20,
+          calleeTimeZones: ['America/New_York'],
+          paced: true,
+          slotsByLocalActivity: true,
+          ...(slotWaitEndsAtClose ? { slotWaitEndsAtClose } : {}),
+        });
+        const state = await worker.runUntil(
+          env.client.workflow.execute(phoneCallWorkflow, { workflowId, taskQueue, args: [args] }),
+        );
+        expect(state.status).toBe('noAnswer');
+        // Asked at 19:40, and again when the hours opened on Thursday, 09:00 (14:00 UTC).
+        expect(asked).toHaveLength(2);
+        expect(asked[1]).toBeGreaterThanOrEqual(Date.parse('2027-03-11T14:00:00.000Z'));
+        expect(dials[0]!.at).toBeGreaterThanOrEqual(Date.parse('2027-03-11T14:00:00.000Z'));
+        // Its place given back at the close (20:00, 01:00 UTC), or only when its hourly wait ended (20:40).
+        const closed = Date.parse('2027-03-11T01:00:00.000Z');
+        const givenBack = slotWaitEndsAtClose ? closed : closed + 40 * 60_000;
+        expect(released[0]).toBeGreaterThanOrEqual(givenBack);
+        expect(released[0]).toBeLessThan(givenBack + 60_000);
+      },
+    );
+  }
 });
 
 describe('a delete as the calling hours are checked', () => {
