@@ -123,6 +123,16 @@ interface PreparedRequest {
   body: string | null;
 }
 
+/** A query part's name as a receiver reads it (`+` a space, percent escapes decoded where valid). */
+function decodeQueryName(part: string): string {
+  const name = part.split('=')[0]!.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
 function prepareRequest(input: DeliveryAttemptRequest, url: URL, signedAt: Date): PreparedRequest {
   const target = new URL(url.href);
   target.hash = '';
@@ -133,11 +143,16 @@ function prepareRequest(input: DeliveryAttemptRequest, url: URL, signedAt: Date)
     body = JSON.stringify({ type, timestamp, data });
     content = body;
   } else {
-    for (const [key, value] of Object.entries(input.getQuery ?? buildGetQuery(input.event))) {
-      target.searchParams.set(key, value);
-    }
-    // Whatever query the registered URL already had is sent, so it is signed as well.
-    content = target.search.replace(/^\?/, '');
+    // Whatever query the registered URL already had is sent as registered (searchParams would write it
+    // again: `a%20b` as `a+b`), so it is signed as well; a parameter of its own named as one of the
+    // event's gives way to the event's.
+    const event = new URLSearchParams(input.getQuery ?? buildGetQuery(input.event));
+    const own = target.search
+      .replace(/^\?/, '')
+      .split('&')
+      .filter((part) => part !== '' && !event.has(decodeQueryName(part)));
+    content = [...own, event.toString()].join('&');
+    target.search = `?${content}`;
   }
 
   const timestamp = Math.floor(signedAt.getTime() / 1000);

@@ -161,6 +161,21 @@ describe('attemptDelivery with GET', () => {
       new Webhook(secret).verify(query, signatureHeaders(request.headers), { jsonParse: false }),
     ).not.toThrow();
   });
+
+  it("sends the registered query's bytes as registered, and the event's parameters in place of its own of those names", async () => {
+    // Written again by URLSearchParams, `a%20b` went as `a+b` and `~` as `%7E`; a `type` of its own
+    // went out beside the event's.
+    const receiver = await startReceiver();
+    await attemptDelivery(input(`${receiver.url}?token=a%20b~c&type=mine&flag`, { method: 'GET' }));
+    const [request] = receiver.received;
+    const query = request.url.slice(request.url.indexOf('?') + 1);
+    expect(query).toBe(
+      'token=a%20b~c&flag&type=phoneCall.completed&timestamp=2026-11-22T10%3A00%3A00.000Z&phoneCallId=6650f1c2a1b2c3d4e5f60718&status=completed',
+    );
+    expect(() =>
+      new Webhook(secret).verify(query, signatureHeaders(request.headers), { jsonParse: false }),
+    ).not.toThrow();
+  });
 });
 
 describe('attemptDelivery reports failures without throwing', () => {
