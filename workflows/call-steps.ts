@@ -58,10 +58,11 @@ export const HANG_UP_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '35 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
 };
-// Asking the provider how a silent call stands: an answer that does not come is no news. Room for two
-// provider requests (15 s each): Telnyx's poll reads the call, then its events.
+// Asking the provider how a silent call stands: an answer that does not come is no news. Kept short
+// though Telnyx's poll makes two requests: the poll at a deadline comes before the hang-up, and three
+// longer tries would hold that hang-up for up to two minutes while a provider hangs.
 export const POLL_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '35 seconds',
+  startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '4 seconds', maximumAttempts: 3 },
 };
 // A voicemail message is worth leaving only while the machine still records: a few quick tries.
