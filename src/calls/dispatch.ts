@@ -251,11 +251,7 @@ export async function writtenBatchCalls(batchId: Types.ObjectId): Promise<PhoneC
   // A started batch had every call written and its workflow started: fewer now were deleted since
   // (queued calls cancelled). Those left are still the request's, never to be written again.
   if (batch.state === 'started') return calls;
-  // Pending: written whole when its calls and those deleted since make its size. A deletion is noted
-  // before its call goes, so a call and its note may both be seen: each counts once.
-  const deleted = await callsDeletedFromBatch(batchId);
-  const ids = new Set([...calls, ...deleted.map((_id) => ({ _id }))].map((c) => c._id.toHexString()));
-  if (ids.size !== batch.size) return null;
+  if (!(await writtenWhole(batchId, batch.size, calls))) return null;
   // A chunk of a file cancelled before its request read the file's control (it died first) is not
   // kept, as that request would have answered 400: counted as cut short, it is discarded.
   const file = calls.find((c) => c.fileId);
@@ -264,19 +260,36 @@ export async function writtenBatchCalls(batchId: Types.ObjectId): Promise<PhoneC
 }
 
 /**
+ * Whether a pending batch was written whole: its calls (as read) and those deleted since make its
+ * size. A deletion is noted before its call goes, so a call and its note may both be seen: each counts
+ * once.
+ */
+async function writtenWhole(batchId: Types.ObjectId, size: number, calls: Array<{ _id: Types.ObjectId }>) {
+  const deleted = await callsDeletedFromBatch(batchId);
+  const ids = new Set([...calls.map((c) => c._id.toHexString()), ...deleted.map((id) => id.toHexString())]);
+  return ids.size === size;
+}
+
+/**
  * Where the start of a batch's workflows stands: `awaiting` (pending, every call written: its request
- * or the reconciler starts them), `cut-short` (pending, not all written: they are discarded, and a
- * retry of the request writes them again), or `started` (every workflow started, the batch kept or
+ * or the reconciler starts them), `writing` (pending, not all written yet, and young enough that its
+ * request may still be writing them), `cut-short` (pending, not all written, older: discarded, and a
+ * retry of its request writes them all again), or `started` (every workflow started, the batch kept or
  * since removed).
  */
-export type BatchStart = 'awaiting' | 'cut-short' | 'started';
+export type BatchStart = 'awaiting' | 'writing' | 'cut-short' | 'started';
 
-export async function batchStartOf(batchId: Types.ObjectId): Promise<BatchStart> {
-  const batch = await DispatchBatch.findById(batchId, { state: 1 }).lean();
+export async function batchStartOf(batchId: Types.ObjectId, now = Date.now()): Promise<BatchStart> {
+  const batch = await DispatchBatch.findById(batchId, { size: 1, state: 1, createdAt: 1 }).lean();
   // A pending batch is removed only with its calls (discarded or dropped): a call read before that
   // counts as started, and its workflow lookup says the rest.
   if (!batch || batch.state === 'started') return 'started';
-  return (await writtenBatchCalls(batchId)) ? 'awaiting' : 'cut-short';
+  // Written whole as writtenBatchCalls counts it (ids only), but whatever its file's control since:
+  // a control meeting the batch acts on its calls itself, while the request that wrote them may
+  // still start them under the control it read before.
+  const calls = await PhoneCall.find({ dispatchBatchId: batchId }, { _id: 1 }).lean();
+  if (await writtenWhole(batchId, batch.size, calls)) return 'awaiting';
+  return batch.createdAt.getTime() > now - INCOMPLETE_BATCH_DEAD_AFTER_MS ? 'writing' : 'cut-short';
 }
 
 /** Removes a batch whose calls were not all written, and those that were: no workflow has them. */

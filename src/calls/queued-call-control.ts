@@ -23,6 +23,7 @@ type NotQueued = { outcome: 'not-queued'; message: string };
 
 const CREATE_NOT_FINISHED =
   'the request that created the call did not finish: the call is not dialled unless that request is retried';
+const CREATE_UNDER_WAY = 'the request creating the call is still writing its batch: try again in a moment';
 
 export interface QueuedCallControl {
   deleteQueued(doc: PhoneCallDoc): Promise<DeleteResult>;
@@ -34,29 +35,30 @@ export interface QueuedCallControl {
 
 export function createQueuedCallControl(deps: { client: Client; dispatcher: Dispatcher }): QueuedCallControl {
   const handleOf = (doc: PhoneCallDoc) => deps.client.workflow.getHandle(callWorkflowId(doc._id.toHexString()));
-  // A control of a whole batch asks about once per batch, not once per call.
-  const batchStarts = rememberedValues<BatchStart>({ trustedMs: 2_000, maxEntries: 1_000 });
-  const batchStartOfCall = async (doc: PhoneCallDoc): Promise<BatchStart> => {
+  // A control of a whole batch asks about once per batch, not once per call: the calls it works on
+  // at once share one read.
+  const batchStarts = rememberedValues<Promise<BatchStart>>({ trustedMs: 2_000, maxEntries: 1_000 });
+  const batchStartOfCall = (doc: PhoneCallDoc): Promise<BatchStart> => {
     const key = doc.dispatchBatchId.toHexString();
     const known = batchStarts.get(key);
     if (known) return known;
-    const state = await batchStartOf(doc.dispatchBatchId);
-    batchStarts.set(key, state);
-    return state;
+    const asked = batchStartOf(doc.dispatchBatchId);
+    batchStarts.set(key, asked);
+    asked.catch(() => batchStarts.forget(key));
+    return asked;
   };
 
   /**
    * Runs an update on the call's workflow. One whose batch is still to start it (dispatch.ts: the
    * create under way, or died with every call written, for the reconciler) is started with the update,
    * which it takes in its first task: a call due now is not dialled before a pause or delete that
-   * reached it queued. `notStarted` answers instead where starting it would change nothing (a resume).
+   * reached it queued.
    */
   async function onWorkflow<Ret, Args extends unknown[]>(
     doc: PhoneCallDoc,
     run: () => Promise<Ret>,
     update: UpdateDefinition<Ret, Args>,
     args: Args,
-    notStarted?: Ret,
   ): Promise<Ret | NotQueued> {
     try {
       try {
@@ -71,9 +73,10 @@ export function createQueuedCallControl(deps: { client: Client; dispatcher: Disp
         // terminated): never started again, which would dial it.
         if (batch === 'started') return await run();
         // Not all of its batch was written: the batch is discarded, and a retry of its request writes
-        // every call again; started now, this one would be rung twice.
+        // every call again; started now, this one would be rung twice. Or its request is writing it
+        // still, and starts it once written.
         if (batch === 'cut-short') return { outcome: 'not-queued', message: CREATE_NOT_FINISHED };
-        if (notStarted !== undefined) return notStarted;
+        if (batch === 'writing') return { outcome: 'not-queued', message: CREATE_UNDER_WAY };
         return await deps.dispatcher.updateWithStart(doc, await dialPlanFor(doc.callTemplateId), update, args);
       }
     } catch (err) {
@@ -99,9 +102,7 @@ export function createQueuedCallControl(deps: { client: Client; dispatcher: Disp
     },
     async setPaused(doc, paused) {
       const set = () => handleOf(doc).executeUpdate(setPausedUpdate, { args: [paused] });
-      // A call whose workflow is still to be started was never paused: its start reads its file's control.
-      const neverPaused = paused ? undefined : { changed: false, queued: true };
-      const result = await onWorkflow(doc, set, setPausedUpdate, [paused], neverPaused);
+      const result = await onWorkflow(doc, set, setPausedUpdate, [paused]);
       if ('outcome' in result) return result;
       return { outcome: result.changed ? 'changed' : 'unchanged', queued: result.queued };
     },

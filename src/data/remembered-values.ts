@@ -10,6 +10,8 @@ export interface RememberedValues<V> {
   /** The value, while it is trusted. */
   get(key: string): V | undefined;
   set(key: string, value: V): void;
+  /** Forgets one entry (a value found wrong, a read that failed). */
+  forget(key: string): void;
   /** Forgets everything, as a restarted process would (tests). */
   clear(): void;
 }
@@ -33,6 +35,9 @@ export function rememberedValues<V>(options: {
     set(key, value) {
       if (entries.size >= options.maxEntries && !entries.has(key)) entries.clear();
       entries.set(key, { value, setAt: Date.now() });
+    },
+    forget(key) {
+      entries.delete(key);
     },
     clear() {
       entries.clear();

@@ -311,21 +311,38 @@ it('a control never starts a workflow for a call whose record is no longer queue
   expect(stack.emulator.callsTo(to)).toBe(0);
 });
 
-it('a control starts no workflow for a queued call whose batch started it already or was cut short, nor for a resume', async () => {
+it("a control starts a queued call's workflow only while its batch waits for its starts, written whole", async () => {
   // Started: the workflow ended past retention or was terminated; a new one would dial the callee
   // again. Cut short: the batch is discarded and a retry of its request writes every call again; one
-  // started now would be rung twice. Resume: a call never started was never paused.
+  // started now would be rung twice. Still being written: its request starts it once written.
   const api = apiClient(stack.baseUrl, stack.team.key);
-  const queuedCall = async (state: 'started' | 'pending', size: number, to: string) => {
-    const batch = await DispatchBatch.create({ teamId: new Types.ObjectId(stack.team.teamId), size, state });
+  const later = new Date(Date.now() + 3_600_000);
+  const queuedCall = async (
+    state: 'started' | 'pending',
+    size: number,
+    to: string,
+    { createdAgoMs = 0, fileId }: { createdAgoMs?: number; fileId?: string } = {},
+  ) => {
+    const batchId = new Types.ObjectId();
+    const createdAt = new Date(Date.now() - createdAgoMs);
+    await DispatchBatch.collection.insertOne({
+      _id: batchId,
+      teamId: new Types.ObjectId(stack.team.teamId),
+      size,
+      state,
+      createdAt,
+      updatedAt: createdAt,
+    });
     const id = new Types.ObjectId();
-    await PhoneCall.collection.insertOne(rawQueuedCall(id, batch._id, to));
-    return { batchId: batch._id.toHexString(), id: id.toHexString() };
+    await PhoneCall.collection.insertOne(
+      rawQueuedCall(id, batchId, to, { callDelayedUntil: later, ...(fileId ? { fileId, callOrigin: 'file' } : {}) }),
+    );
+    return { batchId: batchId.toHexString(), id: id.toHexString() };
   };
   const started = await queuedCall('started', 1, '+14155557311');
-  const cutShort = await queuedCall('pending', 2, '+14155557312');
-  const whole = await queuedCall('pending', 1, '+14155557313');
-  for (const { batchId } of [started, cutShort]) {
+  const cutShort = await queuedCall('pending', 2, '+14155557312', { createdAgoMs: 20 * 60_000 });
+  const writing = await queuedCall('pending', 2, '+14155557313');
+  for (const { batchId } of [started, cutShort, writing]) {
     for (const action of ['pause', 'resume', 'cancel']) {
       const res = await api.post(`/v1/phoneCalls/batch/${batchId}/${action}`);
       expect(res.status, action).toBe(200);
@@ -336,15 +353,32 @@ it('a control starts no workflow for a queued call whose batch started it alread
   expect(errorMessages(await api.delete(`/v1/phoneCalls/${cutShort.id}`), 400)).toEqual([
     'the request that created the call did not finish: the call is not dialled unless that request is retried',
   ]);
-  const resumed = await api.post(`/v1/phoneCalls/batch/${whole.batchId}/resume`);
-  expect(resumed.status).toBe(200);
-  expect(resumed.body.data).toMatchObject({ calls: 1, changed: 0, unchanged: 1, notQueued: 0 });
-  for (const { id } of [started, cutShort, whole])
+  expect(errorMessages(await api.delete(`/v1/phoneCalls/${writing.id}`), 400)).toEqual([
+    'the request creating the call is still writing its batch: try again in a moment',
+  ]);
+  for (const { id } of [started, cutShort, writing]) {
     await expect(stack.temporal.workflow.getHandle(`phoneCall-${id}`).describe()).rejects.toThrow();
-  // The records are as they were: the reconciler's and a retry's to decide.
-  for (const { id } of [started, cutShort, whole])
     expect((await api.get(`/v1/phoneCalls/${id}`)).body.data.status).toBe('queued');
-  for (const to of ['+14155557311', '+14155557312', '+14155557313']) expect(stack.emulator.callsTo(to)).toBe(0);
+  }
+
+  // Written whole, its file cancelled while its request still starts its calls (under the control it
+  // read before): the cancel starts the workflow with its delete, so the request's start finds it.
+  const fileId = `control-race-${new Types.ObjectId().toHexString()}`;
+  const whole = await queuedCall('pending', 1, '+14155557314', { fileId });
+  await setFileState(stack.team.teamId, fileId, 'cancelled');
+  const cancelled = await api.post(`/v1/phoneCalls/batch/${whole.batchId}/cancel`);
+  expect(cancelled.body.data).toMatchObject({ calls: 1, changed: 1, notQueued: 0 });
+  errorMessages(await api.get(`/v1/phoneCalls/${whole.id}`), 404);
+  expect((await stack.temporal.workflow.getHandle(`phoneCall-${whole.id}`).result()).phase).toBe('deleted');
+  // A resume of a call written whole starts it too (its request may start it under a pause it read).
+  const resumable = await queuedCall('pending', 1, '+14155557315');
+  const resumed = await api.post(`/v1/phoneCalls/batch/${resumable.batchId}/resume`);
+  expect(resumed.body.data).toMatchObject({ calls: 1, changed: 0, unchanged: 1, notQueued: 0 });
+  const handle = stack.temporal.workflow.getHandle(`phoneCall-${resumable.id}`);
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+  await handle.terminate('test over');
+  for (const to of ['+14155557311', '+14155557312', '+14155557313', '+14155557314', '+14155557315'])
+    expect(stack.emulator.callsTo(to)).toBe(0);
 });
 
 describe('a retry with the Idempotency-Key of a request whose API process died', () => {
