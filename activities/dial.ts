@@ -21,7 +21,6 @@ import {
 } from '../src/telephony/provider';
 import { createStatusWriter, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
-import { withHeartbeats } from './heartbeats';
 import { nonRetryableWhenUnconfigured } from './team-provider';
 import type { EventRouteAfterWrite } from './webhooks';
 
@@ -235,6 +234,16 @@ export function createDialActivities(
         nonRetryable: true,
       });
     }
+    // Before the turn is taken (a try that could not use it would spend the account's turn for nothing),
+    // with room for its wait.
+    const turnWaitMs = paced ? DIAL_TURN_WAIT_MAX_MS : 0;
+    if (tryEndsAt - Date.now() < turnWaitMs + REQUEST_TIMEOUT_MS + PLACE_MARGIN_MS) {
+      metrics.dialled(provider.name, 'try-out-of-time');
+      throw ApplicationFailure.create({
+        type: FAILURES.dialTryOutOfTime,
+        message: 'too little of this try is left for the provider request: not placed; the next try looks first',
+      });
+    }
     if (paced) {
       const turn = await spacer.takeTurn(call.teamId.toHexString(), provider.name);
       if (!turn.taken) {
@@ -248,13 +257,6 @@ export function createDialActivities(
           nonRetryable: true,
         });
       }
-    }
-    if (tryEndsAt - Date.now() < REQUEST_TIMEOUT_MS + PLACE_MARGIN_MS) {
-      metrics.dialled(provider.name, 'try-out-of-time');
-      throw ApplicationFailure.create({
-        type: FAILURES.dialTryOutOfTime,
-        message: 'too little of this try is left for the provider request: not placed; the next try looks first',
-      });
     }
     try {
       const placed = await provider.placeCall(request);
@@ -286,9 +288,11 @@ export function createDialActivities(
 
   return {
     async dialCall(input: DialCallInput): Promise<Dialled> {
-      // The try's end as the server counts it (from about now): see PLACE_MARGIN_MS.
+      // The try's end as the server counts it (from about now): see PLACE_MARGIN_MS. No heartbeats: a
+      // heartbeat timeout would let the server give up on a try between the SDK's throttled heartbeats
+      // while its request still places the call.
       const tryEndsAt = Date.now() + activityInfo().startToCloseTimeoutMs;
-      return withHeartbeats(() => dial(input, tryEndsAt));
+      return dial(input, tryEndsAt);
     },
 
     /**

@@ -17,11 +17,11 @@ export const RECORD_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 };
 export const DIAL_OPTIONS: ActivityOptions = {
-  // Room for the lookup a retry makes first (a provider's search may take several requests) and one
-  // provider request (15 s), which a try begins only with that much of its time left
-  // (activities/dial.ts). The dial heartbeats, so a try whose worker died is retried after 20 s.
-  startToCloseTimeout: '1 minute',
-  heartbeatTimeout: '20 seconds',
+  // Room for the lookup a retry makes first (a provider's search may take several requests), a turn's
+  // wait (3 s) and one provider request (15 s), which a try begins only with that much of its time
+  // left (activities/dial.ts). A try whose worker died is retried after it: no heartbeat timeout, as
+  // the server would then give up on a try between throttled heartbeats while it still placed a call.
+  startToCloseTimeout: '45 seconds',
   // Tries go on while our store or the provider fails (see retry), but not for ever: a dial whose
   // every lookup fails for an hour ends failed, its call unknown.
   scheduleToCloseTimeout: '1 hour',

@@ -251,10 +251,14 @@ export async function importCalls(input: ImportInput) {
   } finally {
     bar?.stop();
   }
+  // Replayed chunks answer with their calls as created, some perhaps deleted or cancelled since: the
+  // file's calls as they stand now, which a run again does not bring back.
+  const callsOfFileNow = await PhoneCall.countDocuments({ teamId: team._id, fileId });
   return {
     fileId,
     fileName,
     calls: calls.length,
+    callsOfFileNow,
     batchSize: chunkSize,
     ...(earlier !== null && earlier !== requestedChunkSize ? { batchSizeOfEarlierImport: true } : {}),
     batches: batchIds.length,
@@ -320,11 +324,15 @@ async function apiProblems(rows: CallRow[], team: TeamDoc, fileId: string, fileN
     rows.map((row, at) => ({ input: phoneCallCreateSchema.parse(row.element), prefix: String(at) })),
     { teamId: team._id.toHexString(), team, origin: 'file', fileId, fileName, dispatchBatchId: new Types.ObjectId() },
   );
-  return problems.map((problem) => {
+  // One entry per line, its problems together (the headline counts lines).
+  const byLine = new Map<number, string[]>();
+  for (const problem of problems) {
     const element = /^(\d+)\.(.*)$/s.exec(problem);
     if (!element) throw new CommandError(problem);
-    return { line: rows[Number(element[1])]!.line, problem: element[2]! };
-  });
+    const line = rows[Number(element[1])]!.line;
+    byLine.set(line, [...(byLine.get(line) ?? []), element[2]!]);
+  }
+  return [...byLine].map(([line, found]) => ({ line, problem: found.join('; ') }));
 }
 
 /**

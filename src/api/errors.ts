@@ -18,14 +18,12 @@ export class HttpError extends Error {
 
 export const badRequest = (...messages: string[]) => new HttpError(400, messages.length ? messages : ['invalid input']);
 
-/** An answer lists at most this many problems: a body can hold hundreds of thousands of them. */
-export const MAX_LISTED_PROBLEMS = 1_000;
-
-/** A 400 listing every problem found, the first MAX_LISTED_PROBLEMS of a longer list and how many more. */
+/**
+ * A 400 listing every problem found (decisions.md: one entry per problem), however many: a list, not
+ * spread into badRequest's arguments, which overflowed the stack past about 120,000 of them (a 500).
+ */
 export function invalidInput(problems: readonly string[]): HttpError {
-  if (problems.length <= MAX_LISTED_PROBLEMS) return badRequestOf(problems);
-  const more = problems.length - MAX_LISTED_PROBLEMS;
-  return badRequestOf([...problems.slice(0, MAX_LISTED_PROBLEMS), `and ${more} more problem${more === 1 ? '' : 's'}`]);
+  return badRequestOf(problems);
 }
 
 function badRequestOf(problems: readonly string[]): HttpError {

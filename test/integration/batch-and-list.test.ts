@@ -64,19 +64,19 @@ describe('POST /v1/phoneCalls/batch', () => {
     ).toEqual(['phoneCalls must have at most 10000 elements']);
   });
 
-  it('answers a batch with more than a thousand problems with the first thousand and how many more, never a 500', async () => {
-    // A spreadsheet export of 10,000 rows with 15 unmapped columns: 150,000 problems. Listing each as
-    // an argument of one call overflowed the stack (500).
+  it('lists every problem of a batch with 150,000 of them, never a 500', async () => {
+    // A spreadsheet export of 10,000 rows with 15 unmapped columns. Listing each problem as an
+    // argument of one call overflowed the stack (500).
     const before = await PhoneCall.countDocuments({});
     const columns = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`column_${i}`, 'x']));
     const rows = Array.from({ length: 10_000 }, (_, i) => element(i, columns));
     const messages = errorMessages(await api.post('/v1/phoneCalls/batch', { phoneCalls: rows }), 400);
-    expect(messages).toHaveLength(1_001);
+    expect(messages).toHaveLength(150_000);
     expect(messages.slice(0, 2)).toEqual([
       'phoneCalls.0.column_0 is not allowed',
       'phoneCalls.0.column_1 is not allowed',
     ]);
-    expect(messages[1_000]).toBe('and 149000 more problems');
+    expect(messages.at(-1)).toBe('phoneCalls.9999.column_14 is not allowed');
     // Rows the schema takes whose variables the template does not know, 15 each: refused alike.
     const variables = Array.from({ length: 15 }, (_, i) => ({ key: `column_${i}`, value: 'x' }));
     const unknown = errorMessages(
@@ -85,9 +85,8 @@ describe('POST /v1/phoneCalls/batch', () => {
       }),
       400,
     );
-    expect(unknown).toHaveLength(1_001);
+    expect(unknown.length).toBeGreaterThanOrEqual(150_000);
     expect(unknown[0]).toMatch(/^phoneCalls\.0\.promptVariableValues /);
-    expect(unknown[1_000]).toMatch(/^and \d+ more problems$/);
     expect(await PhoneCall.countDocuments({})).toBe(before);
   });
 

@@ -67,7 +67,13 @@ it('creates every row once, in chunks, as file calls; a second run creates nothi
     seconds: number;
     apiSeconds: number;
   };
-  expect(summary).toMatchObject({ fileName: 'spring-campaign.csv', calls: 25, batches: 3, alreadyImportedBatches: 0 });
+  expect(summary).toMatchObject({
+    fileName: 'spring-campaign.csv',
+    calls: 25,
+    callsOfFileNow: 25,
+    batches: 3,
+    alreadyImportedBatches: 0,
+  });
   // Where the time went: the whole run, and the waits for the API within it.
   expect(summary.apiSeconds).toBeGreaterThan(0);
   expect(summary.seconds).toBeGreaterThanOrEqual(summary.apiSeconds);
@@ -169,6 +175,9 @@ it('lists, shows and cancels the imported calls; watches a call to its end, show
   const gone = await admin('calls', 'show', '--id', calls[0]!._id, '--json');
   expect(gone.code).toBe(2);
   expect(JSON.parse(gone.stdout).error).toMatch(/^404/);
+  // Imported again, the file's chunk answers as it was created, and the summary says what stands now.
+  const again = JSON.parse((await importFile(file)).stdout) as Record<string, unknown>;
+  expect(again).toMatchObject({ calls: 2, callsOfFileNow: 1, alreadyImportedBatches: 1 });
 
   // A call placed now: watch follows it to its end, one line per status change.
   const client = apiClient(stack.baseUrl, stack.team.key);
