@@ -28,7 +28,8 @@ import type { EventRouteAfterWrite } from './webhooks';
  * is waited for by the workflow, on a timer. */
 const DIAL_TURN_WAIT_MAX_MS = 3_000;
 /**
- * A try places the call only while this much more than one provider request's time is left of it.
+ * A try places the call only while this much more than one provider request's time (and its turn's
+ * wait) is left of it.
  * The server gives up on a try at its start-to-close timeout and starts the next one, which looks for
  * a placed call before placing one; the try it gave up on is not stopped (the SDK does not end an
  * activity at its timeout). A request begun near the end of its try could still be placing its call
@@ -287,6 +288,10 @@ export function createDialActivities(
   }
 
   return {
+    /**
+     * Places the call through its provider, once: a retry looks for the call an earlier try placed
+     * before it places one, and a try places one only with time left to finish the request.
+     */
     async dialCall(input: DialCallInput): Promise<Dialled> {
       // The try's end as the server counts it (from about now): see PLACE_MARGIN_MS. No heartbeats: a
       // heartbeat timeout would let the server give up on a try between the SDK's throttled heartbeats
