@@ -44,6 +44,13 @@ const PLACE_MARGIN_MS = 3_000;
  */
 export const DIAL_PLACING_WINDOW_MS = 15 * 60 * 1000;
 
+/** Retryable: not placed, and the next try looks for a call first. */
+const outOfTime = () =>
+  ApplicationFailure.create({
+    type: FAILURES.dialTryOutOfTime,
+    message: 'too little of this try is left for the provider request: not placed; the next try looks first',
+  });
+
 /**
  * The call's move to `ringing`, written by the dial itself once the provider has the call (workflows
  * started since 2026-11-26 ask for it): an activity task and a workflow task fewer per dial than a
@@ -240,10 +247,7 @@ export function createDialActivities(
     const turnWaitMs = paced ? DIAL_TURN_WAIT_MAX_MS : 0;
     if (tryEndsAt - Date.now() < turnWaitMs + REQUEST_TIMEOUT_MS + PLACE_MARGIN_MS) {
       metrics.dialled(provider.name, 'try-out-of-time');
-      throw ApplicationFailure.create({
-        type: FAILURES.dialTryOutOfTime,
-        message: 'too little of this try is left for the provider request: not placed; the next try looks first',
-      });
+      throw outOfTime();
     }
     if (paced) {
       const turn = await spacer.takeTurn(call.teamId.toHexString(), provider.name);
@@ -258,6 +262,11 @@ export function createDialActivities(
           nonRetryable: true,
         });
       }
+    }
+    // Again once the turn is taken: its read of the team's limits and its wait may have run long.
+    if (tryEndsAt - Date.now() < REQUEST_TIMEOUT_MS + PLACE_MARGIN_MS) {
+      metrics.dialled(provider.name, 'try-out-of-time');
+      throw outOfTime();
     }
     try {
       const placed = await provider.placeCall(request);

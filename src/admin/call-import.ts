@@ -251,9 +251,12 @@ export async function importCalls(input: ImportInput) {
   } finally {
     bar?.stop();
   }
-  // Replayed chunks answer with their calls as created, some perhaps deleted or cancelled since: the
-  // file's calls as they stand now, which a run again does not bring back.
-  const callsOfFileNow = await PhoneCall.countDocuments({ teamId: team._id, fileId });
+  // Replayed chunks answer with their calls as created, some perhaps deleted or cancelled since: this
+  // import's calls as they stand now, which a run again does not bring back.
+  const callsOfFileNow = await PhoneCall.countDocuments({
+    teamId: team._id,
+    dispatchBatchId: { $in: batchIds.map((id) => new Types.ObjectId(id)) },
+  });
   return {
     fileId,
     fileName,

@@ -44,7 +44,9 @@ export function createQueuedCallControl(deps: { client: Client; dispatcher: Disp
     if (known) return known;
     const asked = batchStartOf(doc.dispatchBatchId);
     batchStarts.set(key, asked);
-    asked.catch(() => batchStarts.forget(key));
+    asked.catch(() => {
+      if (batchStarts.get(key) === asked) batchStarts.forget(key);
+    });
     return asked;
   };
 

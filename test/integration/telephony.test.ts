@@ -28,7 +28,7 @@ import { providerEventSignal } from '../../workflows/messages';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
-/** One try of an activity, with the dial's minute to run (the mock's default second leaves a dial no time to place its call). */
+/** One try of an activity, with a minute to run (the mock's default second leaves a dial no time to place its call). */
 const activityTry = (attempt: number) => new MockActivityEnvironment({ attempt, startToCloseTimeoutMs: 60_000 });
 
 let stack: TestStack;

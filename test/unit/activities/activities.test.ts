@@ -77,8 +77,8 @@ function run<A extends unknown[], R>(
   } = {},
 ): Promise<R> {
   // Failures are what several tests expect: keep the SDK's activity log quiet.
-  // The first try scheduled now, unless the test says otherwise (the SDK's mock says 1970), with the
-  // dial's minute (the mock's second would leave a dial no time to place its call).
+  // The first try scheduled now, unless the test says otherwise (the SDK's mock says 1970), with a
+  // minute to run (the mock's second would leave a dial no time to place its call).
   return new MockActivityEnvironment(
     { attempt, scheduledTimestampMs: Date.now(), startToCloseTimeoutMs: 60_000, ...info },
     { logger: new DefaultLogger('ERROR', () => undefined) },
@@ -173,13 +173,20 @@ describe('dialCall', () => {
     expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(0);
     expect(memory.calls.get(callId)?.providerCallId).toBeUndefined();
 
+    // Paced, a try keeps room for its turn's wait too (3 s): 20.5 s with no lookup at all is too little,
+    // and the account's turn is not taken for nothing.
     lookupMs = 0;
+    const paced = await failureOf(
+      run(activities.dialCall, [{ callId, paced: true }], 1, { startToCloseTimeoutMs: 20_500 }),
+    );
+    expect(paced.type).toBe(FAILURES.dialTryOutOfTime);
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(0);
     const placed = await run(activities.dialCall, [{ callId }], 3);
     expect(memory.calls.get(callId)?.providerCallId).toBe(placed.providerCallId);
     expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(1);
     const dials = await metrics.registry.getSingleMetric('phone_call_dials_total')!.get();
     expect(dials.values.map((v) => [v.labels.outcome, v.value])).toEqual([
-      ['try-out-of-time', 1],
+      ['try-out-of-time', 2],
       ['placed', 1],
     ]);
   });
