@@ -16,19 +16,14 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (...messages: string[]) => new HttpError(400, messages.length ? messages : ['invalid input']);
-
 /**
  * A 400 listing every problem found (decisions.md: one entry per problem), however many: a list, not
  * spread into badRequest's arguments, which overflowed the stack past about 120,000 of them (a 500).
  */
 export function invalidInput(problems: readonly string[]): HttpError {
-  return badRequestOf(problems);
-}
-
-function badRequestOf(problems: readonly string[]): HttpError {
   return new HttpError(400, problems.length ? [...problems] : ['invalid input']);
 }
+export const badRequest = (...messages: string[]) => invalidInput(messages);
 export const unauthorized = (message = 'a valid service-api-key header is required') => new HttpError(401, [message]);
 export const forbidden = (message = 'forbidden resource') => new HttpError(403, [message]);
 export const notFound = (message = 'resource not found') => new HttpError(404, [message]);

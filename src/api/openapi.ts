@@ -670,7 +670,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
             'Only while the call is `queued`: stops its workflow and removes it, so it never rings and a later ' +
             'GET is 404. Answers the call as it was (status `queued`) and sends `phoneCall.deleted`. ' +
             'A call no longer queued (including one being dialled at that moment) is 400, ' +
-            '`only queued calls can be deleted; status is <status>`. Needs `calls:write`.',
+            '`only queued calls can be deleted; status is <status>`. A call whose creating request is still ' +
+            'writing its batch is 400 too, saying to try again in a moment; one whose creating request died ' +
+            'before writing its whole batch is 400, as that call is dialled only if the request is retried. ' +
+            'Needs `calls:write`.',
           security: securityFor('calls:write'),
           responses: {
             '200': ok('PhoneCallResponse', ex.callDeleted, 'Deleted; the call as it was.'),

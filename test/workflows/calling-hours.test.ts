@@ -15,11 +15,7 @@ const env = useTimeSkippingEnvironment('test');
 const weekdays9to20: CallingWindow = { rules: [parseCallingHoursRule('Mon-Fri 09:00-20:00')], skipDates: [] };
 
 /** Stub activities that note the (skipped) workflow clock of every dial. */
-function clockedStubs() {
-  return clockedStubsWith({});
-}
-
-function clockedStubsWith(overrides: Parameters<typeof stubActivities>[0]) {
+function clockedStubs(overrides: Parameters<typeof stubActivities>[0] = {}) {
   const dials: Array<{ callId: string; at: number }> = [];
   const stubs = stubActivities({
     dialCall: async ({ callId }) => {
@@ -97,7 +93,7 @@ describe('a call waiting for a dial slot as its calling hours close', () => {
         const workflowId = uniqueId('wf');
         const asked: number[] = [];
         const released: number[] = [];
-        const { activities, dials } = clockedStubsWith({
+        const { activities, dials } = clockedStubs({
           requestDialSlot: async ({ request }) => {
             asked.push(await env.currentTimeMs());
             if (asked.length > 1)
