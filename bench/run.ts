@@ -46,6 +46,7 @@ import { ServiceProcess, waitForPoller } from '../scripts/chaos/processes';
 import { bundleBaselineWorkflows, quietBundlerLogger } from './baseline/worker';
 import { runBuild } from './build';
 import { cpuWindow, describeCpu, settle, type CpuUse } from './load/cpu';
+import { freshStatistics } from './load/store-statistics';
 import { RssSampler, type RssPeaks } from './load/rss';
 import type { BenchContext, BenchFigure, BenchParam, BenchScenario, BenchTeam } from './scenario';
 import { batchScenario } from './scenarios/batch';
@@ -340,6 +341,8 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
         );
     compiled.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
     let temporalOnPostgres: TemporalOnPostgres | null = null;
+    // FerretDB's PostgreSQL when this run started it: the lists scenario has it analyse its tables.
+    let ownPostgresUrl: string | null = null;
     // Distinct ports: the servers start side by side, so one must not be handed another's.
     const [postgresPort, mongoPort, temporalPort, temporalPostgresPort] = (await freePorts(4)) as [
       number,
@@ -358,6 +361,7 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
             log: serverLog,
           }).then((m) => {
             databaseServers.push(...m.servers);
+            ownPostgresUrl = m.postgresUrl;
             return m.uri;
           }),
       options.temporalAddress
@@ -580,6 +584,7 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
           const { waitedMs, quiet } = await settle({ maxMs: options.quick ? 1_000 : 120_000 });
           log(`${what}: ${quiet ? 'machine quiet' : 'machine still busy'} after ${(waitedMs / 1000).toFixed(1)} s`);
         },
+        freshStatistics: () => freshStatistics(ownPostgresUrl),
         serviceEnv,
         workflowBundlePath,
         workDir,
@@ -774,12 +779,14 @@ const num = (value: number | undefined) =>
   value === undefined ? '' : Number.isFinite(value) ? String(Math.round(value * 10) / 10) : 'n/a';
 
 function formatFigure(f: BenchFigure): string {
-  const base = f.baseline === undefined ? '' : ` (baseline ${num(f.baseline)}, ratio ${num(f.ratio)})`;
+  const atLeast = f.baselineAtLeast ? ['at least ', 'at most '] : ['', ''];
+  const base =
+    f.baseline === undefined ? '' : ` (baseline ${atLeast[0]}${num(f.baseline)}, ratio ${atLeast[1]}${num(f.ratio)})`;
   const met = f.met === undefined ? '' : `; budget ${f.budget}: ${f.met ? 'met' : 'NOT met'}`;
   return `${f.name}: ${num(f.value)} ${f.unit}${base}${met}`;
 }
 
-function markdownSection(report: Omit<BenchReport, 'jsonFile' | 'markdown'>, jsonFile: string): string {
+export function markdownSection(report: Omit<BenchReport, 'jsonFile' | 'markdown'>, jsonFile: string): string {
   const m = report.machine as { cores: number; memoryGiB: number; node: string };
   const s = report.servers as { mongodb: { server: string }; temporal: { server: string } };
   const twoWorkers = report.stack === 'temporal-postgres';
@@ -801,8 +808,10 @@ function markdownSection(report: Omit<BenchReport, 'jsonFile' | 'markdown'>, jso
     if (r.error)
       lines.push(`| ${r.name} | ERROR: ${r.error.split('\n')[0]!.slice(0, 300).replace(/\|/g, '/')} | | | | | |`);
     for (const f of r.figures) {
-      const ratio = f.ratio === undefined ? '' : Number.isFinite(f.ratio) ? `${f.ratio.toFixed(2)}x` : 'n/a';
-      const baseline = f.baseline === undefined ? '' : `${num(f.baseline)} ${f.unit}`;
+      // A capped baseline (a lower bound) makes the ratio an upper bound.
+      const [atLeast, atMost] = f.baselineAtLeast ? ['≥ ', '≤ '] : ['', ''];
+      const ratio = f.ratio === undefined ? '' : Number.isFinite(f.ratio) ? `${atMost}${f.ratio.toFixed(2)}x` : 'n/a';
+      const baseline = f.baseline === undefined ? '' : `${atLeast}${num(f.baseline)} ${f.unit}`;
       const met = f.met === undefined ? '' : f.met ? 'yes' : '**no**';
       lines.push(
         `| ${r.name} | ${f.name} | ${num(f.value)} ${f.unit} | ${baseline} | ${ratio} | ${f.budget ?? ''} | ${met} |`,

@@ -51,6 +51,11 @@ export interface BenchContext {
   cpu(): { close(): CpuUse };
   /** Waits until the machine is nearly idle (at most two minutes; --quick: three seconds), and logs how long. */
   settle(what: string): Promise<void>;
+  /**
+   * After bulk writes: the store's query planner has statistics of them, as a running service's would
+   * within seconds. Answers how they were had.
+   */
+  freshStatistics(): Promise<string>;
   /** The environment the API and worker run with (for a CLI or another process over the same stack). */
   serviceEnv: NodeJS.ProcessEnv;
   /** The service's workflow bundle, built once at start. */
@@ -66,6 +71,11 @@ export interface BenchFigure {
   unit: string;
   /** The same measurement on raw Temporal, same servers, same run. */
   baseline?: number;
+  /**
+   * The baseline is a lower bound (its measurement was stopped at a cap), so the ratio is an upper
+   * bound: sound for a budget of at most some times the baseline, and only for that.
+   */
+  baselineAtLeast?: true;
   /** value / baseline. */
   ratio?: number;
   /** The budget in words, and as data (from BUDGETS). */
@@ -131,11 +141,14 @@ export function figure(
   name: string,
   value: number,
   unit: string,
-  extra: { baseline?: number; budget?: BudgetRule; note?: string } = {},
+  extra: { baseline?: number; baselineAtLeast?: boolean; budget?: BudgetRule; note?: string } = {},
 ): BenchFigure {
   const out: BenchFigure = { name, value, unit };
+  if (extra.baselineAtLeast && extra.budget?.kind !== 'atMostTimesBaseline')
+    throw new Error(`${name}: a baseline known only as a lower bound can judge only an "at most" budget`);
   if (extra.baseline !== undefined) {
     out.baseline = extra.baseline;
+    if (extra.baselineAtLeast) out.baselineAtLeast = true;
     out.ratio = extra.baseline !== 0 ? Math.round((value / extra.baseline) * 1000) / 1000 : Number.NaN;
   }
   const rule = extra.budget;

@@ -1,19 +1,23 @@
 // The lists scenario's pages over a team: one without any call from a file (a team smaller than the
-// bench's default) gets every page but `fileId`, where it used to stop the scenario.
+// bench's default) gets every page but `fileId`, where it used to stop the scenario. And its raw
+// baseline's runs on the real store: a run stopped at its cap stands in as the cap, and ends the runs.
 import { randomBytes } from 'node:crypto';
 import mongoose, { Types } from 'mongoose';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { listCases } from '../../bench/scenarios/lists';
+import { listCases, rawTimes } from '../../bench/scenarios/lists';
 import { PhoneCall } from '../../src/data/models/phone-call';
 import { seedCalls, seededRandom } from '../helpers/call-population';
 import { withDatabase } from '../helpers/database-uri';
 
 const teamId = new Types.ObjectId();
+let seeded: Types.ObjectId[];
+/** A team whose whole sorted first page takes the store well over a millisecond. */
+const largerTeamId = new Types.ObjectId();
 
 beforeAll(async () => {
   await mongoose.connect(withDatabase(inject('mongoUri'), `lists_${randomBytes(4).toString('hex')}`));
   // Blocks of one call: single creates, never from a file.
-  await seedCalls({
+  seeded = await seedCalls({
     teamId: teamId.toHexString(),
     templateIds: [new Types.ObjectId().toHexString()],
     phoneNumberIds: [new Types.ObjectId().toHexString()],
@@ -21,6 +25,15 @@ beforeAll(async () => {
     maxBlock: 1,
     numbers: 50,
     random: seededRandom(16),
+  });
+  await seedCalls({
+    teamId: largerTeamId.toHexString(),
+    templateIds: [new Types.ObjectId().toHexString()],
+    phoneNumberIds: [new Types.ObjectId().toHexString()],
+    count: 3_000,
+    maxBlock: 1_000,
+    numbers: 50,
+    random: seededRandom(17),
   });
 }, 60_000);
 afterAll(async () => {
@@ -36,8 +49,23 @@ it('leaves out the fileId page while the team has no call from a file, and has i
   );
   expect(before).toHaveLength(10);
 
+  // The seeding's ids give the same pages (the same halves by time) as reading every call's time.
+  expect(await listCases(teamId, seeded)).toEqual(await listCases(teamId));
+
   await PhoneCall.collection.updateOne({ teamId }, { $set: { fileId: 'file-1', callOrigin: 'file' } });
   const after = await listCases(teamId);
   expect(after).toHaveLength(11);
   expect(after.find((c) => c.name === 'fileId')?.query).toEqual({ fileId: 'file-1' });
+});
+
+it('times every run of a raw page that ends within its cap, as many as asked', async () => {
+  const raw = await rawTimes(teamId, { raw: {} }, null, 100, 3, 60_000, 60_000);
+  expect(raw.capped).toBe(false);
+  expect(raw.times).toHaveLength(3);
+  for (const ms of raw.times) expect(ms).toBeGreaterThan(0);
+});
+
+it('stops a raw page at its cap on the store (maxTimeMS) and counts the cap for each such run', async () => {
+  const raw = await rawTimes(largerTeamId, { raw: {} }, null, 100, 3, 60_000, 1);
+  expect(raw).toEqual({ times: [1, 1, 1], capped: true });
 });
