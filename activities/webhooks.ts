@@ -1,9 +1,10 @@
 // Which endpoints an event goes to, handing it to their delivery streams, and one delivery attempt to
 // one endpoint (recorded in MongoDB).
+import { activityInfo } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { subscribesTo, type CallEventName } from '../src/contracts/events';
 import { toReadView } from '../src/data/phone-call-view';
-import type { DeliveryAttemptRecord } from '../src/data/webhook-store';
+import { deliveryWriteOrder, type DeliveryAttemptRecord } from '../src/data/webhook-store';
 import { attemptDelivery } from '../src/webhooks/attempt';
 import type { WebhookEvent, WebhookTarget } from '../workflows/types';
 import { callWebhookTarget, teamWebhookTarget } from '../src/webhooks/targets';
@@ -160,11 +161,16 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
   const { config, secretBox, webhooks, metrics } = deps;
   const { resolveTargets, routeEvent } = createEventRouter(deps);
 
-  /** Adds the attempt to the delivery record of its event and endpoint, in `state` from now on. */
+  /**
+   * Adds the attempt to the delivery record of its event and endpoint, in `state` from now on unless a
+   * later write is there already. `made`: by the activity that made the attempt (not the one noting
+   * it could not be).
+   */
   function record(
     input: WebhookAttemptActivityInput,
     state: DeliveryAttemptRecord['state'],
     attempt: Omit<DeliveryAttemptRecord['attempt'], 'attempt'>,
+    made: boolean,
   ): Promise<void> {
     const { target, event } = input;
     return webhooks.recordAttempt({
@@ -179,6 +185,7 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       state,
       event: { type: event.type, timestamp: event.timestamp, data: event.data },
       attempt: { attempt: input.attempt, ...attempt },
+      writeOrder: deliveryWriteOrder(input.attempt, made, activityInfo().attempt),
     });
   }
 
@@ -209,12 +216,17 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       deps.logger.warn({ eventId: input.event.eventId, error: input.error }, 'webhook attempt could not be made');
       // Noted against the webhook as it is now, as an attempt would have gone (the record shows where).
       const target = input.target.webhookId ? ((await currentTarget(input)) ?? input.target) : input.target;
-      await record({ ...input, target }, input.isLastAttempt ? 'failed' : 'pending', {
-        attemptedAt: new Date(),
-        statusCode: null,
-        durationMs: 0,
-        error: 'not attempted: the service could not make the attempt (its database or secrets were unavailable)',
-      });
+      await record(
+        { ...input, target },
+        input.isLastAttempt ? 'failed' : 'pending',
+        {
+          attemptedAt: new Date(),
+          statusCode: null,
+          durationMs: 0,
+          error: 'not attempted: the service could not make the attempt (its database or secrets were unavailable)',
+        },
+        false,
+      );
     },
 
     async attemptWebhookDelivery(input: WebhookAttemptActivityInput): Promise<{ ok: boolean; gone: boolean }> {
@@ -223,12 +235,12 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       // the next attempt of every stream, and a deleted webhook gets nothing more.
       const target = input.target.webhookId ? await currentTarget(input) : input.target;
       if (!target) {
-        await record(input, 'failed', {
-          attemptedAt: new Date(),
-          statusCode: null,
-          durationMs: 0,
-          error: 'not sent: the webhook was deleted',
-        });
+        await record(
+          input,
+          'failed',
+          { attemptedAt: new Date(), statusCode: null, durationMs: 0, error: 'not sent: the webhook was deleted' },
+          true,
+        );
         return { ok: false, gone: true };
       }
       input = { ...input, target };
@@ -242,12 +254,17 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       });
       const state = result.ok ? 'delivered' : result.gone ? 'gone' : input.isLastAttempt ? 'failed' : 'pending';
       metrics.webhookAttempt(result.ok ? 'delivered' : result.gone ? 'gone' : 'failed', result.durationMs / 1000);
-      await record(input, state, {
-        attemptedAt: new Date(result.attemptedAt),
-        statusCode: result.statusCode,
-        durationMs: result.durationMs,
-        error: result.error,
-      });
+      await record(
+        input,
+        state,
+        {
+          attemptedAt: new Date(result.attemptedAt),
+          statusCode: result.statusCode,
+          durationMs: result.durationMs,
+          error: result.error,
+        },
+        true,
+      );
       return { ok: result.ok, gone: result.gone };
     },
   };

@@ -6,6 +6,10 @@ import type { WebhookDeliveryDoc } from './models/webhook-delivery';
 
 export type WebhookDeliveryView = z.output<typeof webhookDeliveryViewSchema>;
 
+type Attempt = WebhookDeliveryDoc['attempts'][number];
+const byAttempt = (a: Attempt, b: Attempt) =>
+  a.attempt - b.attempt || a.attemptedAt.getTime() - b.attemptedAt.getTime();
+
 export function toWebhookDeliveryView(doc: WebhookDeliveryDoc): WebhookDeliveryView {
   return {
     _id: doc._id.toHexString(),
@@ -18,7 +22,8 @@ export function toWebhookDeliveryView(doc: WebhookDeliveryDoc): WebhookDeliveryV
     method: doc.method,
     url: doc.url,
     state: doc.state,
-    attempts: doc.attempts.map((a) => ({
+    // In the order they were made: a write that landed late was added after later attempts.
+    attempts: [...doc.attempts].sort(byAttempt).map((a) => ({
       attempt: a.attempt,
       attemptedAt: a.attemptedAt.toISOString(),
       statusCode: a.statusCode ?? null,

@@ -2,6 +2,7 @@
 import { Types } from 'mongoose';
 import { readTogether } from '../concurrency/send-together';
 import type { CallEventName } from '../contracts/events';
+import { isDuplicateKeyOnly } from './duplicate-key';
 import { Webhook, type WebhookDoc } from './models/webhook';
 import { WebhookDelivery } from './models/webhook-delivery';
 
@@ -20,7 +21,27 @@ export interface DeliveryAttemptRecord {
   /** The event as sent, kept with the first attempt for redelivery. */
   event: { type: CallEventName; timestamp: string; data: Record<string, unknown> };
   attempt: { attempt: number; attemptedAt: Date; statusCode: number | null; durationMs: number; error: string | null };
+  /** Where this write stands among the record's writes (deliveryWriteOrder): a later one wins the state. */
+  writeOrder: number;
 }
+
+/** An activity's tries per attempt are far fewer (the delivery workflow allows ten). */
+const TRIES_PER_PHASE = 1_000;
+const PHASES_PER_ATTEMPT = 2;
+
+/**
+ * Orders the writes to one delivery record as the delivery workflow makes them: by attempt; within
+ * one, the activity that made it (`made`) before the one noting it could not be (it runs only after
+ * the former gave up); within one activity, by its try. A write of a try the server gave up on (its
+ * activity timed out, its store slow) can land after a later one, and must not take the record back
+ * to what the earlier one saw.
+ */
+export function deliveryWriteOrder(attempt: number, made: boolean, activityTry: number): number {
+  return (attempt * PHASES_PER_ATTEMPT + (made ? 0 : 1)) * TRIES_PER_PHASE + Math.min(activityTry, TRIES_PER_PHASE - 1);
+}
+
+/** Tries of a write that racing first inserts of the record refuse (FerretDB refuses the losing one). */
+const RECORD_TRIES = 5;
 
 export interface WebhookStore {
   /** Shared with concurrent readers of the same team: not to be changed. */
@@ -48,26 +69,47 @@ export function createWebhookStore(): WebhookStore {
   return {
     forTeam: teamWebhooks,
     async recordAttempt(record) {
-      await WebhookDelivery.updateOne(
-        { eventId: record.eventId, endpointKey: record.endpointKey },
-        {
-          $setOnInsert: {
-            teamId: new Types.ObjectId(record.teamId),
-            phoneCallId: new Types.ObjectId(record.callId),
-            webhookId: record.webhookId ? new Types.ObjectId(record.webhookId) : null,
-            eventType: record.eventType,
-            event: record.event,
-            // When the first attempt began, not when it ended (a receiver may hang for 15 s): the
-            // deliveries list oldest first.
-            createdAt: record.attempt.attemptedAt,
-          },
-          // Where the latest attempt went: a team webhook's PATCH applies from the next attempt.
-          $set: { state: record.state, url: record.url, method: record.method },
-          $push: { attempts: record.attempt },
-        },
-        // The first attempt's time kept as createdAt (Mongoose would set the write's own).
-        { upsert: true, overwriteImmutable: true },
-      );
+      const key = { eventId: record.eventId, endpointKey: record.endpointKey };
+      for (let tries = 1; ; tries++) {
+        try {
+          // Applied unless a later write is on the record already (which a write of the same try
+          // would be too: no try writes twice).
+          await WebhookDelivery.updateOne(
+            { ...key, $or: [{ writeOrder: { $lt: record.writeOrder } }, { writeOrder: { $exists: false } }] },
+            {
+              $setOnInsert: {
+                teamId: new Types.ObjectId(record.teamId),
+                phoneCallId: new Types.ObjectId(record.callId),
+                webhookId: record.webhookId ? new Types.ObjectId(record.webhookId) : null,
+                eventType: record.eventType,
+                event: record.event,
+                // When the first attempt began, not when it ended (a receiver may hang for 15 s): the
+                // deliveries list oldest first.
+                createdAt: record.attempt.attemptedAt,
+              },
+              // Where the latest attempt went: a team webhook's PATCH applies from the next attempt.
+              $set: { state: record.state, url: record.url, method: record.method, writeOrder: record.writeOrder },
+              $push: { attempts: record.attempt },
+            },
+            // The first attempt's time kept as createdAt (Mongoose would set the write's own).
+            { upsert: true, overwriteImmutable: true },
+          );
+          return;
+        } catch (err) {
+          // The record exists and the filter did not match it: a later write is on it, or a racing
+          // first insert won just now (then the next pass applies).
+          if (!isDuplicateKeyOnly(err) || tries >= RECORD_TRIES) throw err;
+        }
+        // A later write holds the state: this attempt is only added to the record, which lists it
+        // where its number puts it (webhook-delivery-view.ts).
+        const added = await WebhookDelivery.updateOne(
+          { ...key, writeOrder: { $gt: record.writeOrder } },
+          { $push: { attempts: record.attempt }, $min: { createdAt: record.attempt.attemptedAt } },
+          { overwriteImmutable: true },
+        );
+        if (added.matchedCount > 0) return;
+        if (await WebhookDelivery.exists({ ...key, writeOrder: record.writeOrder })) return;
+      }
     },
   };
 }

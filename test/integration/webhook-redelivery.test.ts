@@ -7,7 +7,12 @@ import { createKey } from '../../src/admin/commands';
 import { createApiClient, type ApiClient, type ApiSchemas } from '../../src/client/api-client';
 import { redeliveryWorkflowId } from '../../src/contracts/ids';
 import { WebhookDelivery } from '../../src/data/models/webhook-delivery';
-import { createWebhookStore } from '../../src/data/webhook-store';
+import {
+  createWebhookStore,
+  deliveryWriteOrder,
+  type DeliveryAttemptRecord,
+  type DeliveryState,
+} from '../../src/data/webhook-store';
 import { createRedelivery } from '../../src/webhooks/redelivery';
 import { eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
@@ -194,27 +199,72 @@ describe('webhook deliveries and redelivery', () => {
     expect(never.error!.error.message).toEqual(['phone call ABCDEF0123456789abcdef01 not found']);
   });
 
+  /** A write to the delivery record of `eventId` (endpoint `call:9`), made as attempt `attempt`. */
+  const attemptRecord = (
+    eventId: string,
+    attempt: number,
+    attemptedAt: Date,
+    write: { state?: DeliveryState; made?: boolean; activityTry?: number } = {},
+  ): DeliveryAttemptRecord => ({
+    eventId,
+    endpointKey: 'call:9',
+    teamId: stack.team.teamId,
+    callId,
+    webhookId: null,
+    eventType: 'phoneCall.queued',
+    url: `${receiver.url}/dated`,
+    method: 'POST',
+    state: write.state ?? 'pending',
+    event: { type: 'phoneCall.queued', timestamp: attemptedAt.toISOString(), data: {} },
+    attempt: { attempt, attemptedAt, statusCode: null, durationMs: 15_000, error: 'timed out' },
+    writeOrder: deliveryWriteOrder(attempt, write.made ?? true, write.activityTry ?? 1),
+  });
+
   it("dates a delivery by its first attempt's start, not its end: a receiver that hangs does not reorder the list", async () => {
     const store = createWebhookStore();
     const began = new Date(Date.now() - 15_000);
-    const record = (attempt: number, attemptedAt: Date) => ({
-      eventId: `evt_${callId}_dated`,
-      endpointKey: 'call:9',
-      teamId: stack.team.teamId,
-      callId,
-      webhookId: null,
-      eventType: 'phoneCall.queued' as const,
-      url: `${receiver.url}/dated`,
-      method: 'POST' as const,
-      state: 'pending' as const,
-      event: { type: 'phoneCall.queued' as const, timestamp: began.toISOString(), data: {} },
-      attempt: { attempt, attemptedAt, statusCode: null, durationMs: 15_000, error: 'timed out' },
-    });
-    await store.recordAttempt(record(1, began));
-    await store.recordAttempt(record(2, new Date()));
-    const listed = (await deliveriesOf(callId)).find((d) => d.eventId === `evt_${callId}_dated`)!;
+    const eventId = `evt_${callId}_dated`;
+    await store.recordAttempt(attemptRecord(eventId, 1, began));
+    await store.recordAttempt(attemptRecord(eventId, 2, new Date()));
+    const listed = (await deliveriesOf(callId)).find((d) => d.eventId === eventId)!;
     expect(listed.createdAt).toBe(began.toISOString());
     expect(listed.attempts.map((a) => a.attempt)).toEqual([1, 2]);
+  });
+
+  it("keeps the state of the latest write when an earlier attempt's write lands late, and lists every attempt in order", async () => {
+    const store = createWebhookStore();
+    const first = new Date(Date.now() - 60_000);
+    const second = new Date(Date.now() - 30_000);
+    const eventId = `evt_${callId}_late`;
+    // Attempt 2 delivered; then attempt 1's write (its try given up on by the server) arrives.
+    await store.recordAttempt(attemptRecord(eventId, 2, second, { state: 'delivered' }));
+    await store.recordAttempt(attemptRecord(eventId, 1, first, { state: 'pending' }));
+    const listed = (await deliveriesOf(callId)).find((d) => d.eventId === eventId)!;
+    expect(listed.state).toBe('delivered');
+    expect(listed.attempts.map((a) => [a.attempt, a.attemptedAt])).toEqual([
+      [1, first.toISOString()],
+      [2, second.toISOString()],
+    ]);
+    expect(listed.createdAt).toBe(first.toISOString());
+  });
+
+  it("keeps a later try's state over an earlier try's late write of the same attempt, and a not-made note's over both", async () => {
+    const store = createWebhookStore();
+    const eventId = `evt_${callId}_tries`;
+    const at = (secondsAgo: number) => new Date(Date.now() - secondsAgo * 1000);
+    await store.recordAttempt(attemptRecord(eventId, 1, at(50), { state: 'delivered', activityTry: 2 }));
+    await store.recordAttempt(attemptRecord(eventId, 1, at(60), { state: 'pending', activityTry: 1 }));
+    let listed = (await deliveriesOf(callId)).find((d) => d.eventId === eventId)!;
+    expect(listed.state).toBe('delivered');
+    expect(listed.attempts).toHaveLength(2);
+
+    // The last attempt could not be made (its activity gave up after a try's write landed unseen):
+    // the note that it failed comes after every try of that attempt.
+    await store.recordAttempt(attemptRecord(eventId, 2, at(20), { state: 'pending', activityTry: 7 }));
+    await store.recordAttempt(attemptRecord(eventId, 2, at(10), { state: 'failed', made: false, activityTry: 1 }));
+    listed = (await deliveriesOf(callId)).find((d) => d.eventId === eventId)!;
+    expect(listed.state).toBe('failed');
+    expect(listed.attempts.map((a) => a.attempt)).toEqual([1, 1, 2, 2]);
   });
 
   it('needs the webhooks scopes, and answers 404 for ids that are not ids', async () => {

@@ -35,6 +35,12 @@ const webhookDeliverySchema = new Schema(
       ),
       default: null,
     },
+    /**
+     * The order of the write that set `state`, `url` and `method` (deliveryWriteOrder in
+     * webhook-store.ts); a write of a lower order only adds its attempt. Absent on records written
+     * before it was kept.
+     */
+    writeOrder: { type: Number },
     /** How many redeliveries were started: each one's workflow id is numbered by it. */
     redeliveries: { type: Number, default: 0 },
   },

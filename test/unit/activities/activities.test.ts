@@ -13,6 +13,7 @@ import { FAILURES } from '../../../src/contracts/failures';
 import { createSecretBox } from '../../../src/crypto/secret-box';
 import type { PhoneCallDoc } from '../../../src/data/models/phone-call';
 import type { WebhookDoc } from '../../../src/data/models/webhook';
+import { deliveryWriteOrder } from '../../../src/data/webhook-store';
 import { numberForScenario } from '../../../src/emulator';
 import { createLogger } from '../../../src/logger';
 import { createWorkerMetrics } from '../../../src/observability/metrics';
@@ -802,6 +803,12 @@ describe('webhook activities', () => {
       [team!.endpointKey, 'delivered', 2, 200],
       ['call-0', 'gone', 1, 410],
     ]);
+    // Each write is ordered by its attempt and its activity's try (a later one keeps the state).
+    expect(memory.attempts.map((a) => a.writeOrder)).toEqual([
+      deliveryWriteOrder(1, true, 1),
+      deliveryWriteOrder(2, true, 1),
+      deliveryWriteOrder(1, true, 1),
+    ]);
     // Both endpoints were signed with their own secret, under the event's stable id.
     expect(receiver.at('/team').map((r) => r.headers['webhook-id'])).toEqual([base.event.eventId, base.event.eventId]);
 
@@ -811,9 +818,13 @@ describe('webhook activities', () => {
     const notMade = { ...base, target: perCall!, error: 'connect ECONNREFUSED 10.0.3.7:27017' };
     await run(activities.recordAttemptNotMade, [{ ...notMade, attempt: 2, isLastAttempt: false }]);
     await run(activities.recordAttemptNotMade, [{ ...notMade, attempt: 3, isLastAttempt: true }]);
-    expect(memory.attempts.slice(3).map((a) => [a.state, a.attempt.attempt, a.attempt.error])).toEqual([
-      ['pending', 2, NOT_MADE],
-      ['failed', 3, NOT_MADE],
+    expect(memory.attempts.slice(3).map((a) => [a.state, a.attempt.attempt, a.attempt.error, a.writeOrder])).toEqual([
+      ['pending', 2, NOT_MADE, deliveryWriteOrder(2, false, 1)],
+      ['failed', 3, NOT_MADE, deliveryWriteOrder(3, false, 1)],
     ]);
+
+    // A retried activity's write is ordered by its try.
+    await run(activities.attemptWebhookDelivery, [{ ...base, target: team!, attempt: 3, isLastAttempt: false }], 4);
+    expect(memory.attempts.at(-1)?.writeOrder).toBe(deliveryWriteOrder(3, true, 4));
   });
 });
