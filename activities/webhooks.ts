@@ -3,6 +3,7 @@
 import { activityInfo } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { subscribesTo, type CallEventName } from '../src/contracts/events';
+import { redeliveryNumberOf } from '../src/contracts/ids';
 import { toReadView } from '../src/data/phone-call-view';
 import { deliveryWriteOrder, type DeliveryAttemptRecord } from '../src/data/webhook-store';
 import { attemptDelivery } from '../src/webhooks/attempt';
@@ -185,7 +186,12 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       state,
       event: { type: event.type, timestamp: event.timestamp, data: event.data },
       attempt: { attempt: input.attempt, ...attempt },
-      writeOrder: deliveryWriteOrder(input.attempt, made, activityInfo().attempt),
+      writeOrder: deliveryWriteOrder(
+        redeliveryNumberOf(activityInfo().workflowExecution?.workflowId ?? ''),
+        input.attempt,
+        made,
+        activityInfo().attempt,
+      ),
     });
   }
 

@@ -35,6 +35,12 @@ export function redeliveryWorkflowId(deliveryId: string, n: number): string {
   return `webhookRedelivery-${deliveryId}-${n}`;
 }
 
+/** Which redelivery a workflow id names (its n), or 0 for any other workflow (a call's own stream). */
+export function redeliveryNumberOf(workflowId: string): number {
+  const n = new RegExp(`^webhookRedelivery-${OBJECT_ID_HEX}-([1-9][0-9]*)$`).exec(workflowId)?.[1];
+  return n === undefined ? 0 : Number(n);
+}
+
 /** One pacer per team: it hands out the team's dial slots (workflows/team-pacer.ts). */
 export function pacerWorkflowId(teamId: string): string {
   return `teamPacer-${teamId}`;

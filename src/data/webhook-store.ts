@@ -28,16 +28,24 @@ export interface DeliveryAttemptRecord {
 /** An activity's tries per attempt are far fewer (the delivery workflow allows ten). */
 const TRIES_PER_PHASE = 1_000;
 const PHASES_PER_ATTEMPT = 2;
+/** Attempts of one stream or redelivery are far fewer (its retry schedule has about a dozen). */
+const ATTEMPTS_PER_RUN = 100_000;
 
 /**
- * Orders the writes to one delivery record as the delivery workflow makes them: by attempt; within
- * one, the activity that made it (`made`) before the one noting it could not be (it runs only after
- * the former gave up); within one activity, by its try. A write of a try the server gave up on (its
- * activity timed out, its store slow) can land after a later one, and must not take the record back
- * to what the earlier one saw.
+ * Orders the writes to one delivery record as they are made: by the run that made them (the call's
+ * stream, 0, then each redelivery by its number, which an operator starts only once the record is no
+ * longer pending); within one, by attempt; within one attempt, the activity that made it (`made`)
+ * before the one noting it could not be (it runs only after the former gave up); within one
+ * activity, by its try. A write of a try the server gave up on (its activity timed out, its store
+ * slow) can land after a later one, and must not take the record back to what the earlier one saw.
+ * By run first, because a redelivery numbers its attempts from the record's count of them, which a
+ * stream whose every write of some attempt failed leaves below that stream's last number.
  */
-export function deliveryWriteOrder(attempt: number, made: boolean, activityTry: number): number {
-  return (attempt * PHASES_PER_ATTEMPT + (made ? 0 : 1)) * TRIES_PER_PHASE + Math.min(activityTry, TRIES_PER_PHASE - 1);
+export function deliveryWriteOrder(run: number, attempt: number, made: boolean, activityTry: number): number {
+  const attemptOfRun = run * ATTEMPTS_PER_RUN + Math.min(attempt, ATTEMPTS_PER_RUN - 1);
+  return (
+    (attemptOfRun * PHASES_PER_ATTEMPT + (made ? 0 : 1)) * TRIES_PER_PHASE + Math.min(activityTry, TRIES_PER_PHASE - 1)
+  );
 }
 
 /** Tries of a write that racing first inserts of the record refuse (FerretDB refuses the losing one). */

@@ -116,6 +116,9 @@ describe('webhook deliveries and redelivery', () => {
     });
     expect(delivered.redeliveries).toBe(2);
     expect(delivered.attempts.at(-1)).toMatchObject({ attempt: 9, statusCode: 204, error: null });
+    // Its write is ranked as redelivery 2's (from its workflow id), above anything the stream wrote.
+    const stored = await WebhookDelivery.findById(failed._id).lean();
+    expect(stored?.writeOrder).toBe(deliveryWriteOrder(2, 9, true, 1));
 
     // Every request carried the one webhook-id and the same signed event.
     const requests = receiver.at('/flaky');
@@ -204,7 +207,7 @@ describe('webhook deliveries and redelivery', () => {
     eventId: string,
     attempt: number,
     attemptedAt: Date,
-    write: { state?: DeliveryState; made?: boolean; activityTry?: number } = {},
+    write: { state?: DeliveryState; run?: number; made?: boolean; activityTry?: number } = {},
   ): DeliveryAttemptRecord => ({
     eventId,
     endpointKey: 'call:9',
@@ -217,7 +220,7 @@ describe('webhook deliveries and redelivery', () => {
     state: write.state ?? 'pending',
     event: { type: 'phoneCall.queued', timestamp: attemptedAt.toISOString(), data: {} },
     attempt: { attempt, attemptedAt, statusCode: null, durationMs: 15_000, error: 'timed out' },
-    writeOrder: deliveryWriteOrder(attempt, write.made ?? true, write.activityTry ?? 1),
+    writeOrder: deliveryWriteOrder(write.run ?? 0, attempt, write.made ?? true, write.activityTry ?? 1),
   });
 
   it("dates a delivery by its first attempt's start, not its end: a receiver that hangs does not reorder the list", async () => {
@@ -265,6 +268,20 @@ describe('webhook deliveries and redelivery', () => {
     listed = (await deliveriesOf(callId)).find((d) => d.eventId === eventId)!;
     expect(listed.state).toBe('failed');
     expect(listed.attempts.map((a) => a.attempt)).toEqual([1, 1, 2, 2]);
+  });
+
+  it("gives a redelivery the record's state though its attempts are numbered below the stream's last", async () => {
+    const store = createWebhookStore();
+    const eventId = `evt_${callId}_gap`;
+    const [first, last, redelivered] = [90, 60, 10].map((secondsAgo) => new Date(Date.now() - secondsAgo * 1000));
+    // The stream's attempt 2 never reached the record (the store down through all of it): 2 entries,
+    // the last numbered 3, so redelivery 1 numbers its first attempt 3 too.
+    await store.recordAttempt(attemptRecord(eventId, 1, first!));
+    await store.recordAttempt(attemptRecord(eventId, 3, last!, { state: 'failed' }));
+    await store.recordAttempt(attemptRecord(eventId, 3, redelivered!, { state: 'delivered', run: 1 }));
+    const listed = (await deliveriesOf(callId)).find((d) => d.eventId === eventId)!;
+    expect(listed.state).toBe('delivered');
+    expect(listed.attempts.map((a) => a.attemptedAt)).toEqual([first, last, redelivered].map((d) => d!.toISOString()));
   });
 
   it('needs the webhooks scopes, and answers 404 for ids that are not ids', async () => {

@@ -805,9 +805,9 @@ describe('webhook activities', () => {
     ]);
     // Each write is ordered by its attempt and its activity's try (a later one keeps the state).
     expect(memory.attempts.map((a) => a.writeOrder)).toEqual([
-      deliveryWriteOrder(1, true, 1),
-      deliveryWriteOrder(2, true, 1),
-      deliveryWriteOrder(1, true, 1),
+      deliveryWriteOrder(0, 1, true, 1),
+      deliveryWriteOrder(0, 2, true, 1),
+      deliveryWriteOrder(0, 1, true, 1),
     ]);
     // Both endpoints were signed with their own secret, under the event's stable id.
     expect(receiver.at('/team').map((r) => r.headers['webhook-id'])).toEqual([base.event.eventId, base.event.eventId]);
@@ -819,12 +819,12 @@ describe('webhook activities', () => {
     await run(activities.recordAttemptNotMade, [{ ...notMade, attempt: 2, isLastAttempt: false }]);
     await run(activities.recordAttemptNotMade, [{ ...notMade, attempt: 3, isLastAttempt: true }]);
     expect(memory.attempts.slice(3).map((a) => [a.state, a.attempt.attempt, a.attempt.error, a.writeOrder])).toEqual([
-      ['pending', 2, NOT_MADE, deliveryWriteOrder(2, false, 1)],
-      ['failed', 3, NOT_MADE, deliveryWriteOrder(3, false, 1)],
+      ['pending', 2, NOT_MADE, deliveryWriteOrder(0, 2, false, 1)],
+      ['failed', 3, NOT_MADE, deliveryWriteOrder(0, 3, false, 1)],
     ]);
 
     // A retried activity's write is ordered by its try.
     await run(activities.attemptWebhookDelivery, [{ ...base, target: team!, attempt: 3, isLastAttempt: false }], 4);
-    expect(memory.attempts.at(-1)?.writeOrder).toBe(deliveryWriteOrder(3, true, 4));
+    expect(memory.attempts.at(-1)?.writeOrder).toBe(deliveryWriteOrder(0, 3, true, 4));
   });
 });
