@@ -7,8 +7,9 @@ import type { WebhookDeliveryDoc } from './models/webhook-delivery';
 export type WebhookDeliveryView = z.output<typeof webhookDeliveryViewSchema>;
 
 type Attempt = WebhookDeliveryDoc['attempts'][number];
-const byAttempt = (a: Attempt, b: Attempt) =>
-  a.attempt - b.attempt || a.attemptedAt.getTime() - b.attemptedAt.getTime();
+/** Oldest first, by when each was sent (a redelivery's numbers may run below its stream's last). */
+const oldestFirst = (a: Attempt, b: Attempt) =>
+  a.attemptedAt.getTime() - b.attemptedAt.getTime() || a.attempt - b.attempt;
 
 export function toWebhookDeliveryView(doc: WebhookDeliveryDoc): WebhookDeliveryView {
   return {
@@ -23,7 +24,7 @@ export function toWebhookDeliveryView(doc: WebhookDeliveryDoc): WebhookDeliveryV
     url: doc.url,
     state: doc.state,
     // In the order they were made: a write that landed late was added after later attempts.
-    attempts: [...doc.attempts].sort(byAttempt).map((a) => ({
+    attempts: [...doc.attempts].sort(oldestFirst).map((a) => ({
       attempt: a.attempt,
       attemptedAt: a.attemptedAt.toISOString(),
       statusCode: a.statusCode ?? null,

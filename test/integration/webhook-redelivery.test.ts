@@ -274,14 +274,19 @@ describe('webhook deliveries and redelivery', () => {
     const store = createWebhookStore();
     const eventId = `evt_${callId}_gap`;
     const [first, last, redelivered] = [90, 60, 10].map((secondsAgo) => new Date(Date.now() - secondsAgo * 1000));
-    // The stream's attempt 2 never reached the record (the store down through all of it): 2 entries,
-    // the last numbered 3, so redelivery 1 numbers its first attempt 3 too.
+    // The stream's attempts 2 and 3 never reached the record (the store down through all of them): 2
+    // entries, the last numbered 4, so redelivery 1 numbers its first attempt 3.
     await store.recordAttempt(attemptRecord(eventId, 1, first!));
-    await store.recordAttempt(attemptRecord(eventId, 3, last!, { state: 'failed' }));
+    await store.recordAttempt(attemptRecord(eventId, 4, last!, { state: 'failed' }));
     await store.recordAttempt(attemptRecord(eventId, 3, redelivered!, { state: 'delivered', run: 1 }));
     const listed = (await deliveriesOf(callId)).find((d) => d.eventId === eventId)!;
     expect(listed.state).toBe('delivered');
-    expect(listed.attempts.map((a) => a.attemptedAt)).toEqual([first, last, redelivered].map((d) => d!.toISOString()));
+    // Oldest first, by when each was sent, whatever its number.
+    expect(listed.attempts.map((a) => [a.attempt, a.attemptedAt])).toEqual([
+      [1, first!.toISOString()],
+      [4, last!.toISOString()],
+      [3, redelivered!.toISOString()],
+    ]);
   });
 
   it('needs the webhooks scopes, and answers 404 for ids that are not ids', async () => {
