@@ -174,6 +174,7 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
     made: boolean,
   ): Promise<void> {
     const { target, event } = input;
+    const activity = activityInfo();
     return webhooks.recordAttempt({
       eventId: event.eventId,
       endpointKey: target.endpointKey,
@@ -187,10 +188,10 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       event: { type: event.type, timestamp: event.timestamp, data: event.data },
       attempt: { attempt: input.attempt, ...attempt },
       writeOrder: deliveryWriteOrder(
-        redeliveryNumberOf(activityInfo().workflowExecution?.workflowId ?? ''),
+        redeliveryNumberOf(activity.workflowExecution?.workflowId ?? ''),
         input.attempt,
         made,
-        activityInfo().attempt,
+        activity.attempt,
       ),
     });
   }

@@ -137,10 +137,10 @@ export interface RawRuns {
  *   a lower bound of theirs uncapped, and a page judged within 1.2x of it is within 1.2x of the true
  *   one. No run follows a capped one: the runs' p99 (their slowest, at 100 runs or fewer) is the cap
  *   whatever they take.
- * - Once two runs each took over `decidedAboveMs` (the scenario passes five times the API's p99), no
- *   more follow: the ratio is under 0.2x, six times within the budget, and further runs could bring
- *   it near 1.2x only by the query turning five times quicker. Pages whose raw query is close to the
- *   API's get every run the time allows.
+ * - Once the first two runs each took over `decidedAboveMs` (the scenario passes five times the API's
+ *   p99), no more follow: the ratio is under 0.2x, six times within the budget, and further runs could
+ *   bring it near 1.2x only by the query turning five times quicker. Pages whose raw query is close to
+ *   the API's get every run the time allows.
  */
 export async function rawTimes(
   team: Types.ObjectId,
@@ -156,7 +156,8 @@ export async function rawTimes(
   }
   const times: number[] = [];
   const began = performance.now();
-  const decided = () => times.length >= 2 && times.every((ms) => ms > runs.decidedAboveMs);
+  // Only the first two decide: once either was quicker, the page is close enough for every run.
+  const decided = () => times.length === 2 && times.every((ms) => ms > runs.decidedAboveMs);
   while (times.length < runs.maxRuns && (times.length === 0 || performance.now() - began < runs.budgetMs)) {
     const start = performance.now();
     try {

@@ -16,27 +16,23 @@ let seeded: Types.ObjectId[];
 /** A team whose whole sorted first page takes the store well over a millisecond. */
 const largerTeamId = new Types.ObjectId();
 
+/** `count` calls of `team` in creates of up to `maxBlock`, to 50 numbers. */
+const seedTeam = (team: Types.ObjectId, count: number, maxBlock: number, seed: number) =>
+  seedCalls({
+    teamId: team.toHexString(),
+    templateIds: [new Types.ObjectId().toHexString()],
+    phoneNumberIds: [new Types.ObjectId().toHexString()],
+    count,
+    maxBlock,
+    numbers: 50,
+    random: seededRandom(seed),
+  });
+
 beforeAll(async () => {
   await mongoose.connect(withDatabase(inject('mongoUri'), `lists_${randomBytes(4).toString('hex')}`));
   // Blocks of one call: single creates, never from a file.
-  seeded = await seedCalls({
-    teamId: teamId.toHexString(),
-    templateIds: [new Types.ObjectId().toHexString()],
-    phoneNumberIds: [new Types.ObjectId().toHexString()],
-    count: 100,
-    maxBlock: 1,
-    numbers: 50,
-    random: seededRandom(16),
-  });
-  await seedCalls({
-    teamId: largerTeamId.toHexString(),
-    templateIds: [new Types.ObjectId().toHexString()],
-    phoneNumberIds: [new Types.ObjectId().toHexString()],
-    count: 3_000,
-    maxBlock: 1_000,
-    numbers: 50,
-    random: seededRandom(17),
-  });
+  seeded = await seedTeam(teamId, 100, 1, 16);
+  await seedTeam(largerTeamId, 3_000, 1_000, 17);
 }, 60_000);
 afterAll(async () => {
   await mongoose.connection.db?.dropDatabase();
