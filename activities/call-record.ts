@@ -90,9 +90,22 @@ export function createCallRecordActivities(deps: WriteDeps & EventRouterDeps) {
     recordStatus: (change: StatusChange, route?: EventRouteAfterWrite): Promise<StatusWritten> =>
       writeStatus(change, route),
 
-    /** Records why a queued call is waiting (status code only: the status stays queued, no event). */
-    async recordQueuedStatusCode({ callId, statusCode, at }: { callId: string; statusCode: string; at: string }) {
-      await calls.setQueuedStatusCode(callId, statusCode, new Date(at));
+    /**
+     * Records why a queued call is waiting (status code only: the status stays queued, no event), while
+     * it waits for `attempt` (when named).
+     */
+    async recordQueuedStatusCode({
+      callId,
+      statusCode,
+      at,
+      attempt,
+    }: {
+      callId: string;
+      statusCode: string;
+      at: string;
+      attempt?: number;
+    }) {
+      await calls.setQueuedStatusCode(callId, statusCode, new Date(at), attempt);
     },
 
     /**

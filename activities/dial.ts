@@ -60,6 +60,8 @@ const outOfTime = () =>
 export interface RingingWrite {
   at: string;
   callTriggeredAt: string;
+  /** The dial attempt (workflows since 2026-11-30): a write landing after it ended changes nothing. */
+  attempt?: number;
   /** The `phoneCall.ringing` event, handed on once the write lands (calls since `routeWithWrites`). */
   route?: EventRouteAfterWrite;
 }
@@ -128,6 +130,7 @@ export function createDialActivities(
         status: 'ringing',
         statusCode: STATUS_CODES.dialling,
         at: ringing.at,
+        ...(ringing.attempt !== undefined ? { attempt: ringing.attempt } : {}),
         fields: { callTriggeredAt: ringing.callTriggeredAt, providerCallId },
       },
       ringing.route,

@@ -57,12 +57,23 @@ export function createPacingActivities({
   return {
     /**
      * Queues the call at its team's pacer, starting the pacer if it is not running; with
-     * `statusCodeAt`, first records on the call that it waits for a slot (one activity, not two, per call).
+     * `statusCodeAt`, first records on the call that it waits for a slot (one activity, not two, per call),
+     * while it waits for `attempt` (when named).
      */
-    async requestDialSlot(input: { teamId: string; request: DialSlotRequest; statusCodeAt?: string }): Promise<void> {
+    async requestDialSlot(input: {
+      teamId: string;
+      request: DialSlotRequest;
+      statusCodeAt?: string;
+      attempt?: number;
+    }): Promise<void> {
       const { teamId, request } = input;
       if (input.statusCodeAt)
-        await calls.setQueuedStatusCode(request.callId, STATUS_CODES.waitingForSlot, new Date(input.statusCodeAt));
+        await calls.setQueuedStatusCode(
+          request.callId,
+          STATUS_CODES.waitingForSlot,
+          new Date(input.statusCodeAt),
+          input.attempt,
+        );
       await requestTogether(teamId, request);
     },
 

@@ -183,7 +183,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     endedAttempt?: Parameters<Activities['recordStatus']>[0]['endedAttempt'],
     at = new Date().toISOString(),
   ) {
-    const change = { callId: input.callId, status, statusCode, at, fields, endedAttempt };
+    // Its attempt fences the write: landing after the attempt ended (a late try), it changes nothing.
+    const change = { callId: input.callId, status, statusCode, at, fields, endedAttempt, attempt: state.attempt };
     const before = streams.snapshot();
     const route = streams.writeRoute(statusEventName(status), at);
     const record = step(RECORD_OPTIONS, `record ${status} (${statusCode})`);
@@ -566,6 +567,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         callId: input.callId,
         statusCode,
         at: new Date().toISOString(),
+        attempt: state.attempt,
       });
   }
 
@@ -640,6 +642,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           teamId: input.teamId,
           request: { callId: input.callId, provider: input.provider, ticket: slotTicket },
           statusCodeAt: recordWhy ? new Date().toISOString() : undefined,
+          attempt: state.attempt,
         });
         // Since `slotWaitEndsAtClose` the wait ends when the hours close: the loop's top then finds them
         // closed and gives the place back, so that the call takes no dial turn it could not use.
@@ -683,7 +686,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           ...(input.ringTimeoutAtProvider ? { ringTimeoutSeconds } : {}),
           // Histories from before the field wrote `ringing` with an activity of its own, and replay so.
           ...(input.ringingWithDial
-            ? { ringing: { at: ringingAt, callTriggeredAt: triggeredAt, ...(route ? { route } : {}) } }
+            ? {
+                ringing: {
+                  at: ringingAt,
+                  callTriggeredAt: triggeredAt,
+                  attempt: state.attempt,
+                  ...(route ? { route } : {}),
+                },
+              }
             : {}),
           // The provider request itself waits for its turn on the account (src/calls/dial-spacer.ts).
           ...(input.paced ? { paced: true } : {}),

@@ -16,6 +16,13 @@ export interface StatusChange {
   statusCode: string;
   /** When the change happened (ISO): also what makes a retried write recognisable. */
   at: string;
+  /**
+   * The dial attempt the change belongs to (workflows since 2026-11-30 name it): the write lands only
+   * while the record holds exactly the attempts ended before it, so a write that lands late, after its
+   * attempt ended (a try the server gave up on while the store was slow), changes nothing. A change that
+   * ends an attempt belongs to that attempt (`endedAttempt`), named or not.
+   */
+  attempt?: number;
   fields?: {
     callTriggeredAt?: string;
     callStartedAt?: string;
@@ -84,7 +91,11 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
   // One conditional single-document write: a retry after it landed matches nothing, so the attempt is
   // appended once. A self-transition (queued -> queued) is told from its retry by the change's time.
   const from = predecessorsOf(change.status);
-  const filter: Record<string, unknown> = { _id: change.callId, status: { $in: from } };
+  const filter: Record<string, unknown> = {
+    _id: change.callId,
+    status: { $in: from },
+    ...attemptsEndedBefore(change.endedAttempt?.attempt ?? change.attempt),
+  };
   if (from.includes(change.status)) filter['statusExtraInfo.dateTime'] = { $ne: at };
   const updated = await PhoneCall.findOneAndUpdate(filter, update, { returnDocument: 'after' }).lean();
   if (updated) return { outcome: 'applied', call: toReadView(updated) };
@@ -93,6 +104,20 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
   const sameWrite = current.status === change.status && current.statusExtraInfo?.dateTime?.getTime() === at.getTime();
   if (sameWrite) return { outcome: 'applied', call: toReadView(current) };
   return { outcome: 'skipped', currentStatus: current.status as CallStatus };
+}
+
+/**
+ * The filter that holds while the record's `attempts` are exactly those ended before `attempt` (none
+ * when the attempt is not named): the status machine alone would let an earlier attempt's `ringing`
+ * or why-it-waits land on a call queued again for its redial. `$size` on one document: both stores.
+ */
+function attemptsEndedBefore(attempt: number | undefined): Record<string, unknown> {
+  if (attempt === undefined) return {};
+  const ended = attempt - 1;
+  // Records stored before `attempts` existed have no array at all.
+  return ended === 0
+    ? { $or: [{ attempts: { $size: 0 } }, { attempts: { $exists: false } }] }
+    : { attempts: { $size: ended } };
 }
 
 type DeletedOwnWebhook = Pick<PhoneCallDoc['phoneCallWebhooks'][number], 'url' | 'secretSealed' | 'subscribedEvent'>;
@@ -138,8 +163,11 @@ export interface CallStore {
     /** Only another call's record counts, not its callbacks' sightings. */
     options?: { recordsOnly?: boolean },
   ): Promise<boolean>;
-  /** Says why a queued call waits (its status code); a call no longer queued is left alone. */
-  setQueuedStatusCode(callId: string, statusCode: string, at: Date): Promise<void>;
+  /**
+   * Says why a queued call waits (its status code); a call no longer queued, or no longer waiting for
+   * `attempt` when it is named (see StatusChange's), is left alone.
+   */
+  setQueuedStatusCode(callId: string, statusCode: string, at: Date, attempt?: number): Promise<void>;
   saveResults(callId: string | Types.ObjectId, results: CallResults): Promise<void>;
 }
 
@@ -194,9 +222,9 @@ export function createCallStore(): CallStore {
       ]);
       return recorded !== null || sighted !== null;
     },
-    async setQueuedStatusCode(callId, statusCode, at) {
+    async setQueuedStatusCode(callId, statusCode, at, attempt) {
       await PhoneCall.updateOne(
-        { _id: callId, status: 'queued' },
+        { _id: callId, status: 'queued', ...attemptsEndedBefore(attempt) },
         { $set: { statusExtraInfo: { statusCode, dateTime: at } } },
       );
     },

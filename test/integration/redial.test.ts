@@ -3,7 +3,9 @@
 // again, and the do-not-call list and a DELETE between attempts stopping the rest.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTemplate } from '../../src/admin/commands';
+import { callWorkflowId } from '../../src/contracts/ids';
 import { PROVIDERS } from '../../src/contracts/providers';
+import { createMongoStores } from '../../src/data/stores';
 import { phoneCallReadViewSchema } from '../../src/schemas/responses';
 import { apiClient, errorMessages, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
@@ -136,6 +138,48 @@ describe('redial policy', () => {
     expect(deleted.body.data).toMatchObject({ status: 'queued', statusExtraInfo: { statusCode: 'waiting-to-redial' } });
     expect(errorMessages(await client.get(`/v1/phoneCalls/${id}`), 404)).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 6_000));
+    expect(stack.emulator.callsTo(to)).toBe(1);
+  });
+  it('leaves a call waiting to redial alone when a write of its ended attempt lands late', async () => {
+    const { client, create, read } = await redialTeam('Redial, late writes', 2, '1h');
+    const to = '+14155591486';
+    const id = await create(to, 'telnyx');
+    await eventually(async () => ((await read(id)).attempts.length === 1 ? true : undefined), 30_000);
+    const waiting = await read(id);
+    expect([waiting.status, waiting.statusExtraInfo?.statusCode]).toEqual(['queued', 'waiting-to-redial']);
+    const first = waiting.attempts[0]!;
+
+    // What the first attempt's tries wrote, landing only now: a try the server gave up on while the
+    // store was slow runs on. The status machine alone lets `ringing` follow `queued`.
+    const { calls } = createMongoStores();
+    const lateRinging = await calls.applyStatusChange({
+      callId: id,
+      status: 'ringing',
+      statusCode: 'dialling',
+      at: first.callTriggeredAt,
+      attempt: 1,
+      fields: { callTriggeredAt: first.callTriggeredAt, providerCallId: first.providerCallId! },
+    });
+    expect(lateRinging.outcome).toBe('skipped');
+    await calls.setQueuedStatusCode(id, 'waiting-for-slot', new Date(first.callTriggeredAt), 1);
+    expect(await read(id)).toEqual(waiting);
+    // The attempt to come still takes its own.
+    await calls.setQueuedStatusCode(id, 'paused', new Date(), 2);
+    expect((await read(id)).statusExtraInfo?.statusCode).toBe('paused');
+
+    // The workflow names the attempt of each write it made.
+    const { events } = await stack.temporal.workflow.getHandle(callWorkflowId(id)).fetchHistory();
+    const inputs = events!.flatMap((e) => {
+      const scheduled = e.activityTaskScheduledEventAttributes;
+      if (!scheduled) return [];
+      const input = JSON.parse(Buffer.from(scheduled.input!.payloads![0]!.data!).toString('utf8'));
+      return [[scheduled.activityType!.name, input]];
+    });
+    expect(inputs.map(([name]) => name)).toEqual(['dialCall', 'recordStatus']);
+    expect(inputs[0]![1]).toMatchObject({ ringing: { attempt: 1 } });
+    expect(inputs[1]![1]).toMatchObject({ status: 'queued', attempt: 2, endedAttempt: { attempt: 1 } });
+
+    expect((await client.delete(`/v1/phoneCalls/${id}`)).status).toBe(200);
     expect(stack.emulator.callsTo(to)).toBe(1);
   });
 });
