@@ -153,6 +153,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     },
   );
 
+  /**
+   * The attempt a write of the record names, so that landing after the attempt ended (a late try) it
+   * changes nothing (calls since `writesNameAttempt`).
+   */
+  function namedAttempt(attempt: number): { attempt?: number } {
+    return input.writesNameAttempt ? { attempt } : {};
+  }
+
   /** Pausing and a batch's cancel reach a call until it has ended (or is being deleted). */
   function refuseOnceEnded(what: string): void {
     if (state.phase === 'ended' || state.phase === 'deleting' || state.phase === 'deleted') {
@@ -183,8 +191,16 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     endedAttempt?: Parameters<Activities['recordStatus']>[0]['endedAttempt'],
     at = new Date().toISOString(),
   ) {
-    // Its attempt fences the write: landing after the attempt ended (a late try), it changes nothing.
-    const change = { callId: input.callId, status, statusCode, at, fields, endedAttempt, attempt: state.attempt };
+    const change = {
+      callId: input.callId,
+      status,
+      statusCode,
+      at,
+      fields,
+      endedAttempt,
+      // A redial's `queued` ends the attempt before it (`state.attempt` already names the next).
+      ...namedAttempt(endedAttempt?.attempt ?? state.attempt),
+    };
     const before = streams.snapshot();
     const route = streams.writeRoute(statusEventName(status), at);
     const record = step(RECORD_OPTIONS, `record ${status} (${statusCode})`);
@@ -567,7 +583,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         callId: input.callId,
         statusCode,
         at: new Date().toISOString(),
-        attempt: state.attempt,
+        ...namedAttempt(state.attempt),
       });
   }
 
@@ -642,7 +658,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           teamId: input.teamId,
           request: { callId: input.callId, provider: input.provider, ticket: slotTicket },
           statusCodeAt: recordWhy ? new Date().toISOString() : undefined,
-          attempt: state.attempt,
+          ...namedAttempt(state.attempt),
         });
         // Since `slotWaitEndsAtClose` the wait ends when the hours close: the loop's top then finds them
         // closed and gives the place back, so that the call takes no dial turn it could not use.
@@ -690,7 +706,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
                 ringing: {
                   at: ringingAt,
                   callTriggeredAt: triggeredAt,
-                  attempt: state.attempt,
+                  ...namedAttempt(state.attempt),
                   ...(route ? { route } : {}),
                 },
               }

@@ -98,6 +98,14 @@ export interface CallWorkflowInput {
    */
   statusWritesOutliveCancel?: boolean;
   /**
+   * True for calls created since 2026-11-30: every write of the call's record names its dial attempt,
+   * and lands only while the record holds the attempts ended before it (src/data/call-store.ts), so a
+   * late write of an ended attempt changes nothing. Needs `statusWritesOutliveCancel`: a cancel that
+   * cut a redial's `queued` write short left the workflow unsure which attempts the record holds.
+   * Absent (histories from before): the writes name none, as then.
+   */
+  writesNameAttempt?: boolean;
+  /**
    * True for calls created since 2026-11-29 (later that day): a dial refused for a rate limit (nothing
    * placed) waits as a queued call, taking a delete or a pause, and checks the calling hours again
    * before it dials. Absent (histories from before): a plain timer, as then.

@@ -149,6 +149,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
       pauseShownWhileRedialWaits: true,
       slotWaitEndsAtClose: true,
       statusWritesOutliveCancel: true,
+      writesNameAttempt: true,
       rateLimitWaitsAsQueued: true,
       pauseShownWhileScheduled: true,
       ringTimeoutAtProvider: true,

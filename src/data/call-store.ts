@@ -17,10 +17,10 @@ export interface StatusChange {
   /** When the change happened (ISO): also what makes a retried write recognisable. */
   at: string;
   /**
-   * The dial attempt the change belongs to (workflows since 2026-11-30 name it): the write lands only
-   * while the record holds exactly the attempts ended before it, so a write that lands late, after its
-   * attempt ended (a try the server gave up on while the store was slow), changes nothing. A change that
-   * ends an attempt belongs to that attempt (`endedAttempt`), named or not.
+   * The dial attempt the change belongs to (a change that ends one, that one), named by calls since
+   * `writesNameAttempt`: the write lands only while the record holds exactly the attempts ended before
+   * it, so a write that lands late, after its attempt ended (a try the server gave up on while the
+   * store was slow), changes nothing. Not named: no such check, as before.
    */
   attempt?: number;
   fields?: {
@@ -94,7 +94,7 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
   const filter: Record<string, unknown> = {
     _id: change.callId,
     status: { $in: from },
-    ...attemptsEndedBefore(change.endedAttempt?.attempt ?? change.attempt),
+    ...attemptsEndedBefore(change.attempt),
   };
   if (from.includes(change.status)) filter['statusExtraInfo.dateTime'] = { $ne: at };
   const updated = await PhoneCall.findOneAndUpdate(filter, update, { returnDocument: 'after' }).lean();
