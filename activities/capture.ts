@@ -2,7 +2,7 @@
 // in spoken order) and fill the conversation's results; a callee who asked not to be called again
 // goes on the team's do-not-call list. Idempotent: a retry rewrites the same data.
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { FAILURES } from '../src/contracts/failures';
 import { isMachine, type AnsweredBy } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
@@ -82,8 +82,20 @@ async function recordingOnceProcessed(
       givenUp(failed.err);
       return null;
     }
-    await new Promise((resolve) => setTimeout(resolve, pause));
+    // Ends at once should this try be given up meanwhile (see stillWanted).
+    await Context.current().sleep(pause);
   }
+}
+
+/**
+ * Throws once this try has been cancelled: the server gave up on it (its heartbeat found it timed
+ * out), or the worker is stopping. Its work may have hung on the store while the next try wrote the
+ * call's outputs, and the attempt after it its own; what this try wrote now would replace theirs.
+ * A write already sent is not recalled: this narrows the window to it.
+ */
+function stillWanted(): void {
+  const signal = Context.current().cancellationSignal;
+  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new CancelledFailure('try given up');
 }
 
 /** Whether this attempt is the last its retry policy allows (unknown or unlimited: never). */
@@ -140,6 +152,7 @@ export function createCaptureActivities(
         ),
       );
       if (audio) {
+        stillWanted();
         const token = await conversations.saveRecording(call, audio, 'audio/wav');
         recordingUrl = `${config.PUBLIC_BASE_URL}/recordings/${token}.wav`;
       }
@@ -154,6 +167,7 @@ export function createCaptureActivities(
     // even when two utterances share an offset or a provider's offsets run back (people talking over
     // each other: Twilio orders its sentences by index, not start time).
     let lastMs = -Infinity;
+    stillWanted();
     const stored = await conversations.replaceTranscript(
       call,
       utterances.map((u) => {
@@ -178,6 +192,7 @@ export function createCaptureActivities(
         callDurationSeconds: (Date.parse(input.endedAt) - answeredMs) / 1000,
       },
     );
+    stillWanted();
     if (results.optedOut) {
       await doNotCall.add(
         call.teamId.toHexString(),
@@ -199,6 +214,7 @@ export function createCaptureActivities(
     const transcriptRouted =
       input.route && transcriptEvent ? await routeAfterWrite(input.route.transcript, transcriptEvent) : undefined;
     let final: StatusWritten | undefined;
+    stillWanted();
     if (input.final) {
       // A transcript event that could not be handed on is routed by the workflow once this returns: the
       // final status's is left to it too, so that no stream gets the final status before the transcript.

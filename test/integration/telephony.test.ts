@@ -1,6 +1,7 @@
 // Calls end to end through each provider's adapter and the emulator: statuses for every emulated
 // outcome, recording, transcript and results; callback signatures, duplicates and reordering; a
 // retried dial that rings once; voices and transcripts endpoints.
+import { ActivityCancellationDetails, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import mongoose, { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -369,8 +370,11 @@ it('a dial asked to write the move to ringing writes it with the provider call i
   expect(stack.emulator.callsTo(to)).toBe(1);
 });
 
-it('a capture asked to write the final status writes it with the results, once across a retry', async () => {
-  const to = numberForScenario('meeting-tuesday', '+1415555');
+/**
+ * A recorded call to `to` dialled by hand (its workflow terminated), its conversation over and its
+ * recording processed, recorded as answered: the capture's input, writing `completed` with the results.
+ */
+async function answeredCallToCapture(to: string) {
   const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString(), record: true });
   await stack.temporal.workflow.getHandle(callWorkflowId(id)).terminate('the test runs the activities by hand');
   const activities = workerActivities();
@@ -420,6 +424,11 @@ it('a capture asked to write the final status writes it with the results, once a
       endedAttempt,
     },
   };
+  return { id, activities, input };
+}
+
+it('a capture asked to write the final status writes it with the results, once across a retry', async () => {
+  const { id, activities, input } = await answeredCallToCapture(numberForScenario('meeting-tuesday', '+1415555'));
   const first = (await activityTry(1).run(activities.captureCallOutputs, input)) as Captured;
   expect(first.final).toMatchObject({ applied: true, call: { status: 'completed', callDuration: 60 } });
   // One write: the status with everything the conversation left, so the event's payload has it all.
@@ -444,6 +453,23 @@ it('a capture asked to write the final status writes it with the results, once a
   const after = await PhoneCall.findById(id).lean();
   expect(after!.resultValues).toEqual(record!.resultValues);
   expect(after!.statusExtraInfo!.dateTime).toEqual(new Date('2026-11-26T10:01:06.000Z'));
+});
+
+it('a capture try given up by the server (its heartbeat timed out) writes nothing more; the next try writes it all', async () => {
+  const { id, activities, input } = await answeredCallToCapture(numberForScenario('meeting-tuesday', '+1415556'));
+  // A try whose store round trip hung past the heartbeat timeout: its next heartbeat learnt that the
+  // server had given up on it, and the try after it (or the next attempt's capture) may have written.
+  const givenUp = activityTry(1);
+  givenUp.cancel('TIMED_OUT', new ActivityCancellationDetails({ timedOut: true }));
+  await expect(givenUp.run(activities.captureCallOutputs, input)).rejects.toBeInstanceOf(CancelledFailure);
+  const untouched = await PhoneCall.findById(id).lean();
+  expect(untouched).toMatchObject({ status: 'inProgress', resultValues: [], attempts: [] });
+  expect(untouched!.recordingUrl).toBeUndefined();
+  expect((await api.get(`/v1/transcripts?phoneCallId=${id}`)).body.data).toEqual([]);
+
+  const next = (await activityTry(2).run(activities.captureCallOutputs, input)) as Captured;
+  expect(next.final).toMatchObject({ applied: true, call: { status: 'completed' } });
+  expect((await api.get(`/v1/transcripts?phoneCallId=${id}`)).body.data.length).toBeGreaterThan(2);
 });
 
 it('an operator cancelling a queued call ends it as cancelled', async () => {
