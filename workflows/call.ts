@@ -81,6 +81,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   let slotRequested = false;
   /** Numbers this call's requests, so a grant for a withdrawn one is told apart. */
   let slotTicket = 0;
+  /** An attempt that had ended, to be redialled, when an operator's cancel ended the call instead. */
+  let attemptEndedBeforeCancel: ReturnType<typeof attemptRecord> | null = null;
   const streams = new CallWebhookStreams(input, state);
 
   setHandler(callStateQuery, () => state);
@@ -272,15 +274,18 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       const hungUp = live && !isTerminal(state.status) ? await hangUp(dialledSince) : null;
       if (!isTerminal(state.status) && state.phase !== 'deleted') {
         state.phase = 'ended';
-        const endedAt = new Date().toISOString();
+        const endedAt = attemptEndedBeforeCancel?.callEndedAt ?? new Date().toISOString();
         const providerCallId = hungUp && !state.providerCallId ? { providerCallId: hungUp } : {};
-        // An attempt that was dialled goes into `attempts`, as every other ending's does.
-        const attempt = state.triggeredAt
-          ? {
-              ...attemptRecord({ status: 'cancelled', code: STATUS_CODES.cancelledByOperator }, endedAt),
-              ...providerCallId,
-            }
-          : undefined;
+        // An attempt that was dialled goes into `attempts`, as every other ending's does (one that had
+        // ended before the cancel, as it ended).
+        const attempt =
+          attemptEndedBeforeCancel ??
+          (state.triggeredAt
+            ? {
+                ...attemptRecord({ status: 'cancelled', code: STATUS_CODES.cancelledByOperator }, endedAt),
+                ...providerCallId,
+              }
+            : undefined);
         await moveTo(
           'cancelled',
           STATUS_CODES.cancelledByOperator,
@@ -469,6 +474,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     const policy = input.redialPolicy;
     if (!planned && redials(outcome)) {
       const record = attemptRecord(outcome, state.endedAt ?? new Date().toISOString());
+      // An operator's cancel taken meanwhile (it came while the attempt's outputs were captured) ends
+      // the call before any redial: the cancel's write records this attempt as it ended, with no
+      // `queued` (and its `phoneCall.queued`) between the attempt and `cancelled`.
+      if (input.cancelBeforeRedialQueues && CancellationScope.current().consideredCancelled) {
+        state.phase = 'ended';
+        attemptEndedBeforeCancel = record;
+        await CancellationScope.current().cancelRequested;
+      }
       // Waiting from here, before the slot goes back: a batch's cancel taken meanwhile deletes the
       // call (it was told "no redial" and the redial came anyway, the release being a local activity).
       // Histories from before replay the old order: an update taken there was answered by it.

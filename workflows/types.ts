@@ -106,6 +106,13 @@ export interface CallWorkflowInput {
    */
   writesNameAttempt?: boolean;
   /**
+   * True for calls created since 2026-11-30: an operator's cancel that came while an attempt to be
+   * redialled had its outputs captured ends the call before the redial queues it, the attempt recorded
+   * as it ended. Absent (histories from before): the call was queued for its redial (telling
+   * `phoneCall.queued`) and then cancelled, as then.
+   */
+  cancelBeforeRedialQueues?: boolean;
+  /**
    * True for calls created since 2026-11-29 (later that day): a dial refused for a rate limit (nothing
    * placed) waits as a queued call, taking a delete or a pause, and checks the calling hours again
    * before it dials. Absent (histories from before): a plain timer, as then.

@@ -150,6 +150,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
       slotWaitEndsAtClose: true,
       statusWritesOutliveCancel: true,
       writesNameAttempt: true,
+      cancelBeforeRedialQueues: true,
       rateLimitWaitsAsQueued: true,
       pauseShownWhileScheduled: true,
       ringTimeoutAtProvider: true,
