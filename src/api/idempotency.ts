@@ -245,6 +245,12 @@ export async function withIdempotency(
         renewing = null;
       });
   }, options.leaseRenewMs ?? LEASE_RENEW_MS);
+  /**
+   * Whether the key names this request's own batch. Until it does, a takeover is settling the batch it
+   * took over, which may be live (started, or soon by the reconciler): a failure then does not free
+   * the key, or the client's next retry would write and start a second batch beside it.
+   */
+  let ownBatchNamed = !claim.abandonedBatchId;
   try {
     const nameOwnBatch = async () => {
       if (!claim.abandonedBatchId) return;
@@ -262,6 +268,7 @@ export async function withIdempotency(
           renewing = null;
         });
       await naming;
+      ownBatchNamed = true;
     };
     const stillHolds = async (): Promise<KeyHold> => {
       // Between renewals, as nameOwnBatch: the check is a renewal that says whether it matched.
@@ -293,6 +300,13 @@ export async function withIdempotency(
     if (err instanceof CreateOutcomeUnknown) {
       ctx.state.log.error({ err }, 'create failed, its outcome unknown: the key is left to a retry to take over');
       throw err.failure;
+    }
+    if (!ownBatchNamed) {
+      ctx.state.log.error(
+        { err, batchId: claim.abandonedBatchId?.toHexString() },
+        'settling the batch of an abandoned request failed: the key is left to a later retry to take over',
+      );
+      throw err;
     }
     // Nothing was created: free the key so that the client may retry it.
     await IdempotencyRecord.deleteOne({ ...identity, createdAt: now });

@@ -711,6 +711,33 @@ it("keeps naming the dead request's batch when a takeover's answer cannot be sto
   expect(taken).toEqual([deadBatch.toHexString(), deadBatch.toHexString()]);
 });
 
+it("keeps the key naming the dead request's batch when settling that batch fails; a later retry settles it", async () => {
+  // The batch taken over may be live (started, or soon by the reconciler): freeing the key on a failed
+  // read would let the client's next retry write and start a second batch beside it.
+  const identity = { teamId: stack.team.teamId, scope: 'takeover fails', key: `fails-${Date.now()}` };
+  const deadBatch = new Types.ObjectId();
+  await abandonedKey(identity, { fails: true }, deadBatch);
+  const options = { ...identity, body: { fails: true }, forgetBatch: async () => undefined };
+  await expect(
+    withIdempotency(requestWithKey(identity.key), options, async () => {
+      throw new Error('the store did not answer');
+    }),
+  ).rejects.toThrow('the store did not answer');
+  const kept = await IdempotencyRecord.findOne(identity, { state: 1, dispatchBatchId: 1 }).lean();
+  expect(kept).toMatchObject({ state: 'pending', dispatchBatchId: deadBatch });
+
+  await IdempotencyRecord.updateOne(
+    { ...identity, teamId: new Types.ObjectId(identity.teamId) },
+    { $set: { leaseUntil: new Date(Date.now() - 1_000) } },
+  );
+  const taken: Array<string | null> = [];
+  await withIdempotency(requestWithKey(identity.key), options, async ({ abandonedBatchId }) => {
+    taken.push(abandonedBatchId?.toHexString() ?? null);
+    return { status: 201, body: { settled: true }, batchId: abandonedBatchId ?? undefined };
+  });
+  expect(taken).toEqual([deadBatch.toHexString()]);
+});
+
 it("a takeover's key names the dead request's batch while it works, and its own only once it says so", async () => {
   // Should the retry die in turn before its answer is stored, the next one must find the batch that
   // holds the calls, not the retry's own unopened one (it would write every call again).
