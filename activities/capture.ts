@@ -82,20 +82,26 @@ async function recordingOnceProcessed(
       givenUp(failed.err);
       return null;
     }
-    // Ends at once should this try be given up meanwhile (see stillWanted).
-    await Context.current().sleep(pause);
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    stillWanted();
   }
 }
 
 /**
- * Throws once this try has been cancelled: the server gave up on it (its heartbeat found it timed
- * out), or the worker is stopping. Its work may have hung on the store while the next try wrote the
- * call's outputs, and the attempt after it its own; what this try wrote now would replace theirs.
- * A write already sent is not recalled: this narrows the window to it.
+ * Throws once the server has given up on this try: its 2-minute start-to-close passed (the worker's
+ * SDK tells it then), or its heartbeats stopped reaching the server for 20 s, or the server no longer
+ * knows it. It may have hung on the store while the next try wrote the call's outputs, and the
+ * attempt after it its own: what this try wrote now would replace theirs. A write already sent is not
+ * recalled: this narrows the window to it. Other cancels are not a giving up: one as the worker
+ * stops lets the try finish (there is no next try until it ends, and a last try's outputs would be
+ * lost), and an operator's cancel of a call from before `captureOutlivesCancel` kept its outputs.
  */
 function stillWanted(): void {
-  const signal = Context.current().cancellationSignal;
-  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new CancelledFailure('try given up');
+  const context = Context.current();
+  const given = context.cancellationDetails;
+  if (!context.cancellationSignal.aborted || !(given?.timedOut || given?.notFound || given?.reset)) return;
+  const reason: unknown = context.cancellationSignal.reason;
+  throw reason instanceof Error ? reason : new CancelledFailure('the server gave up on this try');
 }
 
 /** Whether this attempt is the last its retry policy allows (unknown or unlimited: never). */
@@ -211,6 +217,7 @@ export function createCaptureActivities(
         ? null
         : { phoneCallId: input.callId, teamId: call.teamId.toHexString(), transcripts: stored };
     // In the order the workflow tells them: the transcript's event before the final status's.
+    stillWanted();
     const transcriptRouted =
       input.route && transcriptEvent ? await routeAfterWrite(input.route.transcript, transcriptEvent) : undefined;
     let final: StatusWritten | undefined;
@@ -221,7 +228,10 @@ export function createCaptureActivities(
       const finalRoute = transcriptEvent && input.route && !transcriptRouted ? undefined : input.route?.final;
       final = await writeStatus({ ...input.final, results: outputs }, finalRoute);
       // Refused (the call ended otherwise meanwhile): the results are still the conversation's.
-      if (!final.applied) await calls.saveResults(call._id, outputs);
+      if (!final.applied) {
+        stillWanted();
+        await calls.saveResults(call._id, outputs);
+      }
     } else {
       await calls.saveResults(call._id, outputs);
     }

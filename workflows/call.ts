@@ -286,10 +286,18 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
                 ...providerCallId,
               }
             : undefined);
+        // An attempt that had ended leaves its call's length and who answered, as its own ending would.
+        const ended = attemptEndedBeforeCancel;
+        const endedFields = ended && {
+          ...(ended.callStartedAt
+            ? { callDuration: (Date.parse(ended.callEndedAt) - Date.parse(ended.callStartedAt)) / 1000 }
+            : {}),
+          ...(ended.answeredBy ? { answeredBy: ended.answeredBy } : {}),
+        };
         await moveTo(
           'cancelled',
           STATUS_CODES.cancelledByOperator,
-          { callEndedAt: endedAt, ...providerCallId },
+          { callEndedAt: endedAt, ...providerCallId, ...endedFields },
           attempt,
         );
       }

@@ -455,10 +455,10 @@ it('a capture asked to write the final status writes it with the results, once a
   expect(after!.statusExtraInfo!.dateTime).toEqual(new Date('2026-11-26T10:01:06.000Z'));
 });
 
-it('a capture try given up by the server (its heartbeat timed out) writes nothing more; the next try writes it all', async () => {
+it('a capture try the server gave up on writes nothing more; one cancelled as its worker stops, and the next, write it all', async () => {
   const { id, activities, input } = await answeredCallToCapture(numberForScenario('meeting-tuesday', '+1415556'));
-  // A try whose store round trip hung past the heartbeat timeout: its next heartbeat learnt that the
-  // server had given up on it, and the try after it (or the next attempt's capture) may have written.
+  // A try whose store round trip hung past its start-to-close: the SDK cancels it as timed out, and
+  // the try after it (or the next attempt's capture) may have written.
   const givenUp = activityTry(1);
   givenUp.cancel('TIMED_OUT', new ActivityCancellationDetails({ timedOut: true }));
   await expect(givenUp.run(activities.captureCallOutputs, input)).rejects.toBeInstanceOf(CancelledFailure);
@@ -467,9 +467,15 @@ it('a capture try given up by the server (its heartbeat timed out) writes nothin
   expect(untouched!.recordingUrl).toBeUndefined();
   expect((await api.get(`/v1/transcripts?phoneCallId=${id}`)).body.data).toEqual([]);
 
-  const next = (await activityTry(2).run(activities.captureCallOutputs, input)) as Captured;
-  expect(next.final).toMatchObject({ applied: true, call: { status: 'completed' } });
+  // Cancelled as its worker stops (after the shutdown's grace time): no try follows until it ends, so
+  // it finishes its work rather than lose it (on a last try, for good).
+  const stopping = activityTry(2);
+  stopping.cancel('WORKER_SHUTDOWN', new ActivityCancellationDetails({ workerShutdown: true }));
+  const finished = (await stopping.run(activities.captureCallOutputs, input)) as Captured;
+  expect(finished.final).toMatchObject({ applied: true, call: { status: 'completed' } });
   expect((await api.get(`/v1/transcripts?phoneCallId=${id}`)).body.data.length).toBeGreaterThan(2);
+  const next = (await activityTry(3).run(activities.captureCallOutputs, input)) as Captured;
+  expect(next.final).toMatchObject({ applied: true, call: { status: 'completed' } });
 });
 
 it('an operator cancelling a queued call ends it as cancelled', async () => {

@@ -50,7 +50,7 @@ async function cancelledDuringCapture(overrides: Partial<CallWorkflowInput>) {
 }
 
 it('ends a call cancelled before its redial queues it as cancelled, its attempt recorded as it ended', async () => {
-  const { calls, changes } = await cancelledDuringCapture({ cancelBeforeRedialQueues: true });
+  const { calls, changes } = await cancelledDuringCapture({ cancelBeforeRedialQueues: true, writesNameAttempt: true });
   // No `queued` (nor its phoneCall.queued) between the attempt and the cancel.
   expect(changes.map((c) => `${c.status}/${c.statusCode}`)).toEqual([
     'ringing/dialling',
@@ -64,7 +64,10 @@ it('ends a call cancelled before its redial queues it as cancelled, its attempt 
     statusCode: 'answering-machine',
     answeredBy: 'machine',
   });
-  expect(cancel.fields).toMatchObject({ callEndedAt: cancel.endedAttempt!.callEndedAt });
+  expect(cancel.fields).toMatchObject({ callEndedAt: cancel.endedAttempt!.callEndedAt, answeredBy: 'machine' });
+  expect(cancel.fields!.callDuration).toBeGreaterThanOrEqual(0);
+  // The write names the attempt it ends (`writesNameAttempt`): the record holds none before it.
+  expect(cancel.attempt).toBe(1);
   expect(calls.filter((c) => c.name === 'dialCall')).toHaveLength(1);
   // Hung up once, on the machine: the call had ended before the cancel.
   expect(calls.filter((c) => c.name === 'hangUpCall')).toHaveLength(1);
