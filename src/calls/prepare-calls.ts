@@ -249,12 +249,17 @@ function sealWith(secretBox: SecretBox | undefined, secret: string): string {
 }
 
 function checkVariables(template: CallTemplateDoc, input: PhoneCallCreateInput, field: string): string[] {
-  const given = new Set((input.promptVariableValues ?? []).map((v) => v.key));
+  const values = new Map((input.promptVariableValues ?? []).map((v) => [v.key, v.value]));
   const known = new Set([...template.variables, ...template.requiredVariables]);
   const problems: string[] = [];
   for (const name of template.requiredVariables) {
-    if (!given.has(name)) problems.push(`${field} must include ${name} (required by the call template)`);
+    const value = values.get(name);
+    if (value === undefined) problems.push(`${field} must include ${name} (required by the call template)`);
+    // Blank, it would be dropped from the prompt as an optional one is: what `required` is there to stop.
+    else if (value.trim() === '')
+      problems.push(`${field} must give ${name} a value that is not blank (required by the call template)`);
   }
+  const given = values.keys();
   for (const name of given) {
     if (!known.has(name)) problems.push(`${field} has unknown key ${name} (the call template has no such variable)`);
   }

@@ -228,6 +228,31 @@ describe('POST /v1/phoneCalls', () => {
     ]);
   });
 
+  it('takes a variable the template does not require given empty, alone or in a batch; a required one must not be blank', async () => {
+    const values = [
+      { key: 'firstName', value: 'Grace' },
+      { key: 'when', value: '' },
+    ];
+    const single = await api.post('/v1/phoneCalls', callBody({ promptVariableValues: values }));
+    expect(single.status).toBe(201);
+    expect(single.body.data.promptVariableValues).toEqual(values);
+    const read = await api.get(`/v1/phoneCalls/${single.body.data._id}`);
+    expect(read.body.data.promptVariableValues).toEqual(values);
+    const batch = await api.post('/v1/phoneCalls/batch', {
+      phoneCalls: [callBody({ promptVariableValues: values }), callBody({ toPhoneNumber: '+14155552672' })],
+    });
+    expect(batch.status).toBe(201);
+    expect(batch.body.data[0].promptVariableValues).toEqual(values);
+
+    const blank = await api.post(
+      '/v1/phoneCalls',
+      callBody({ promptVariableValues: [{ key: 'firstName', value: '  ' }] }),
+    );
+    expect(errorMessages(blank, 400)).toEqual([
+      'promptVariableValues must give firstName a value that is not blank (required by the call template)',
+    ]);
+  });
+
   it('refuses a schedule more than 365 days ahead, and dates that do not exist', async () => {
     const res = await api.post(
       '/v1/phoneCalls',

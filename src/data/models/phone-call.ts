@@ -14,7 +14,15 @@ const phoneCallSchema = new Schema(
     toPhoneNumber: { type: String, required: true },
     promptVariableValues: {
       type: [
-        new Schema({ key: { type: String, required: true }, value: { type: String, required: true } }, { _id: false }),
+        new Schema(
+          {
+            key: { type: String, required: true },
+            // It may be empty: a variable the template does not require may be given blank (it is dropped
+            // from the prompt). Mongoose's `required` refuses an empty string; the API makes it present.
+            value: { type: String, default: '' },
+          },
+          { _id: false },
+        ),
       ],
       default: [],
     },
