@@ -70,8 +70,8 @@ function rawQueuedCall(
   };
 }
 
-it('answers 500 and keeps no record when the workflow cannot be started', async () => {
-  // The same API over a Temporal namespace that does not exist: every workflow start fails.
+/** The same API over a Temporal namespace that does not exist: every workflow start fails. */
+async function withStartsFailing(work: (broken: ReturnType<typeof apiClient>) => Promise<void>): Promise<void> {
   const temporal = await connectTemporalClient({
     address: stack.config.TEMPORAL_ADDRESS,
     namespace: 'no-such-namespace',
@@ -82,7 +82,15 @@ it('answers 500 and keeps no record when the workflow cannot be started', async 
     '127.0.0.1',
   );
   try {
-    const broken = apiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, stack.team.key);
+    await work(apiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, stack.team.key));
+  } finally {
+    server.close();
+    await temporal.connection.close();
+  }
+}
+
+it('answers 500 and keeps no record when the workflow cannot be started', async () => {
+  await withStartsFailing(async (broken) => {
     const before = await PhoneCall.countDocuments({ teamId: stack.team.teamId });
     const batchesBefore = await DispatchBatch.countDocuments({ teamId: stack.team.teamId });
     const res = await broken.post('/v1/phoneCalls', {
@@ -95,10 +103,44 @@ it('answers 500 and keeps no record when the workflow cannot be started', async 
     expect(JSON.stringify(res.body)).not.toMatch(/at .*\.ts:\d+/);
     expect(await PhoneCall.countDocuments({ teamId: stack.team.teamId })).toBe(before);
     expect(await DispatchBatch.countDocuments({ teamId: stack.team.teamId })).toBe(batchesBefore);
+  });
+});
+
+it('keeps the Idempotency-Key for a retry when the workflow cannot be started and its record not removed', async () => {
+  // Freed, the key would let the client's retry create a second call beside this one, which the
+  // reconciler starts once Temporal is back (its batch written whole).
+  const key = `unstarted-${Date.now()}`;
+  const { deleteOne, deleteMany } = PhoneCall.collection;
+  const unanswered = async () => {
+    throw new Error('the store did not answer');
+  };
+  PhoneCall.collection.deleteOne = unanswered as typeof deleteOne;
+  PhoneCall.collection.deleteMany = unanswered as typeof deleteMany;
+  try {
+    await withStartsFailing(async (broken) => {
+      const res = await broken.post(
+        '/v1/phoneCalls',
+        {
+          teamId: stack.team.teamId,
+          callTemplateId: stack.team.templateId,
+          toPhoneNumber: '+14155556002',
+          promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
+        },
+        { headers: { 'Idempotency-Key': key } },
+      );
+      expect(errorMessages(res, 500)).toHaveLength(1);
+      expect(JSON.stringify(res.body)).not.toMatch(/at .*\.ts:\d+/);
+    });
   } finally {
-    server.close();
-    await temporal.connection.close();
+    PhoneCall.collection.deleteOne = deleteOne;
+    PhoneCall.collection.deleteMany = deleteMany;
   }
+  const record = await IdempotencyRecord.findOne({ key }).lean();
+  expect(record?.state).toBe('pending');
+  const left = await PhoneCall.find({ dispatchBatchId: record!.dispatchBatchId }).lean();
+  expect(left.map((c) => c.toPhoneNumber)).toEqual(['+14155556002']);
+  await PhoneCall.deleteMany({ dispatchBatchId: record!.dispatchBatchId });
+  await DispatchBatch.deleteOne({ _id: record!.dispatchBatchId });
 });
 
 /** Until the function it answers is called, a write of a call to `to` lands and then answers an error. */

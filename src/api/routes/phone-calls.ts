@@ -155,11 +155,13 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         try {
           await deps.dispatcher.start(doc, calls[0]!.plan, { teamWebhookEvents: webhookEvents });
         } catch (err) {
-          // No workflow, no call: remove the record so that nothing half-made remains.
-          await PhoneCall.deleteOne({ _id: doc._id });
-          await deps.dispatcher.dropBatch(batchId);
+          // No workflow, no call: the record goes with its batch so that nothing half-made remains. Should
+          // that fail too, the key is left to a retry's takeover (the reconciler may start the call).
           ctx.state.log.error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
-          throw new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']);
+          return failCutShort(
+            batchId,
+            new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']),
+          );
         }
         // The call and its workflow exist: a batch left open only costs the reconciler a no-op start,
         // so the answer does not wait for it, unless a retry may take the batch over: then it must be
