@@ -129,6 +129,10 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   // 5 s behind Twilio's at 0.2/s); each provider's calls keep their order (runs begun before keep the
   // old way to their end).
   const grantsPerProvider = patched('pacer-grants-per-provider');
+  // Grants that leave room while waiters are still in pages (or in `unspilled`) bring them in at once:
+  // before, they waited for the next signal or the sweep, up to 30 s with slots free (runs begun
+  // before keep the old way to their end).
+  const refillsAfterGrants = patched('pacer-refills-after-grants');
   /** Calls that withdrew and may still be in pages: their entries below `belowTicket` (all, if unset) go. */
   const withdrawnSpilled = new Map<string, number | undefined>(
     (carried?.withdrawnSpilled ?? []).map(([callId, below]) => [callId, below ?? undefined]),
@@ -367,6 +371,11 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
         tuning: input.tuning,
       });
     }
+
+    // Room left, few in the queue, and more waiting outside it: the loop's top brings them in (each
+    // round moves the spill head or empties `unspilled`, so this ends).
+    const roomLeft = holders.size < limits.maxConcurrentCalls && queue.length < refillBelow;
+    if (refillsAfterGrants && roomLeft && (spillHead < spillTail || unspilled.length > 0)) continue;
 
     if (holders.size === 0 && waiting() === 0) {
       if (!(await condition(() => changed, idleMs, { summary: 'idle: no call waits or is live' }))) {

@@ -22,7 +22,7 @@ import {
   requestDialSlotsSignal,
   setPausedUpdate,
 } from '../../workflows/messages';
-import { teamPacerWorkflow } from '../../workflows/team-pacer';
+import { teamPacerWorkflow, type PacerInput } from '../../workflows/team-pacer';
 import type { CallWorkflowInput } from '../../workflows/types';
 import { installQuietRuntime, stubActivities, uniqueId } from '../workflows/environment';
 
@@ -414,6 +414,27 @@ describe('team pacer', () => {
     expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
   });
 
+  it('brings waiters in from its pages as soon as its grants leave room, not at the next signal or sweep', async () => {
+    // Before, the grants of a and b emptied the workflow's queue with a slot still free, and c waited
+    // in its page until something woke the pacer: a release, a request, or the sweep (a minute here).
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    const { worker, startPacer, granted } = await grantRecordingWorker(teamId, {
+      cap: 3,
+      tuning: { memoryQueueMax: 2, sweepMs: 60_000 },
+    });
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    await worker.runUntil(async () => {
+      const pacer = await startPacer();
+      // a and b wait in the workflow, c to g in pages of two; three slots.
+      await pacer.signal(requestDialSlotsSignal, { requests: names.map(ask) });
+      await waitFor(() => granted.length >= 3);
+      expect(granted).toEqual(['a', 'b', 'c']);
+      await serveInTurn(pacer, names, granted);
+    });
+    expect(granted).toEqual(names);
+    expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
+  });
+
   it('a run started afresh clears the pages a terminated run left, and serves the calls in them when they ask', async () => {
     const teamId = new mongoose.Types.ObjectId().toHexString();
     // A terminated run had spilled x far along its pages; this run numbers its pages from 0.
@@ -476,14 +497,19 @@ describe('team pacer', () => {
 
 /** A twilio request of `callId`'s first wait. */
 const ask = (callId: string) => ({ callId, provider: 'twilio' as const, ticket: 1 });
+type PacerTuning = NonNullable<PacerInput['tuning']>;
 
 /**
- * A worker with the real pacer activities (over FerretDB), one live call at a time, that records each
- * grant and takes it as delivered to a running call (the calls are only names here); `startPacer`
- * starts the team's pacer on it, keeping one waiter in the workflow and pages of two.
+ * A worker with the real pacer activities (over FerretDB), one live call at a time (or `cap`), that
+ * records each grant and takes it as delivered to a running call (the calls are only names here);
+ * `startPacer` starts the team's pacer on it, keeping one waiter in the workflow and pages of two
+ * (unless `tuning` says otherwise).
  */
-async function grantRecordingWorker(teamId: string) {
-  await Team.create({ _id: teamId, name: 'Grants', defaultProvider: 'twilio', pacing: { maxConcurrentCalls: 1 } });
+async function grantRecordingWorker(
+  teamId: string,
+  { cap = 1, tuning = {} }: { cap?: number; tuning?: PacerTuning } = {},
+) {
+  await Team.create({ _id: teamId, name: 'Grants', defaultProvider: 'twilio', pacing: { maxConcurrentCalls: cap } });
   const taskQueue = uniqueId('pacing');
   const pacing = createPacingActivities({
     pacing: createPacingStore(),
@@ -509,7 +535,7 @@ async function grantRecordingWorker(teamId: string) {
     client.workflow.start(teamPacerWorkflow, {
       workflowId: pacerWorkflowId(teamId),
       taskQueue,
-      args: [{ teamId, tuning: { memoryQueueMax: 1, spillPageSize: 2, idleMs: 1_000 } }],
+      args: [{ teamId, tuning: { memoryQueueMax: 1, spillPageSize: 2, idleMs: 1_000, ...tuning } }],
     });
   return { worker, startPacer, granted };
 }
