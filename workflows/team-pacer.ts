@@ -374,8 +374,10 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
 
     // Room left, few in the queue, and more waiting outside it: the loop's top brings them in (each
     // round moves the spill head or empties `unspilled`, so this ends).
+    // Not once the sweep is due: it comes first, and a long drain must not put it off.
     const roomLeft = holders.size < limits.maxConcurrentCalls && queue.length < refillBelow;
-    if (refillsAfterGrants && roomLeft && (spillHead < spillTail || unspilled.length > 0)) continue;
+    const moreOutside = spillHead < spillTail || unspilled.length > 0;
+    if (refillsAfterGrants && roomLeft && moreOutside && Date.now() < nextSweep) continue;
 
     if (holders.size === 0 && waiting() === 0) {
       if (!(await condition(() => changed, idleMs, { summary: 'idle: no call waits or is live' }))) {

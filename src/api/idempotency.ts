@@ -261,7 +261,8 @@ export async function withIdempotency(
         { ...identity, createdAt: now, state: 'pending' },
         { $set: { dispatchBatchId: batchId } },
       ).then(() => undefined);
-      // Held without its failure: the handler hears of that, and the key is then freed as for any.
+      // Held without its failure: the handler hears of that (the key then stays naming the batch taken
+      // over, for a later retry: ownBatchNamed).
       renewing = naming
         .catch(() => undefined)
         .finally(() => {
@@ -304,7 +305,7 @@ export async function withIdempotency(
     if (!ownBatchNamed) {
       ctx.state.log.error(
         { err, batchId: claim.abandonedBatchId?.toHexString() },
-        'settling the batch of an abandoned request failed: the key is left to a later retry to take over',
+        'settling the batch of an abandoned request, or naming its own, failed: the key is left to a later retry',
       );
       throw err;
     }

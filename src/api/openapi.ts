@@ -129,7 +129,8 @@ function phoneCallCreateRequest(): JsonSchema {
       uniqueItems: true,
       description:
         'Values for the prompt variables of the template (`{{name}}` in its prompt). Every variable the template ' +
-        'declares as required must be given; unknown or duplicate keys are 400.',
+        'declares as required must be given, with a value that is not empty; a variable it does not require may be ' +
+        'given empty (it is left out of the prompt). Unknown or duplicate keys are 400.',
     },
     'promptVariableValues[].key': { description: 'Name of a prompt variable of the template.' },
     'promptVariableValues[].value': { description: 'Its value for this call.' },

@@ -249,18 +249,18 @@ function sealWith(secretBox: SecretBox | undefined, secret: string): string {
 }
 
 function checkVariables(template: CallTemplateDoc, input: PhoneCallCreateInput, field: string): string[] {
-  const values = new Map((input.promptVariableValues ?? []).map((v) => [v.key, v.value]));
+  const values = input.promptVariableValues ?? [];
   const known = new Set([...template.variables, ...template.requiredVariables]);
   const problems: string[] = [];
   for (const name of template.requiredVariables) {
-    const value = values.get(name);
-    if (value === undefined) problems.push(`${field} must include ${name} (required by the call template)`);
-    // Blank, it would be dropped from the prompt as an optional one is: what `required` is there to stop.
-    else if (value.trim() === '')
-      problems.push(`${field} must give ${name} a value that is not blank (required by the call template)`);
+    const givenAs = values.filter((v) => v.key === name);
+    if (givenAs.length === 0) problems.push(`${field} must include ${name} (required by the call template)`);
+    // Empty, it would be dropped from the prompt as an optional one is: what `required` is there to
+    // stop (it failed the create with a 500 before 2026-11-30). Spaces alone were taken, and still are.
+    else if (givenAs.every((v) => v.value === ''))
+      problems.push(`${field} must give ${name} a value (required by the call template)`);
   }
-  const given = values.keys();
-  for (const name of given) {
+  for (const name of new Set(values.map((v) => v.key))) {
     if (!known.has(name)) problems.push(`${field} has unknown key ${name} (the call template has no such variable)`);
   }
   return problems;

@@ -1589,7 +1589,7 @@ export interface components {
       }[];
       /** @description ID of one of the team's phone numbers. The call is made from it when it belongs to the call's provider (`telephonyProvider`, else the team's default provider), which it does not choose. */
       phoneNumberId?: string;
-      /** @description Values for the prompt variables of the template (`{{name}}` in its prompt). Every variable the template declares as required must be given; unknown or duplicate keys are 400. */
+      /** @description Values for the prompt variables of the template (`{{name}}` in its prompt). Every variable the template declares as required must be given, with a value that is not empty; a variable it does not require may be given empty (it is left out of the prompt). Unknown or duplicate keys are 400. */
       promptVariableValues?: {
         /** @description Name of a prompt variable of the template. */
         key: string;

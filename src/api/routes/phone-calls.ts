@@ -155,13 +155,8 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         try {
           await deps.dispatcher.start(doc, calls[0]!.plan, { teamWebhookEvents: webhookEvents });
         } catch (err) {
-          // No workflow, no call: the record goes with its batch so that nothing half-made remains. Should
-          // that fail too, the key is left to a retry's takeover (the reconciler may start the call).
           ctx.state.log.error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
-          return failCutShort(
-            batchId,
-            new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']),
-          );
+          return failUnstarted(batchId);
         }
         // The call and its workflow exist: a batch left open only costs the reconciler a no-op start,
         // so the answer does not wait for it, unless a retry may take the batch over: then it must be
@@ -320,6 +315,27 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       throw new CreateOutcomeUnknown(err, cleanupErr);
     }
     throw err;
+  }
+
+  /**
+   * A single create whose workflow start failed: no workflow, no call, so the record goes with its
+   * batch and the answer says nothing was created. Unless the removal fails, or finds the call no
+   * longer queued (the start went through after all, and the call is being dialled): then whether it
+   * was created is unknown, the key (if any) is left to a retry's takeover, and the answer says so.
+   */
+  async function failUnstarted(batchId: Types.ObjectId): Promise<never> {
+    const unknown = new HttpError(500, [
+      'the call could not be scheduled, and whether it was created is not known: retry with the same ' +
+        'Idempotency-Key, or look for the call before creating it again',
+    ]);
+    let removed: number;
+    try {
+      removed = await discardBatch(batchId);
+    } catch (cleanupErr) {
+      throw new CreateOutcomeUnknown(unknown, cleanupErr);
+    }
+    if (removed !== 1) throw new CreateOutcomeUnknown(unknown, new Error(`${removed} queued calls removed, not 1`));
+    throw new HttpError(500, ['the call could not be scheduled; nothing was created, please retry']);
   }
 
   /**
