@@ -60,7 +60,7 @@ const outOfTime = () =>
 export interface RingingWrite {
   at: string;
   callTriggeredAt: string;
-  /** The dial attempt (workflows since 2026-11-30): a write landing after it ended changes nothing. */
+  /** The dial attempt (calls since `writesNameAttempt`): a write landing after it ended changes nothing. */
   attempt?: number;
   /** The `phoneCall.ringing` event, handed on once the write lands (calls since `routeWithWrites`). */
   route?: EventRouteAfterWrite;

@@ -289,9 +289,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         // An attempt that had ended leaves its call's length and who answered, as its own ending would.
         const ended = attemptEndedBeforeCancel;
         const endedFields = ended && {
-          ...(ended.callStartedAt
-            ? { callDuration: (Date.parse(ended.callEndedAt) - Date.parse(ended.callStartedAt)) / 1000 }
-            : {}),
+          ...(ended.callStartedAt ? { callDuration: secondsBetween(ended.callStartedAt, ended.callEndedAt) } : {}),
           ...(ended.answeredBy ? { answeredBy: ended.answeredBy } : {}),
         };
         await moveTo(
@@ -466,7 +464,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         ? { callTriggeredAt: record.callTriggeredAt, callEndedAt: endedAt }
         : {
             callEndedAt: endedAt,
-            callDuration: state.answeredAt ? (Date.parse(endedAt) - Date.parse(state.answeredAt)) / 1000 : undefined,
+            callDuration: state.answeredAt ? secondsBetween(state.answeredAt, endedAt) : undefined,
             answeredBy: state.answeredBy ?? undefined,
           },
       endedAttempt: record,
@@ -808,6 +806,11 @@ function rateLimitDelay(err: unknown): { retryAfterMs: number; byTeam: boolean; 
   const attempt = cause.details?.[1];
   const firstTry = attempt === undefined || Number(attempt) === 1;
   return { retryAfterMs: Number.isFinite(asked) && asked > 0 ? asked : 1_000, byTeam, firstTry };
+}
+
+/** A call's length from answer to end (ISO times), as `callDuration` holds it. */
+function secondsBetween(from: string, to: string): number {
+  return (Date.parse(to) - Date.parse(from)) / 1000;
 }
 
 function rejectionCode(err: unknown): StatusCode {
