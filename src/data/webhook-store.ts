@@ -109,7 +109,7 @@ export function createWebhookStore(): WebhookStore {
           if (!isDuplicateKeyOnly(err) || tries >= RECORD_TRIES) throw err;
         }
         // A later write holds the state: this attempt is only added to the record, which lists it
-        // where its number puts it (webhook-delivery-view.ts).
+        // where its time puts it (webhook-delivery-view.ts).
         const added = await WebhookDelivery.updateOne(
           { ...key, writeOrder: { $gt: record.writeOrder } },
           { $push: { attempts: record.attempt }, $min: { createdAt: record.attempt.attemptedAt } },
