@@ -48,6 +48,8 @@ const REFILL_BELOW = 250;
 /** How often slots of calls that ended without saying so are looked for, and the team's limits re-read
  * (so `team set-limits` takes effect within this long). */
 const SWEEP_MS = 30_000;
+/** Holders described by one local activity of the sweep: well inside its 30 s at any cap. */
+const SWEEP_CHUNK = 200;
 /** A pacer with nothing to do for this long ends; the next request starts it again. */
 const IDLE_MS = 10 * 60_000;
 const HISTORY_EVENTS_BEFORE_CONTINUE = 10_000;
@@ -75,6 +77,7 @@ export interface PacerInput {
     memoryQueueMax: number;
     spillPageSize: number;
     sweepMs: number;
+    sweepChunk: number;
     idleMs: number;
     historyEventsBeforeContinue: number;
   }>;
@@ -86,6 +89,7 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   const pageSize = input.tuning?.spillPageSize ?? SPILL_PAGE_SIZE;
   const refillBelow = Math.min(REFILL_BELOW, Math.ceil(memoryQueueMax / 4));
   const sweepMs = input.tuning?.sweepMs ?? SWEEP_MS;
+  const sweepChunk = input.tuning?.sweepChunk ?? SWEEP_CHUNK;
   const idleMs = input.tuning?.idleMs ?? IDLE_MS;
   const carried = input.carried;
   const holders = new Map<string, number>(carried?.holders ?? []);
@@ -133,6 +137,13 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   // before, they waited for the next signal or the sweep, up to 30 s with slots free (runs begun
   // before keep the old way to their end).
   const refillsAfterGrants = patched('pacer-refills-after-grants');
+  // The sweep runs beside the grants, its holders described a chunk per local activity: before, the
+  // loop waited for it, and with a cap in the thousands on a slow server one activity describing every
+  // holder could overrun its 30 s on every try, stopping all grants for good (runs begun before keep
+  // the old way to their end).
+  const sweepsAside = patched('pacer-sweeps-aside');
+  /** A sweep under way (sweepsAside): the next waits for it. */
+  let sweeping = false;
   /** Calls that withdrew and may still be in pages: their entries below `belowTicket` (all, if unset) go. */
   const withdrawnSpilled = new Map<string, number | undefined>(
     (carried?.withdrawnSpilled ?? []).map(([callId, below]) => [callId, below ?? undefined]),
@@ -249,12 +260,31 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   }
 
   /** Before this run closes: every grant delivered (or failed and taken back), every handler done. */
-  const settled = () => grantsInFlight === 0 && allHandlersFinished();
+  const settled = () => grantsInFlight === 0 && !sweeping && allHandlersFinished();
   /** Sends what is unsent and waits until settled; false when a handler granted more meanwhile. */
   async function settle(): Promise<boolean> {
     sendGrants();
     await condition(settled);
     return unsent.length === 0;
+  }
+
+  /**
+   * Gives back the slots of calls that ended without saying so (terminated from the UI, say), and
+   * re-reads the team's limits.
+   */
+  async function sweep(): Promise<void> {
+    const held = [...holders];
+    for (let from = 0; from < held.length; from += sweepChunk) {
+      const chunk = held.slice(from, from + sweepChunk);
+      const ended = new Set(await findEndedCalls({ callIds: chunk.map(([callId]) => callId) }));
+      // A slot granted again since (the call asked anew: a reset) is not this sweep's to take back.
+      for (const [callId, ticket] of chunk) {
+        if (!ended.has(callId) || holders.get(callId) !== ticket) continue;
+        holders.delete(callId);
+        changed = true; // its slot goes out now, not when the sweep ends
+      }
+    }
+    limits = await readPacingLimits({ teamId });
   }
 
   /**
@@ -389,13 +419,25 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
     const summary = `${holders.size}/${limits.maxConcurrentCalls} live, ${waiting()} waiting`;
     if (batched) {
       if (untilDial !== null) wakeForDial(Math.max(1, untilDial));
-      wakeForSweep(summary);
+      if (!sweeping) wakeForSweep(summary);
       await condition(() => changed);
     } else {
       const timeout = Math.max(1, Math.min(untilDial ?? Infinity, nextSweep - Date.now()));
       await condition(() => changed, timeout, { summary });
     }
-    if (Date.now() >= nextSweep) {
+    if (Date.now() >= nextSweep && sweepsAside) {
+      // Due again before the last has ended: the next starts when it has (its end wakes the loop).
+      if (!sweeping) {
+        nextSweep = Date.now() + sweepMs;
+        sweeping = true;
+        void sweep()
+          .catch((err: unknown) => log.error('pacer sweep failed', { error: String(err) }))
+          .finally(() => {
+            sweeping = false;
+            changed = true;
+          });
+      }
+    } else if (Date.now() >= nextSweep) {
       nextSweep = Date.now() + sweepMs;
       // Slots of calls that ended without giving them back (terminated from the UI, say) return.
       if (holders.size > 0) {

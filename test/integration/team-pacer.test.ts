@@ -435,6 +435,51 @@ describe('team pacer', () => {
     expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
   });
 
+  it('sweeps beside its grants, a chunk of holders per activity: a slow sweep holds no grant back', async () => {
+    // Before, the loop waited for the sweep, which described every holder in one local activity: on a
+    // slow server with a cap in the thousands it could overrun its 30 s on every try, and no call was
+    // granted meanwhile. Here the sweep is held until the test lets it go.
+    const teamId = new mongoose.Types.ObjectId().toHexString();
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    const described: string[][] = [];
+    const { worker, startPacer, granted } = await grantRecordingWorker(teamId, {
+      cap: 3,
+      tuning: { memoryQueueMax: 10, sweepMs: 500, sweepChunk: 2 },
+      findEndedCalls: async ({ callIds }) => {
+        described.push(callIds);
+        await held;
+        return callIds.filter((callId) => callId === 'b'); // b was terminated from the UI
+      },
+    });
+    await worker.runUntil(async () => {
+      try {
+        const pacer = await startPacer();
+        await pacer.signal(requestDialSlotsSignal, { requests: ['a', 'b', 'c'].map(ask) });
+        // (Two or three of them are held as the sweep begins: the dial rate may space the third.)
+        await waitFor(() => granted.length === 3 && described.length === 1);
+        // The sweep is under way; a gives its slot back and d takes it.
+        await pacer.signal(releaseDialSlotsSignal, { callIds: ['a'] });
+        await pacer.signal(requestDialSlotsSignal, { requests: [ask('d'), ask('e')] });
+        await waitFor(() => granted.includes('d'));
+        expect(described).toHaveLength(1);
+        expect(granted).not.toContain('e'); // b, c and d hold the three slots
+        letGo();
+        // b's slot comes back from the sweep, and e takes it.
+        await waitFor(() => granted.includes('e'));
+        // A later sweep describes c, d and e two at a time.
+        await waitFor(() => described.some((chunk) => chunk.includes('e')));
+        expect(described.find((chunk) => chunk.includes('e'))).toEqual(['e']);
+        expect(described.every((chunk) => chunk.length <= 2)).toBe(true);
+        await pacer.signal(releaseDialSlotsSignal, { callIds: ['c', 'd', 'e'] });
+        await pacer.result();
+      } finally {
+        letGo();
+      }
+    });
+    expect(granted).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+
   it('a run started afresh clears the pages a terminated run left, and serves the calls in them when they ask', async () => {
     const teamId = new mongoose.Types.ObjectId().toHexString();
     // A terminated run had spilled x far along its pages; this run numbers its pages from 0.
@@ -507,7 +552,11 @@ type PacerTuning = NonNullable<PacerInput['tuning']>;
  */
 async function grantRecordingWorker(
   teamId: string,
-  { cap = 1, tuning = {} }: { cap?: number; tuning?: PacerTuning } = {},
+  {
+    cap = 1,
+    tuning = {},
+    findEndedCalls,
+  }: { cap?: number; tuning?: PacerTuning; findEndedCalls?: (input: { callIds: string[] }) => Promise<string[]> } = {},
 ) {
   await Team.create({ _id: teamId, name: 'Grants', defaultProvider: 'twilio', pacing: { maxConcurrentCalls: cap } });
   const taskQueue = uniqueId('pacing');
@@ -524,6 +573,7 @@ async function grantRecordingWorker(
       granted.push(...grants.map((g) => g.callId));
       return [];
     },
+    ...(findEndedCalls ? { findEndedCalls } : {}),
   });
   const worker = await Worker.create({
     connection,
