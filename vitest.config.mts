@@ -56,7 +56,11 @@ class FileOrder extends BaseSequencer {
 // These files need a process of their own: they install that Runtime themselves, or read what the SDK
 // logs through the Runtime of the process's first worker. The timing group keeps isolation: its pacer
 // file installs the Runtime too, and its files are the ones least to be disturbed.
-const OWN_PROCESS = ['test/integration/capture-liveness.test.ts', 'test/integration/log-secrets.test.ts'];
+const OWN_PROCESS = [
+  'test/integration/cancel-during-dial.test.ts',
+  'test/integration/capture-liveness.test.ts',
+  'test/integration/log-secrets.test.ts',
+];
 
 const integration = {
   pool: 'forks' as const,

@@ -3,6 +3,7 @@
 // pieces it runs live beside it: its activities (call-steps), following a dialled call to its end
 // (call-follow), and its events on their way to the webhooks (call-webhook-streams).
 import {
+  ActivityFailure,
   allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
@@ -332,6 +333,12 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       dialled = await dialThroughRateLimits(triggeredAt);
     } catch (err) {
       if (isCancellation(err)) throw err;
+      // A try that failed after the operator's cancel came is not retried (the server retries no
+      // activity once its cancel is asked), and reaches here as a failure, not a cancel: it is the
+      // cancel, whose path looks for a call an earlier try may have placed and hangs it up. Before,
+      // the call ended `failed` and such a call rang on (histories from before replay so).
+      if (cutShortByCancel(err) && patched('dial-failed-under-cancel-is-cancel'))
+        await CancellationScope.current().cancelRequested;
       const code = rejectionCode(err);
       state.endedAt = new Date().toISOString();
       return await endAttempt({ status: 'failed', code });
@@ -811,6 +818,11 @@ function rateLimitDelay(err: unknown): { retryAfterMs: number; byTeam: boolean; 
 /** A call's length from answer to end (ISO times), as `callDuration` holds it. */
 function secondsBetween(from: string, to: string): number {
   return (Date.parse(to) - Date.parse(from)) / 1000;
+}
+
+/** A failed activity the server did not retry because its cancel had been asked. */
+function cutShortByCancel(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.retryState === 'CANCEL_REQUESTED';
 }
 
 function rejectionCode(err: unknown): StatusCode {
