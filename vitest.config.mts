@@ -60,6 +60,7 @@ const OWN_PROCESS = [
   'test/integration/cancel-during-dial.test.ts',
   'test/integration/capture-liveness.test.ts',
   'test/integration/log-secrets.test.ts',
+  'test/integration/webhook-attempt-retry.test.ts',
 ];
 
 const integration = {

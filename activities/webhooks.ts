@@ -1,12 +1,12 @@
 // Which endpoints an event goes to, handing it to their delivery streams, and one delivery attempt to
 // one endpoint (recorded in MongoDB).
-import { activityInfo } from '@temporalio/activity';
+import { activityInfo, heartbeat } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { subscribesTo, type CallEventName } from '../src/contracts/events';
-import { redeliveryNumberOf } from '../src/contracts/ids';
+import { redeliveryNumberOf, webhookAttemptTaskQueue } from '../src/contracts/ids';
 import { toReadView } from '../src/data/phone-call-view';
 import { deliveryWriteOrder, type DeliveryAttemptRecord } from '../src/data/webhook-store';
-import { attemptDelivery } from '../src/webhooks/attempt';
+import { attemptDelivery, type AttemptResult } from '../src/webhooks/attempt';
 import type { WebhookEvent, WebhookTarget } from '../workflows/types';
 import { callWebhookTarget, teamWebhookTarget } from '../src/webhooks/targets';
 import { enqueueEventSignal } from '../workflows/messages';
@@ -41,6 +41,8 @@ export interface Routed {
   /** The event whole, for the first event of each new stream (null when there is none). */
   event: WebhookEvent | null;
   retryDelaysMs: number[];
+  /** Where the new streams make their attempts (set when there are new streams). */
+  attemptTaskQueue?: string;
 }
 
 /**
@@ -56,6 +58,12 @@ export interface WebhookAttemptActivityInput {
   event: WebhookEvent;
   attempt: number;
   isLastAttempt: boolean;
+}
+
+/** An attempt's request made, kept as its try's heartbeat until it is recorded (for the try's retry). */
+interface MadeAttempt {
+  target: WebhookTarget;
+  result: AttemptResult;
 }
 
 export type EventRouterDeps = Pick<ActivityDeps, 'config' | 'calls' | 'webhooks' | 'temporal' | 'logger'>;
@@ -129,6 +137,7 @@ export function createEventRouter({ config, calls, webhooks, temporal, logger }:
       newStreams,
       event: newStreams.length > 0 ? event : null,
       retryDelaysMs: newStreams.length > 0 ? [...config.WEBHOOK_RETRY_DELAYS] : [],
+      ...(newStreams.length > 0 ? { attemptTaskQueue: webhookAttemptTaskQueue(temporal.taskQueue) } : {}),
     };
   }
 
@@ -159,7 +168,7 @@ export function createEventRouter({ config, calls, webhooks, temporal, logger }:
 export type EventRouter = ReturnType<typeof createEventRouter>;
 
 export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDeps, 'secretBox' | 'metrics'>) {
-  const { config, secretBox, webhooks, metrics } = deps;
+  const { config, secretBox, webhooks, metrics, temporal } = deps;
   const { resolveTargets, routeEvent } = createEventRouter(deps);
 
   /**
@@ -196,6 +205,22 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
     });
   }
 
+  /** Records an attempt that was made, with what came of it. */
+  function recordMade(input: WebhookAttemptActivityInput, result: AttemptResult): Promise<void> {
+    const state = result.ok ? 'delivered' : result.gone ? 'gone' : input.isLastAttempt ? 'failed' : 'pending';
+    return record(
+      input,
+      state,
+      {
+        attemptedAt: new Date(result.attemptedAt),
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        error: result.error,
+      },
+      true,
+    );
+  }
+
   /** The team webhook a target names, as it is now (null once deleted). */
   async function currentTarget(input: WebhookAttemptActivityInput): Promise<WebhookTarget | null> {
     const hook = (await webhooks.forTeam(input.teamId)).find((h) => h._id.toHexString() === input.target.webhookId);
@@ -204,10 +229,17 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
 
   return {
     /** The endpoints of an event and the call (resolveTargets), for calls that signal their streams themselves. */
-    async resolveWebhookTargets(
-      input: TargetsQuery,
-    ): Promise<{ targets: WebhookTarget[]; retryDelaysMs: number[]; call: Record<string, unknown> | null }> {
-      return { ...(await resolveTargets(input)), retryDelaysMs: [...config.WEBHOOK_RETRY_DELAYS] };
+    async resolveWebhookTargets(input: TargetsQuery): Promise<{
+      targets: WebhookTarget[];
+      retryDelaysMs: number[];
+      attemptTaskQueue?: string;
+      call: Record<string, unknown> | null;
+    }> {
+      return {
+        ...(await resolveTargets(input)),
+        retryDelaysMs: [...config.WEBHOOK_RETRY_DELAYS],
+        attemptTaskQueue: webhookAttemptTaskQueue(temporal.taskQueue),
+      };
     },
 
     /** Routes an event to its endpoints' streams (createEventRouter's routeEvent), as a local activity. */
@@ -238,6 +270,13 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
 
     async attemptWebhookDelivery(input: WebhookAttemptActivityInput): Promise<{ ok: boolean; gone: boolean }> {
       const { event } = input;
+      // A try that made the request and could not record it (the store down) left what happened as its
+      // heartbeat: this try records that, and the receiver does not get the request once per try.
+      const made = activityInfo().heartbeatDetails as MadeAttempt | undefined;
+      if (made?.result) {
+        await recordMade({ ...input, target: made.target }, made.result);
+        return { ok: made.result.ok, gone: made.result.gone };
+      }
       // A team webhook is sent as it is now: a PATCH of its url or method (or a new secret) applies to
       // the next attempt of every stream, and a deleted webhook gets nothing more.
       const target = input.target.webhookId ? await currentTarget(input) : input.target;
@@ -259,19 +298,9 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
         event: { type: event.type, timestamp: event.timestamp, data: event.data },
         allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_URLS,
       });
-      const state = result.ok ? 'delivered' : result.gone ? 'gone' : input.isLastAttempt ? 'failed' : 'pending';
       metrics.webhookAttempt(result.ok ? 'delivered' : result.gone ? 'gone' : 'failed', result.durationMs / 1000);
-      await record(
-        input,
-        state,
-        {
-          attemptedAt: new Date(result.attemptedAt),
-          statusCode: result.statusCode,
-          durationMs: result.durationMs,
-          error: result.error,
-        },
-        true,
-      );
+      heartbeat({ target, result } satisfies MadeAttempt);
+      await recordMade(input, result);
       return { ok: result.ok, gone: result.gone };
     },
   };

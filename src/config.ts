@@ -95,6 +95,8 @@ const schema = z.object({
    */
   HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(400).default(50),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
+  /** Webhook attempts one worker process makes at once, on their own task queue (webhookAttemptTaskQueue). */
+  WEBHOOK_MAX_CONCURRENT_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(50),
   /**
    * Workflows the worker keeps in memory between their tasks. The SDK's default grows with the heap
    * limit (about 2,300 on a 4 GiB heap, some 0.25 MiB each); a sleeping call needs none, and one that

@@ -70,7 +70,7 @@ export class CallWebhookStreams {
       const started = this.deliveries.get(target.endpointKey);
       const startedSince = this.input.routeWithWrites && started && started !== before.get(target.endpointKey);
       if (startedSince && (await this.signal(started, target.endpointKey, routed.event!, endsStream))) continue;
-      await this.start(target, routed.event!, routed.retryDelaysMs, endsStream);
+      await this.start(target, routed.event!, routed, endsStream);
     }
   }
 
@@ -106,7 +106,7 @@ export class CallWebhookStreams {
       ...(ownTargets ? { ownTargets } : {}),
       wantsCall: data === null,
     });
-    const { targets, retryDelaysMs } = resolved;
+    const { targets } = resolved;
     if (targets.length === 0) return;
     const payload = data ?? resolved.call;
     if (!payload) return; // the record is gone (deleted before this workflow ran): nothing to tell
@@ -114,7 +114,7 @@ export class CallWebhookStreams {
     for (const target of targets) {
       const running = this.deliveries.get(target.endpointKey);
       if (running && (await this.signal(running, target.endpointKey, event, endsStream))) continue;
-      await this.start(target, event, retryDelaysMs, endsStream);
+      await this.start(target, event, resolved, endsStream);
     }
   }
 
@@ -156,8 +156,16 @@ export class CallWebhookStreams {
     }
   }
 
-  /** Starts the delivery workflow of one endpoint with its first event. */
-  private async start(target: WebhookTarget, event: WebhookEvent, retryDelaysMs: number[], endsStream: boolean) {
+  /**
+   * Starts the delivery workflow of one endpoint with its first event, its retry schedule and where it
+   * makes its attempts as the lookup gave them (a lookup from before the attempts' queue gives none).
+   */
+  private async start(
+    target: WebhookTarget,
+    event: WebhookEvent,
+    { retryDelaysMs, attemptTaskQueue }: { retryDelaysMs: number[]; attemptTaskQueue?: string },
+    endsStream: boolean,
+  ) {
     const { input } = this;
     try {
       const start = () =>
@@ -171,6 +179,7 @@ export class CallWebhookStreams {
               firstEvent: event,
               retryDelaysMs,
               ...(input.streamsEndWithFinalEvent ? { endsWithFinalEvent: true } : {}),
+              ...(attemptTaskQueue ? { attemptTaskQueue } : {}),
             },
           ],
           staticSummary: `Webhooks of the call to ${input.toPhoneNumber} for ${hostOf(target.url)}`,

@@ -53,6 +53,10 @@ export async function deliverWebhookEventsWorkflow(
     noMoreEvents = true;
   });
 
+  // Attempts on a queue of their own (streams since it): a receiver that hangs holds no call's activities.
+  const onAttemptQueue: Pick<ActivityOptions, 'taskQueue'> = input.attemptTaskQueue
+    ? { taskQueue: input.attemptTaskQueue }
+    : {};
   let delivered = 0;
   let failed = 0;
   for (;;) {
@@ -83,9 +87,9 @@ export async function deliverWebhookEventsWorkflow(
         attempt,
         isLastAttempt: isLast,
       };
-      const result = await proxyActivities<Activities>({ ...ATTEMPT_OPTIONS, summary })
+      const result = await proxyActivities<Activities>({ ...ATTEMPT_OPTIONS, ...onAttemptQueue, summary })
         .attemptWebhookDelivery(attemptInput)
-        .catch((err: unknown) => attemptNotMade(attemptInput, err));
+        .catch((err: unknown) => attemptNotMade(attemptInput, err, onAttemptQueue));
       if (result.ok) return true;
       if (result.gone) {
         log.info('receiver answered 410 Gone; delivery stopped', { eventId: event.eventId });
@@ -107,6 +111,7 @@ export async function deliverWebhookEventsWorkflow(
 async function attemptNotMade(
   attemptInput: Parameters<Activities['attemptWebhookDelivery']>[0],
   err: unknown,
+  onAttemptQueue: Pick<ActivityOptions, 'taskQueue'>,
 ): Promise<{ ok: false; gone: false }> {
   if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
   const error = String(err.cause?.message ?? err.message);
@@ -114,6 +119,7 @@ async function attemptNotMade(
   try {
     await proxyActivities<Activities>({
       ...NOT_MADE_OPTIONS,
+      ...onAttemptQueue,
       summary: 'note the attempt not made',
     }).recordAttemptNotMade({
       ...attemptInput,

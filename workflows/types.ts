@@ -226,4 +226,9 @@ export interface DeliveryWorkflowInput {
   redelivery?: { firstAttempt: number };
   /** The stream ends after delivering the call's final event (isFinalCallEvent); absent: at `noMoreEvents`. */
   endsWithFinalEvent?: boolean;
+  /**
+   * The task queue of its attempts (webhookAttemptTaskQueue); absent (streams started before it): the
+   * workflow's own, shared with the calls' activities.
+   */
+  attemptTaskQueue?: string;
 }

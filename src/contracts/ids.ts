@@ -1,6 +1,14 @@
 // Ids, workflow ids and task queue names: the one place they are spelled.
 export const DEFAULT_TASK_QUEUE = 'phone-calls';
 
+/**
+ * The queue webhook attempts run on, beside the calls' own: a receiver that hangs holds only
+ * attempts' slots (WEBHOOK_MAX_CONCURRENT_ATTEMPTS), never those of calls' dials, writes and hang-ups.
+ */
+export function webhookAttemptTaskQueue(callTaskQueue: string): string {
+  return `${callTaskQueue}-webhooks`;
+}
+
 /** A MongoDB ObjectId as this service writes it: 24 lower-case hex digits. */
 export const OBJECT_ID_HEX = '[0-9a-f]{24}';
 /** The same, as input may spell it (bodies and queries lower-case it). */

@@ -5,10 +5,17 @@
 // the workflow's id (the record and its redelivery number) lets only one start. A number whose
 // workflow has already run (a start that seemed to fail went through) is skipped, and a request that
 // meets a number still running whose attempts are over gives its claim back, so the record never
-// stays pending with nothing delivering it.
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+// stays pending with nothing delivering it. A record left pending all the same (the process died
+// between its claim and its start; the store was down through a stream's last attempt and its note)
+// is taken as ended once the workflow that owns it is not running.
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
 import type { CallEventName } from '../contracts/events';
-import { isObjectIdHex, redeliveryWorkflowId } from '../contracts/ids';
+import { deliveryWorkflowId, isObjectIdHex, redeliveryWorkflowId, webhookAttemptTaskQueue } from '../contracts/ids';
 import { callKeptByDeletion } from '../data/models/batch-call-deletion';
 import { PhoneCall } from '../data/models/phone-call';
 import { Webhook, type WebhookDoc } from '../data/models/webhook';
@@ -26,6 +33,9 @@ export class RedeliveryRefused extends Error {
     super(message);
   }
 }
+
+/** How long a redelivery's claim waits for its workflow to start before the claim counts as abandoned. */
+const CLAIM_STARTS_WITHIN_MS = 60_000;
 
 export interface Redelivery {
   /** Starts the redelivery and answers the record as it is now (state pending). */
@@ -77,6 +87,26 @@ export function createRedelivery(deps: {
     return firstAttempt !== undefined && attemptsOnRecord >= firstAttempt;
   }
 
+  /**
+   * Whether a pending record has nothing delivering it: the workflow that owns it (its latest
+   * redelivery's, or else the call's stream to the endpoint) is not running, or was claimed for and
+   * never started, a while ago (a claim's start follows it within moments).
+   */
+  async function abandonedPending(delivery: WebhookDeliveryDoc): Promise<boolean> {
+    const n = delivery.redeliveries ?? 0;
+    const workflowId =
+      n > 0
+        ? redeliveryWorkflowId(delivery._id.toHexString(), n)
+        : deliveryWorkflowId(delivery.phoneCallId.toHexString(), delivery.endpointKey);
+    try {
+      return (await deps.client.workflow.getHandle(workflowId).describe()).status.name !== 'RUNNING';
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      const claimedAt = (delivery.updatedAt as Date | undefined)?.getTime() ?? 0;
+      return Date.now() - claimedAt > CLAIM_STARTS_WITHIN_MS;
+    }
+  }
+
   return {
     async redeliver(teamId, deliveryId) {
       const id = deliveryId.toLowerCase();
@@ -84,7 +114,7 @@ export function createRedelivery(deps: {
         ? await WebhookDelivery.findOne({ _id: id, teamId }).lean<WebhookDeliveryDoc>()
         : null;
       if (!found) throw new RedeliveryRefused('not-found', `webhook delivery ${deliveryId} not found`);
-      if (found.state === 'pending')
+      if (found.state === 'pending' && !(await abandonedPending(found)))
         throw new RedeliveryRefused('refused', 'this event is still being delivered; redeliver it once it has ended');
       if (!found.event?.type)
         throw new RedeliveryRefused('refused', 'this delivery was recorded before events were kept for redelivery');
@@ -118,6 +148,7 @@ export function createRedelivery(deps: {
         },
         retryDelaysMs: [...deps.retryDelaysMs],
         redelivery: { firstAttempt: found.attempts.length + 1 },
+        attemptTaskQueue: webhookAttemptTaskQueue(deps.taskQueue),
       };
       for (;;) {
         const workflowId = redeliveryWorkflowId(found._id.toHexString(), n);

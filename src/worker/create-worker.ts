@@ -22,6 +22,7 @@ import type { WorkerMetrics } from '../observability/metrics';
 import { ActivityFailureMetrics } from './activity-failure-metrics';
 import { workerTuning } from './tuning';
 import { createTeamProviderResolver } from '../telephony/team-providers';
+import { webhookAttemptTaskQueue } from '../contracts/ids';
 
 export interface WorkerSetup {
   config: Config;
@@ -86,9 +87,35 @@ function bundlerLogger(logger: Logger) {
   };
 }
 
+/**
+ * The process's workers, run and stopped together: the calls' (their workflows, and every activity but
+ * webhook attempts) and the webhook attempts' on their own queue (webhookAttemptTaskQueue).
+ */
+export interface CallWorker {
+  /** Runs both until shutdown; one that stops (or fails) stops the other. */
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+function runTogether(workers: Worker[]): CallWorker {
+  const shutdown = () => {
+    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  return {
+    async run() {
+      const runs = workers.map((worker) => worker.run());
+      // One stopping leaves the process half a worker: the other stops too, and a failure is reported.
+      await Promise.race(runs.map((run) => run.catch(() => undefined)));
+      shutdown();
+      await Promise.all(runs);
+    },
+    shutdown,
+  };
+}
+
 export async function createCallWorker(
   setup: WorkerSetup,
-): Promise<{ worker: Worker; connection: NativeConnection; sdkMetricsUrl: string }> {
+): Promise<{ worker: CallWorker; connection: NativeConnection; sdkMetricsUrl: string }> {
   const { config, logger, metrics } = setup;
   const sdkMetricsUrl = await installRuntime(logger);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -114,16 +141,30 @@ export async function createCallWorker(
   const workflowBundle = setup.workflowBundlePath
     ? { codePath: setup.workflowBundlePath }
     : await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: bundlerLogger(logger) });
-  const worker = await Worker.create({
+  const interceptors = { activity: [() => ({ inbound: new ActivityFailureMetrics(metrics) })] };
+  // On shutdown, activities in flight get this long to finish before they are handed back.
+  const shutdownGraceTime = '20 seconds';
+  const calls = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowBundle,
     activities,
-    interceptors: { activity: [() => ({ inbound: new ActivityFailureMetrics(metrics) })] },
+    interceptors,
     ...workerTuning(config),
-    // On shutdown, activities in flight get this long to finish before they are handed back.
-    shutdownGraceTime: '20 seconds',
+    shutdownGraceTime,
   });
-  return { worker, connection, sdkMetricsUrl };
+  // Activities only: webhook attempts, each up to 15 s against a receiver that may hang.
+  const { attemptWebhookDelivery, recordAttemptNotMade } = activities;
+  const webhookAttempts = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: webhookAttemptTaskQueue(config.TEMPORAL_TASK_QUEUE),
+    activities: { attemptWebhookDelivery, recordAttemptNotMade },
+    interceptors,
+    maxConcurrentActivityTaskExecutions: config.WEBHOOK_MAX_CONCURRENT_ATTEMPTS,
+    activityTaskPollerBehavior: { type: 'simple-maximum', maximum: 2 },
+    shutdownGraceTime,
+  });
+  return { worker: runTogether([calls, webhookAttempts]), connection, sdkMetricsUrl };
 }

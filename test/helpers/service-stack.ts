@@ -3,7 +3,6 @@
 // integration test file (test/helpers/stack.ts) and by the benchmarks.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Worker } from '@temporalio/worker';
 import mongoose from 'mongoose';
 import { createDispatcher } from '../../src/calls/dispatch';
 import { startReconciler } from '../../src/calls/reconciler';
@@ -16,7 +15,7 @@ import { startWorkerMetricsServer } from '../../src/observability/metrics-endpoi
 import { startApi } from '../../src/main/api';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { activityLogContext } from '../../src/worker/activity-log-context';
-import { createCallWorker } from '../../src/worker/create-worker';
+import { createCallWorker, type CallWorker } from '../../src/worker/create-worker';
 import { seedEmulatedTeam, type EmulatedTeam } from '../../src/local/emulated-team';
 import { freePorts } from '../../src/local/servers';
 import type { Client } from '@temporalio/client';
@@ -98,7 +97,7 @@ export async function startServiceStack(
   // The worker process: the Temporal worker and the reconciler, as src/main/worker.ts runs them.
   const dispatcher = createDispatcher({ client: temporal, config: config });
   let running: {
-    worker: Worker;
+    worker: CallWorker;
     done: Promise<void>;
     stopReconciler: () => void;
     metricsServer: { url: string; close(): Promise<void> };

@@ -2,11 +2,12 @@
 // same webhook-id sent again with the whole retry schedule, one redelivery at a time, other teams
 // kept out. Through the typed client generated from the OpenAPI document.
 import type { Client } from '@temporalio/client';
+import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/admin/commands';
 import { createApiClient, type ApiClient, type ApiSchemas } from '../../src/client/api-client';
 import { redeliveryWorkflowId } from '../../src/contracts/ids';
-import { WebhookDelivery } from '../../src/data/models/webhook-delivery';
+import { MAX_DELIVERIES_PER_CALL, WebhookDelivery } from '../../src/data/models/webhook-delivery';
 import {
   createWebhookStore,
   deliveryWriteOrder,
@@ -128,6 +129,45 @@ describe('webhook deliveries and redelivery', () => {
     expect(JSON.parse(requests[8]!.body)).toMatchObject({ type: 'phoneCall.completed', data: { _id: callId } });
   });
 
+  it('redelivers a record left pending with nothing delivering it, but not one whose redelivery is starting', async () => {
+    // Before, a record left pending was refused for good ("still being delivered").
+    // As the call's stream left it: no redelivery's write order (its writes would rank below it).
+    const source = (await WebhookDelivery.findById(failed._id, { writeOrder: 0 }).lean())!;
+    const copy = (name: string, fields: { redeliveries: number; updatedAt: Date }) => ({
+      ...source,
+      _id: new Types.ObjectId(),
+      eventId: `${source.eventId}_${name}`,
+      state: 'pending',
+      ...fields,
+    });
+    const records = [
+      // The API died between its claim of redelivery 1 and the start, two minutes ago.
+      copy('claim-abandoned', { redeliveries: 1, updatedAt: new Date(Date.now() - 120_000) }),
+      // The call's stream ended with the store down through its last attempt and its note.
+      copy('stream-ended', { redeliveries: 0, updatedAt: new Date() }),
+      // Claimed a moment ago: its start may be under way.
+      copy('claim-starting', { redeliveries: 1, updatedAt: new Date() }),
+    ];
+    await WebhookDelivery.collection.insertMany(records);
+    const redeliver = (id: Types.ObjectId) =>
+      api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: id.toHexString() } } });
+    const [abandoned, ended, starting] = await Promise.all(records.map((r) => redeliver(r._id)));
+    expect(abandoned!.data?.data).toMatchObject({ state: 'pending', redeliveries: 2 });
+    expect(ended!.data?.data).toMatchObject({ state: 'pending', redeliveries: 1 });
+    expect(starting!.response.status).toBe(400);
+    expect(starting!.error!.error.message).toEqual([
+      'this event is still being delivered; redeliver it once it has ended',
+    ]);
+    for (const [record, n] of [
+      [records[0]!, 2],
+      [records[1]!, 1],
+    ] as const) {
+      await stack.temporal.workflow.getHandle(redeliveryWorkflowId(record._id.toHexString(), n)).result();
+      expect(await WebhookDelivery.findById(record._id).lean()).toMatchObject({ state: 'delivered', redeliveries: n });
+    }
+    await WebhookDelivery.deleteMany({ _id: { $in: records.map((r) => r._id) } });
+  });
+
   it("keeps other teams out: another team's key finds neither the deliveries nor the redelivery", async () => {
     const other = await stack.seedTeam('Other team');
     const otherApi = createApiClient({ baseUrl: stack.baseUrl, key: other.key });
@@ -232,6 +272,35 @@ describe('webhook deliveries and redelivery', () => {
     const listed = (await deliveriesOf(callId)).find((d) => d.eventId === eventId)!;
     expect(listed.createdAt).toBe(began.toISOString());
     expect(listed.attempts.map((a) => a.attempt)).toEqual([1, 2]);
+  });
+
+  it('lists the oldest deliveries of a call that has more than the list holds', async () => {
+    // Written newest first: the store meets them in that order, and before, the limit kept the newest.
+    const teamId = new Types.ObjectId(stack.team.teamId);
+    const phoneCallId = new Types.ObjectId();
+    const oldest = Date.now() - 86_400_000;
+    const records = Array.from({ length: MAX_DELIVERIES_PER_CALL + 1 }, (_, i) => ({
+      teamId,
+      phoneCallId,
+      webhookId: null,
+      endpointKey: 'call-0',
+      eventId: `evt_${phoneCallId.toHexString()}_${i}`,
+      eventType: 'phoneCall.ringing',
+      url: 'https://example.com/hook',
+      method: 'POST',
+      state: 'delivered',
+      attempts: [],
+      event: null,
+      redeliveries: 0,
+      createdAt: new Date(oldest + (MAX_DELIVERIES_PER_CALL - i) * 1_000),
+      updatedAt: new Date(),
+    }));
+    await WebhookDelivery.collection.insertMany(records);
+    const listed = await deliveriesOf(phoneCallId.toHexString());
+    expect(listed).toHaveLength(MAX_DELIVERIES_PER_CALL);
+    expect(listed[0]!.createdAt).toBe(new Date(oldest).toISOString());
+    expect(listed.at(-1)!.createdAt).toBe(new Date(oldest + (MAX_DELIVERIES_PER_CALL - 1) * 1_000).toISOString());
+    await WebhookDelivery.deleteMany({ phoneCallId });
   });
 
   it("keeps the state of the latest write when an earlier attempt's write lands late, and lists every attempt in order", async () => {

@@ -4,6 +4,7 @@
 // did. Since `streamEventsByActivity` a running stream gets each later event from the endpoint lookup's
 // local activity, not from a signal command; since `routeWithWrites` from the activity that wrote the
 // change (no lookup after it). The real call and delivery workflows on the time-skipping server.
+import { Worker } from '@temporalio/worker';
 import { Types } from 'mongoose';
 import { expect, it } from 'vitest';
 import type { StatusWritten } from '../../activities/call-record';
@@ -15,7 +16,7 @@ import {
   type EventRouterDeps,
 } from '../../activities/webhooks';
 import type { Activities } from '../../activities';
-import { callWorkflowId, deliveryWorkflowId } from '../../src/contracts/ids';
+import { callWorkflowId, deliveryWorkflowId, webhookAttemptTaskQueue } from '../../src/contracts/ids';
 import { createLogger } from '../../src/logger';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { deliverWebhookEventsWorkflow } from '../../workflows/deliver-webhook';
@@ -30,6 +31,21 @@ import {
 } from './environment';
 
 const env = useTimeSkippingEnvironment();
+
+/** The calls' task queue realLookup's router names: its streams make their attempts on that queue's. */
+const LOOKUP_TASK_QUEUE = uniqueId('q');
+
+/** A worker for `taskQueue`, and one for the attempts of streams realLookup started, run together. */
+async function workersFor(activities: Activities, taskQueue: string) {
+  const calls = await workerFor(env, activities, taskQueue);
+  const attempts = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue: webhookAttemptTaskQueue(LOOKUP_TASK_QUEUE),
+    activities,
+  });
+  return { runUntil: <R>(work: () => Promise<R>) => attempts.runUntil(calls.runUntil(work)) };
+}
 
 const target: WebhookTarget = {
   endpointKey: 'wh-1',
@@ -63,7 +79,7 @@ async function runWithOneEndpoint(
     },
   });
   const taskQueue = uniqueId('q');
-  const worker = await workerFor(env, activities, taskQueue);
+  const worker = await workersFor(activities, taskQueue);
   const { state, stream } = await worker.runUntil(async () => {
     const state = await env.client.workflow.execute(phoneCallWorkflow, {
       workflowId: callWorkflowId(args.callId),
@@ -178,6 +194,7 @@ it('leaves an event the write could not hand on to the endpoint lookup: delivere
     webhooks: { forTeam: async () => [hook] },
     calls: { findById: async () => null },
     temporal: {
+      taskQueue: LOOKUP_TASK_QUEUE,
       client: {
         workflow: {
           getHandle: () => ({
@@ -229,7 +246,7 @@ it('keeps the stream of a call cancelled as it starts: it delivers the queued ev
     scheduledFor: new Date(Date.now() + 3_600_000).toISOString(),
   });
   const taskQueue = uniqueId('q');
-  const worker = await workerFor(env, activities, taskQueue);
+  const worker = await workersFor(activities, taskQueue);
   const streamId = deliveryWorkflowId(args.callId, endpointKey);
   await worker.runUntil(async () => {
     const call = await env.client.workflow.start(phoneCallWorkflow, {
@@ -269,7 +286,7 @@ function realLookup(subscribedEvents = ['*']) {
     config: { WEBHOOK_RETRY_DELAYS: [5_000] },
     webhooks: { forTeam: async () => [hook] },
     calls: { findById: async () => null },
-    temporal: { client: env.client },
+    temporal: { client: env.client, taskQueue: LOOKUP_TASK_QUEUE },
     logger: createLogger('silent', 'test'),
   } as unknown as EventRouterDeps & Parameters<typeof createWebhookActivities>[0];
   return {

@@ -19,19 +19,16 @@ export function createWebhookDeliveriesRouter(deps: { redelivery: Redelivery }):
     if (!isObjectIdHex(id)) throw notFound(`phone call ${ctx.params.id} not found`);
     const [call, deliveries] = await Promise.all([
       PhoneCall.exists({ _id: id, teamId: auth.teamId }),
+      // Sorted before the limit, oldest first, ties by id: past the limit the oldest are listed, not
+      // whichever the store met first (a call has few; FerretDB sorts them in memory).
       WebhookDelivery.find({ teamId: auth.teamId, phoneCallId: id })
+        .sort({ createdAt: 1, _id: 1 })
         .limit(MAX_DELIVERIES_PER_CALL)
         .lean<WebhookDeliveryDoc[]>(),
     ]);
     // A deleted call's deliveries (its phoneCall.deleted among them) stay readable, to be redelivered.
     // Both reads are the key's team's alone: another team's call is as unknown as one that never was.
     if (!call && !deliveries.length) throw notFound(`phone call ${ctx.params.id} not found`);
-    // Few per call: sorted here (FerretDB sorts in memory anyway), oldest first, ties by id.
-    deliveries.sort(
-      (a, b) =>
-        (a.createdAt as Date).getTime() - (b.createdAt as Date).getTime() ||
-        a._id.toHexString().localeCompare(b._id.toHexString()),
-    );
     ctx.body = { data: deliveries.map(toWebhookDeliveryView) };
   });
 
