@@ -182,8 +182,10 @@ export async function followCall(call: FollowedCall): Promise<AttemptOutcome> {
         state.endedAt = new Date().toISOString();
         return answeredOnlyByMachine();
       case 'completed':
-        // A completed call was answered even if that callback was lost or is still on its way.
-        await answer(at);
+        // A completed call was answered even if that callback was lost or is still on its way: then
+        // from when the provider's ending says it was (its length and transcript times kept), else at
+        // the end.
+        await answer(answerTimeOf(event.answeredAt, at, state.triggeredAt!));
         state.endedAt = at;
         return endedAfterAnswer();
       case 'busy':
@@ -200,6 +202,13 @@ export async function followCall(call: FollowedCall): Promise<AttemptOutcome> {
         return { status: 'failed', code: STATUS_CODES.providerError };
     }
   }
+}
+
+/** The answer time an ending gives, when it is one (after the dial, by the end); else `end`. */
+function answerTimeOf(answeredAt: string | undefined, end: string, dialledAt: string): string {
+  const ms = answeredAt === undefined ? NaN : Date.parse(answeredAt);
+  if (Number.isNaN(ms) || ms > Date.parse(end) || ms < Date.parse(dialledAt)) return end;
+  return new Date(ms).toISOString();
 }
 
 function latest(a: string, b: string): string {

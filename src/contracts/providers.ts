@@ -38,4 +38,9 @@ export interface ProviderEvent {
   providerStatus: string;
   /** With `machine-detected` (and a `greeting-ended` that also says it, like Twilio's `machine_end_beep`). */
   answeredBy?: AnsweredBy;
+  /**
+   * With `completed`, when the provider says it: when the call was answered (ISO 8601 UTC). The
+   * answer's own callback may have been lost, or come after the ending.
+   */
+  answeredAt?: string;
 }

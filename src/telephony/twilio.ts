@@ -376,14 +376,18 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
           : CALL_STATUS[status];
       if (kind === null) return [];
       const timestamp = Date.parse(params.get('Timestamp') ?? '');
+      const occurredAt = Number.isNaN(timestamp) ? Date.now() : timestamp;
+      // A completed call's CallDuration runs from its answer to its end.
+      const talkSeconds = kind === 'completed' ? Number(params.get('CallDuration') ?? NaN) : NaN;
       return [
         {
           callId,
           provider: 'twilio',
           providerCallId: callSid,
           kind,
-          occurredAt: new Date(Number.isNaN(timestamp) ? Date.now() : timestamp).toISOString(),
+          occurredAt: new Date(occurredAt).toISOString(),
           providerStatus: status,
+          ...(talkSeconds >= 0 ? { answeredAt: new Date(occurredAt - talkSeconds * 1000).toISOString() } : {}),
         },
       ];
     },

@@ -356,6 +356,9 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
         occurredAt: new Date(Number.isNaN(timestamp) ? Date.now() : timestamp).toISOString(),
         providerStatus: status,
       };
+      // A completed call's start_time is its answer.
+      const startedAt = kind === 'completed' ? isoOrNull(stringField(body, 'start_time') ?? null) : null;
+      if (startedAt) event.answeredAt = startedAt;
       if (kind !== 'machine-detected') return [event];
       const answeredBy: AnsweredBy = status === 'human' ? 'human' : 'machine';
       const subState = stringField(body, 'sub_state');

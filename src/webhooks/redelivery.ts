@@ -88,22 +88,23 @@ export function createRedelivery(deps: {
   }
 
   /**
-   * Whether a pending record has nothing delivering it: the workflow that owns it (its latest
-   * redelivery's, or else the call's stream to the endpoint) is not running, or was claimed for and
-   * never started, a while ago (a claim's start follows it within moments).
+   * What became of the workflow that owns a pending record (its latest redelivery's, or else the call's
+   * stream to the endpoint): `running`; `ended`, leaving the record pending; or `unstarted`, a
+   * redelivery claimed a while ago whose start never came (a claim's start follows it within moments).
    */
-  async function abandonedPending(delivery: WebhookDeliveryDoc): Promise<boolean> {
+  async function ownerOfPending(delivery: WebhookDeliveryDoc): Promise<'running' | 'ended' | 'unstarted'> {
     const n = delivery.redeliveries ?? 0;
     const workflowId =
       n > 0
         ? redeliveryWorkflowId(delivery._id.toHexString(), n)
         : deliveryWorkflowId(delivery.phoneCallId.toHexString(), delivery.endpointKey);
     try {
-      return (await deps.client.workflow.getHandle(workflowId).describe()).status.name !== 'RUNNING';
+      const { status } = await deps.client.workflow.getHandle(workflowId).describe();
+      return status.name === 'RUNNING' ? 'running' : 'ended';
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       const claimedAt = (delivery.updatedAt as Date | undefined)?.getTime() ?? 0;
-      return Date.now() - claimedAt > CLAIM_STARTS_WITHIN_MS;
+      return n > 0 && Date.now() - claimedAt > CLAIM_STARTS_WITHIN_MS ? 'unstarted' : 'running';
     }
   }
 
@@ -114,12 +115,15 @@ export function createRedelivery(deps: {
         ? await WebhookDelivery.findOne({ _id: id, teamId }).lean<WebhookDeliveryDoc>()
         : null;
       if (!found) throw new RedeliveryRefused('not-found', `webhook delivery ${deliveryId} not found`);
-      if (found.state === 'pending' && !(await abandonedPending(found)))
+      const owner = found.state === 'pending' ? await ownerOfPending(found) : null;
+      if (owner === 'running')
         throw new RedeliveryRefused('refused', 'this event is still being delivered; redeliver it once it has ended');
       if (!found.event?.type)
         throw new RedeliveryRefused('refused', 'this delivery was recorded before events were kept for redelivery');
       const target = await currentTarget(found);
-      let n = (found.redeliveries ?? 0) + 1;
+      // A redelivery claimed and never started keeps its number: should its start land late after all,
+      // the workflow id lets only one of the two run.
+      let n = (found.redeliveries ?? 0) + (owner === 'unstarted' ? 0 : 1);
       // Claimed only if nobody changed the record since it was read: two redeliveries never race.
       let claimed = await WebhookDelivery.findOneAndUpdate(
         { _id: found._id, state: found.state, redeliveries: found.redeliveries ?? 0 },

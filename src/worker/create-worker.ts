@@ -104,10 +104,12 @@ function runTogether(workers: Worker[]): CallWorker {
   return {
     async run() {
       const runs = workers.map((worker) => worker.run());
-      // One stopping leaves the process half a worker: the other stops too, and a failure is reported.
+      // One stopping leaves the process half a worker: the other stops too, draining its activities in
+      // flight for its grace time, and then a failure is reported.
       await Promise.race(runs.map((run) => run.catch(() => undefined)));
       shutdown();
-      await Promise.all(runs);
+      const failed = (await Promise.allSettled(runs)).find((run) => run.status === 'rejected');
+      if (failed) throw failed.reason;
     },
     shutdown,
   };

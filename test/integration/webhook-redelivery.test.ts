@@ -152,14 +152,15 @@ describe('webhook deliveries and redelivery', () => {
     const redeliver = (id: Types.ObjectId) =>
       api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: id.toHexString() } } });
     const [abandoned, ended, starting] = await Promise.all(records.map((r) => redeliver(r._id)));
-    expect(abandoned!.data?.data).toMatchObject({ state: 'pending', redeliveries: 2 });
+    // It keeps its number: should the lost start land after all, only one of them runs.
+    expect(abandoned!.data?.data).toMatchObject({ state: 'pending', redeliveries: 1 });
     expect(ended!.data?.data).toMatchObject({ state: 'pending', redeliveries: 1 });
     expect(starting!.response.status).toBe(400);
     expect(starting!.error!.error.message).toEqual([
       'this event is still being delivered; redeliver it once it has ended',
     ]);
     for (const [record, n] of [
-      [records[0]!, 2],
+      [records[0]!, 1],
       [records[1]!, 1],
     ] as const) {
       await stack.temporal.workflow.getHandle(redeliveryWorkflowId(record._id.toHexString(), n)).result();

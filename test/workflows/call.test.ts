@@ -10,6 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { FAILURES } from '../../src/contracts/failures';
 import type { ProviderEvent } from '../../src/contracts/providers';
+import type { StatusChange } from '../../src/data/call-store';
 import type { Activities } from '../../activities';
 import { phoneCallWorkflow } from '../../workflows/call';
 import {
@@ -197,6 +198,31 @@ describe('phoneCallWorkflow', () => {
     expect(
       calls.filter((c) => c.name === 'resolveWebhookTargets').map((c) => (c.input as { type: string }).type),
     ).toEqual(['phoneCall.ringing', 'phoneCall.noAnswer']);
+  });
+
+  it("takes a completed call's answer time from its ending when the answer's callback was lost", async () => {
+    // Before, the call was answered at its end: no length, and transcript times shifted by the talk.
+    const { activities, calls } = stubActivities();
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = input();
+    const { answeredAt, endedAt } = await worker.runUntil(async () => {
+      const handle = await startAndDial(taskQueue, args, calls);
+      await env.sleep(90_000);
+      const now = await env.currentTimeMs();
+      const ending = { answeredAt: new Date(now - 60_000).toISOString(), endedAt: new Date(now).toISOString() };
+      await handle.signal(providerEventSignal, {
+        ...providerEvent(args, 'completed', 'completed'),
+        occurredAt: ending.endedAt,
+        answeredAt: ending.answeredAt,
+      });
+      await handle.result();
+      return ending;
+    });
+    expect(statuses(calls)).toEqual(['ringing/dialling', 'inProgress/answered', 'completed/completed']);
+    const written = calls.filter((c) => c.name === 'recordStatus').map((c) => c.input as StatusChange);
+    expect(written[1]).toMatchObject({ fields: { callStartedAt: answeredAt } });
+    expect(calls.find((c) => c.name === 'captureCallOutputs')?.input).toMatchObject({ answeredAt, endedAt });
   });
 
   it('hangs up an answered call that outlives the maximum duration and ends it failed (max-duration)', async () => {

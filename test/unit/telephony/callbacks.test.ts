@@ -143,6 +143,18 @@ describe('twilio parseCallback', () => {
     expect(events.every((e) => e.callId === CALL_ID && e.providerCallId.startsWith('CA'))).toBe(true);
   });
 
+  it("takes a completed call's answer time from its CallDuration (answer to end)", async () => {
+    const completed = twilioCallback(authToken, accountSid, 'completed', URL_FOR('twilio'), [['CallDuration', '75']]);
+    const [event] = await adapter.parseCallback(completed);
+    expect(event).toMatchObject({ kind: 'completed', answeredAt: '2026-11-21T09:58:45.000Z' });
+    // Other endings, and a completed one without it, say nothing of an answer.
+    const busy = twilioCallback(authToken, accountSid, 'busy', URL_FOR('twilio'), [['CallDuration', '0']]);
+    expect((await adapter.parseCallback(busy))[0]).not.toHaveProperty('answeredAt');
+    expect((await adapter.parseCallback(twilioCallback(authToken, accountSid, 'completed')))[0]).not.toHaveProperty(
+      'answeredAt',
+    );
+  });
+
   it('refuses an AMD callback signed with another token or with an AnsweredBy it does not know', async () => {
     await expect(adapter.parseCallback(twilioAmdCallback('wrong-token', accountSid, 'human'))).rejects.toThrow(
       CallbackSignatureError,
@@ -229,6 +241,14 @@ describe('vonage parseCallback', () => {
       vonageCallback(signatureSecret, applicationId, { ...event(), ...fields }),
     );
     expect(events.map((e) => [e.kind, e.answeredBy])).toEqual(kinds.map((kind) => [kind, who]));
+  });
+
+  it("takes a completed call's answer time from its start_time", async () => {
+    const completed = { ...event('completed'), start_time: '2026-11-21T09:58:45.000Z', duration: '75' };
+    const [parsed] = await adapter.parseCallback(vonageCallback(signatureSecret, applicationId, completed));
+    expect(parsed).toMatchObject({ kind: 'completed', answeredAt: '2026-11-21T09:58:45.000Z' });
+    const [plain] = await adapter.parseCallback(vonageCallback(signatureSecret, applicationId, event('completed')));
+    expect(plain).not.toHaveProperty('answeredAt');
   });
 
   it('ignores events without a status (the record event)', async () => {
