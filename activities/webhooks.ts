@@ -1,6 +1,8 @@
 // Which endpoints an event goes to, handing it to their delivery streams, and one delivery attempt to
 // one endpoint (recorded in MongoDB).
 import { activityInfo, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { FAILURES } from '../src/contracts/failures';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { subscribesTo, type CallEventName } from '../src/contracts/events';
 import { redeliveryNumberOf, webhookAttemptTaskQueue } from '../src/contracts/ids';
@@ -60,8 +62,11 @@ export interface WebhookAttemptActivityInput {
   isLastAttempt: boolean;
 }
 
-/** An attempt's request made, kept as its try's heartbeat until it is recorded (for the try's retry). */
-interface MadeAttempt {
+/**
+ * An attempt's request made, kept as its try's heartbeat until it is recorded (for the try's retry), and
+ * handed to the workflow should no try record it (webhookAttemptUnrecorded).
+ */
+export interface MadeAttempt {
   target: WebhookTarget;
   result: AttemptResult;
 }
@@ -221,6 +226,25 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
     );
   }
 
+  /**
+   * recordMade; should the activity's last try fail to, the request's outcome goes to the workflow
+   * with the failure, which notes the attempt as made (not as not made) and does not send it again.
+   */
+  async function recordMadeOrHandOver(input: WebhookAttemptActivityInput, result: AttemptResult): Promise<void> {
+    try {
+      await recordMade(input, result);
+    } catch (err) {
+      const { attempt, retryPolicy } = activityInfo();
+      if (attempt < (retryPolicy?.maximumAttempts ?? Infinity)) throw err;
+      throw ApplicationFailure.create({
+        type: FAILURES.webhookAttemptUnrecorded,
+        message: `the attempt was made; recording it failed: ${String(err)}`,
+        nonRetryable: true,
+        details: [{ target: input.target, result } satisfies MadeAttempt],
+      });
+    }
+  }
+
   /** The team webhook a target names, as it is now (null once deleted). */
   async function currentTarget(input: WebhookAttemptActivityInput): Promise<WebhookTarget | null> {
     const hook = (await webhooks.forTeam(input.teamId)).find((h) => h._id.toHexString() === input.target.webhookId);
@@ -249,7 +273,11 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
      * Records an attempt that could not be made (its every try failed: the store or the secret box
      * down), so the delivery shows it and, once given up, ends `failed` and can be redelivered.
      */
-    async recordAttemptNotMade(input: WebhookAttemptActivityInput & { error: string }): Promise<void> {
+    async recordAttemptNotMade(
+      input: WebhookAttemptActivityInput & { error: string; made?: MadeAttempt },
+    ): Promise<void> {
+      // Made after all, its record lost (webhookAttemptUnrecorded): noted as made, where it was sent.
+      if (input.made) return recordMade({ ...input, target: input.made.target }, input.made.result);
       // The team reads the delivery: the reason stays in our logs (a store's or a key's error can name
       // internal hosts), the record says what happened.
       deps.logger.warn({ eventId: input.event.eventId, error: input.error }, 'webhook attempt could not be made');
@@ -274,7 +302,7 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       // heartbeat: this try records that, and the receiver does not get the request once per try.
       const made = activityInfo().heartbeatDetails as MadeAttempt | undefined;
       if (made?.result) {
-        await recordMade({ ...input, target: made.target }, made.result);
+        await recordMadeOrHandOver({ ...input, target: made.target }, made.result);
         return { ok: made.result.ok, gone: made.result.gone };
       }
       // A team webhook is sent as it is now: a PATCH of its url or method (or a new secret) applies to
@@ -300,7 +328,7 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       });
       metrics.webhookAttempt(result.ok ? 'delivered' : result.gone ? 'gone' : 'failed', result.durationMs / 1000);
       heartbeat({ target, result } satisfies MadeAttempt);
-      await recordMade(input, result);
+      await recordMadeOrHandOver(input, result);
       return { ok: result.ok, gone: result.gone };
     },
   };

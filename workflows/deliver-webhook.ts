@@ -4,6 +4,7 @@
 // loses nothing.
 import {
   ActivityFailure,
+  ApplicationFailure,
   condition,
   isCancellation,
   log,
@@ -13,6 +14,8 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { MadeAttempt } from '../activities/webhooks';
+import { FAILURES } from '../src/contracts/failures';
 import { isFinalCallEvent } from '../src/contracts/events';
 import { enqueueEventSignal, noMoreEventsSignal } from './messages';
 import type { WebhookEvent, DeliveryWorkflowInput } from './types';
@@ -106,30 +109,40 @@ export async function deliverWebhookEventsWorkflow(
  * An attempt whose every try failed (its HTTP request may have gone out or not; the store that records
  * it or the key that opens the secret was out for minutes) counts as a failed attempt of the schedule:
  * the stream goes on, and the events behind it are not lost with it. It is noted on the delivery when
- * the store takes it.
+ * the store takes it. One whose request went out and whose every try failed to record it (the store
+ * down throughout: the failure carries the request's outcome) counts as that outcome, noted as made.
  */
 async function attemptNotMade(
   attemptInput: Parameters<Activities['attemptWebhookDelivery']>[0],
   err: unknown,
   onAttemptQueue: Pick<ActivityOptions, 'taskQueue'>,
-): Promise<{ ok: false; gone: false }> {
+): Promise<{ ok: boolean; gone: boolean }> {
   if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
   const error = String(err.cause?.message ?? err.message);
-  log.warn('webhook attempt could not be made; counted as failed', { eventId: attemptInput.event.eventId, error });
+  // Its request went out and no try could record it: noted as made, and it counts as what came of it
+  // (not sent again).
+  const { cause } = err;
+  const made =
+    cause instanceof ApplicationFailure && cause.type === FAILURES.webhookAttemptUnrecorded
+      ? (cause.details?.[0] as MadeAttempt | undefined)
+      : undefined;
+  if (made) log.warn('webhook attempt made, its record lost', { eventId: attemptInput.event.eventId, error });
+  else log.warn('webhook attempt could not be made; counted as failed', { eventId: attemptInput.event.eventId, error });
   try {
     await proxyActivities<Activities>({
       ...NOT_MADE_OPTIONS,
       ...onAttemptQueue,
-      summary: 'note the attempt not made',
+      summary: made ? 'note the attempt made (its record lost)' : 'note the attempt not made',
     }).recordAttemptNotMade({
       ...attemptInput,
       error,
+      ...(made ? { made } : {}),
     });
   } catch (noteErr) {
     if (isCancellation(noteErr) || !(noteErr instanceof ActivityFailure)) throw noteErr;
     log.warn('could not note the attempt not made', { eventId: attemptInput.event.eventId });
   }
-  return { ok: false, gone: false };
+  return made ? { ok: made.result.ok, gone: made.result.gone } : { ok: false, gone: false };
 }
 
 /** 5 s, 30 min, 2 h: as the retry schedule is written. */

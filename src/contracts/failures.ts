@@ -28,5 +28,10 @@ export const FAILURES = {
    * within it. Not placed; the next try looks for a call first, as every retry does.
    */
   dialTryOutOfTime: 'DIAL_TRY_OUT_OF_TIME',
+  /**
+   * A webhook attempt's request went out and no try could record it (the store down throughout);
+   * details[0] is what came of the request (AttemptResult): it is noted as made, not sent again.
+   */
+  webhookAttemptUnrecorded: 'WEBHOOK_ATTEMPT_UNRECORDED',
 } as const;
 export type FailureType = (typeof FAILURES)[keyof typeof FAILURES];

@@ -1,6 +1,8 @@
 // A delivery stream's whole retry schedule (decisions.md: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h,
 // about 28 hours) on the time-skipping server, in seconds.
+import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
+import { FAILURES } from '../../src/contracts/failures';
 import { DEFAULT_RETRY_DELAYS } from '../../src/webhooks/retry-schedule';
 import { deliverWebhookEventsWorkflow } from '../../workflows/deliver-webhook';
 import { enqueueEventSignal, noMoreEventsSignal } from '../../workflows/messages';
@@ -119,6 +121,34 @@ describe('deliverWebhookEventsWorkflow', () => {
       .map((c) => (c.input as { event: { eventId: string } }).event.eventId);
     expect(tried.at(-1)).toBe('evt_completed');
   }, 120_000);
+
+  it('counts an attempt made whose every try failed to record it as what came of it, not sending it again', async () => {
+    const first = ringingThenCompleted();
+    const { activities, calls } = stubActivities({
+      attemptWebhookDelivery: async ({ event }) => {
+        if (event.eventId !== 'evt_ringing') return { ok: true, gone: false };
+        throw ApplicationFailure.create({
+          type: FAILURES.webhookAttemptUnrecorded,
+          message: 'the attempt was made; recording it failed',
+          nonRetryable: true,
+          details: [{ target: first.target, result: { ok: true, gone: false, statusCode: 204 } }],
+        });
+      },
+    });
+    first.endsWithFinalEvent = true;
+    expect(await runStream(activities, first)).toEqual({ delivered: 2, failed: 0 });
+    const tried = calls
+      .filter((c) => c.name === 'attemptWebhookDelivery')
+      .map((c) => (c.input as { event: { eventId: string } }).event.eventId);
+    expect(tried).toEqual(['evt_ringing', 'evt_completed']);
+    const notes = calls.filter((c) => c.name === 'recordAttemptNotMade').map((c) => c.input);
+    expect(notes).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        made: expect.objectContaining({ result: expect.objectContaining({ ok: true }) }),
+      }),
+    ]);
+  });
 
   it('stops at once on 410 Gone, and delivers later events of the stream in order', async () => {
     const { activities, calls } = stubActivities({

@@ -9,6 +9,7 @@ import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../../activities';
 import { DIAL_PLACING_WINDOW_MS } from '../../../activities/dial';
+import type { MadeAttempt } from '../../../activities/webhooks';
 import { FAILURES } from '../../../src/contracts/failures';
 import { createSecretBox } from '../../../src/crypto/secret-box';
 import type { PhoneCallDoc } from '../../../src/data/models/phone-call';
@@ -826,5 +827,39 @@ describe('webhook activities', () => {
     // A retried activity's write is ordered by its try.
     await run(activities.attemptWebhookDelivery, [{ ...base, target: team!, attempt: 3, isLastAttempt: false }], 4);
     expect(memory.attempts.at(-1)?.writeOrder).toBe(deliveryWriteOrder(0, 3, true, 4));
+  });
+
+  it('hands a request it made and could not record to the workflow on its last try, and notes it as made', async () => {
+    const { memory, activities } = setUp();
+    const callId = new Types.ObjectId().toHexString();
+    const target = {
+      endpointKey: 'call-0',
+      url: `${receiver.url}/unrecorded`,
+      method: 'POST' as const,
+      secretSealed: secretBox.seal('per-call-secret'),
+      webhookId: null,
+    };
+    const attempt = { callId, teamId: '', target, event: event(callId), attempt: 1, isLastAttempt: false };
+    const store = memory.stores.webhooks;
+    const record = store.recordAttempt;
+    store.recordAttempt = async () => {
+      throw new Error('MongoServerSelectionError: the store is down');
+    };
+    const policy = { retryPolicy: { maximumAttempts: 10 } };
+    // A try before the last fails as the store did: its retry records what its heartbeat kept.
+    await expect(run(activities.attemptWebhookDelivery, [attempt], 9, policy)).rejects.toThrow(/the store is down/);
+    // The last hands the request's outcome over with its failure, which is final.
+    const failure = await failureOf(run(activities.attemptWebhookDelivery, [attempt], 10, policy));
+    expect(failure).toMatchObject({ type: FAILURES.webhookAttemptUnrecorded, nonRetryable: true });
+    const made = failure.details?.[0] as MadeAttempt;
+    expect(made).toMatchObject({ target: { url: target.url }, result: { ok: true, statusCode: 200 } });
+    // The store is back: the workflow's note records it as made, with its outcome.
+    store.recordAttempt = record;
+    await run(activities.recordAttemptNotMade, [{ ...attempt, error: failure.message, made }]);
+    expect(memory.attempts.at(-1)).toMatchObject({
+      state: 'delivered',
+      attempt: { attempt: 1, statusCode: 200, error: null },
+      writeOrder: deliveryWriteOrder(0, 1, true, 1),
+    });
   });
 });
