@@ -235,7 +235,8 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       await recordMade(input, result);
     } catch (err) {
       const { attempt, retryPolicy } = activityInfo();
-      if (attempt < (retryPolicy?.maximumAttempts ?? Infinity)) throw err;
+      // No maximum reads as 0.
+      if (attempt < (retryPolicy?.maximumAttempts || Infinity)) throw err;
       throw ApplicationFailure.create({
         type: FAILURES.webhookAttemptUnrecorded,
         message: `the attempt was made; recording it failed: ${String(err)}`,

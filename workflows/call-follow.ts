@@ -204,11 +204,14 @@ export async function followCall(call: FollowedCall): Promise<AttemptOutcome> {
   }
 }
 
-/** The answer time an ending gives, when it is one (after the dial, by the end); else `end`. */
+/**
+ * The answer time an ending gives, when it has one by the end (not before the dial: a provider's clock
+ * is coarser than ours, and may run behind it); else `end`.
+ */
 function answerTimeOf(answeredAt: string | undefined, end: string, dialledAt: string): string {
   const ms = answeredAt === undefined ? NaN : Date.parse(answeredAt);
-  if (Number.isNaN(ms) || ms > Date.parse(end) || ms < Date.parse(dialledAt)) return end;
-  return new Date(ms).toISOString();
+  if (Number.isNaN(ms) || ms > Date.parse(end)) return end;
+  return new Date(Math.max(ms, Date.parse(dialledAt))).toISOString();
 }
 
 function latest(a: string, b: string): string {

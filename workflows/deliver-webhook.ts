@@ -11,6 +11,7 @@ import {
   proxyActivities,
   setHandler,
   sleep,
+  TimeoutFailure,
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -121,11 +122,15 @@ async function attemptNotMade(
   const error = String(err.cause?.message ?? err.message);
   // Its request went out and no try could record it: noted as made, and it counts as what came of it
   // (not sent again).
+  // (Handed over by its last try, or left as that try's heartbeat when its time ran out first.)
   const { cause } = err;
-  const made =
+  const handedOver =
     cause instanceof ApplicationFailure && cause.type === FAILURES.webhookAttemptUnrecorded
-      ? (cause.details?.[0] as MadeAttempt | undefined)
-      : undefined;
+      ? cause.details?.[0]
+      : cause instanceof TimeoutFailure
+        ? cause.lastHeartbeatDetails
+        : undefined;
+  const made = (handedOver as Partial<MadeAttempt> | undefined)?.result ? (handedOver as MadeAttempt) : undefined;
   if (made) log.warn('webhook attempt made, its record lost', { eventId: attemptInput.event.eventId, error });
   else log.warn('webhook attempt could not be made; counted as failed', { eventId: attemptInput.event.eventId, error });
   try {

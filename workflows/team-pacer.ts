@@ -35,11 +35,17 @@ const { readPacingLimits, findEndedCalls, deliverDialGrants } = proxyLocalActivi
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
-const { spillWaiters, loadSpilledWaiters, dropSpilledWaiters, forgetSpilledWaiters, clearSpilledWaiters } =
-  proxyActivities<Activities>({
-    startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-  });
+const {
+  spillWaiters,
+  loadSpilledWaiters,
+  dropSpilledWaiters,
+  forgetSpilledWaiters,
+  clearSpilledWaiters,
+  findEndedCalls: describeHoldersAside,
+} = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
 
 /** Waiters kept in the workflow itself; the rest wait in MongoDB pages of SPILL_PAGE_SIZE. */
 export const MEMORY_QUEUE_MAX = 1000;
@@ -48,7 +54,7 @@ const REFILL_BELOW = 250;
 /** How often slots of calls that ended without saying so are looked for, and the team's limits re-read
  * (so `team set-limits` takes effect within this long). */
 const SWEEP_MS = 30_000;
-/** Holders described by one local activity of the sweep: well inside its 30 s at any cap. */
+/** Holders described by one activity of the sweep: well inside its minute at any cap. */
 const SWEEP_CHUNK = 200;
 /** A pacer with nothing to do for this long ends; the next request starts it again. */
 const IDLE_MS = 10 * 60_000;
@@ -137,10 +143,11 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
   // before, they waited for the next signal or the sweep, up to 30 s with slots free (runs begun
   // before keep the old way to their end).
   const refillsAfterGrants = patched('pacer-refills-after-grants');
-  // The sweep runs beside the grants, its holders described a chunk per local activity: before, the
-  // loop waited for it, and with a cap in the thousands on a slow server one activity describing every
-  // holder could overrun its 30 s on every try, stopping all grants for good (runs begun before keep
-  // the old way to their end).
+  // The sweep runs beside the grants, its holders described a chunk per activity (not a local one,
+  // which holds the workflow task and so the signals and grants until it ends): before, the loop
+  // waited for it, and with a cap in the thousands on a slow server one local activity describing
+  // every holder could overrun its 30 s on every try, stopping all grants for good (runs begun before
+  // keep the old way to their end).
   const sweepsAside = patched('pacer-sweeps-aside');
   /** A sweep under way (sweepsAside): the next waits for it. */
   let sweeping = false;
@@ -276,7 +283,7 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
     const held = [...holders];
     for (let from = 0; from < held.length; from += sweepChunk) {
       const chunk = held.slice(from, from + sweepChunk);
-      const ended = new Set(await findEndedCalls({ callIds: chunk.map(([callId]) => callId) }));
+      const ended = new Set(await describeHoldersAside({ callIds: chunk.map(([callId]) => callId) }));
       // A slot granted again since (the call asked anew: a reset) is not this sweep's to take back.
       for (const [callId, ticket] of chunk) {
         if (!ended.has(callId) || holders.get(callId) !== ticket) continue;

@@ -89,8 +89,9 @@ export function createRedelivery(deps: {
 
   /**
    * What became of the workflow that owns a pending record (its latest redelivery's, or else the call's
-   * stream to the endpoint): `running`; `ended`, leaving the record pending; or `unstarted`, a
-   * redelivery claimed a while ago whose start never came (a claim's start follows it within moments).
+   * stream to the endpoint): `running`; `ended`, leaving the record pending (or gone from the server
+   * since); or `unstarted`, a redelivery claimed a while ago whose start never came (a claim's start
+   * follows it within moments).
    */
   async function ownerOfPending(delivery: WebhookDeliveryDoc): Promise<'running' | 'ended' | 'unstarted'> {
     const n = delivery.redeliveries ?? 0;
@@ -103,8 +104,11 @@ export function createRedelivery(deps: {
       return status.name === 'RUNNING' ? 'running' : 'ended';
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // A claim whose start may still be on its way; else a redelivery never started, or a stream
+      // whose history the server no longer keeps (past its retention).
       const claimedAt = (delivery.updatedAt as Date | undefined)?.getTime() ?? 0;
-      return n > 0 && Date.now() - claimedAt > CLAIM_STARTS_WITHIN_MS ? 'unstarted' : 'running';
+      if (Date.now() - claimedAt <= CLAIM_STARTS_WITHIN_MS) return 'running';
+      return n > 0 ? 'unstarted' : 'ended';
     }
   }
 

@@ -1,12 +1,15 @@
 // A call's webhook deliveries as the API lists them, and an operator's redelivery of one event: the
 // same webhook-id sent again with the whole retry schedule, one redelivery at a time, other teams
 // kept out. Through the typed client generated from the OpenAPI document.
+import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/admin/commands';
 import { createApiClient, type ApiClient, type ApiSchemas } from '../../src/client/api-client';
 import { redeliveryWorkflowId } from '../../src/contracts/ids';
+import { createSecretBox } from '../../src/crypto/secret-box';
+import { Webhook } from '../../src/data/models/webhook';
 import { MAX_DELIVERIES_PER_CALL, WebhookDelivery } from '../../src/data/models/webhook-delivery';
 import {
   createWebhookStore,
@@ -133,7 +136,22 @@ describe('webhook deliveries and redelivery', () => {
     // Before, a record left pending was refused for good ("still being delivered").
     // As the call's stream left it: no redelivery's write order (its writes would rank below it).
     const source = (await WebhookDelivery.findById(failed._id, { writeOrder: 0 }).lean())!;
-    const copy = (name: string, fields: { redeliveries: number; updatedAt: Date }) => ({
+    // A team webhook whose stream for this call the server no longer keeps (past its retention).
+    // (Written here, and removed at the end.)
+    const hook = {
+      _id: new Types.ObjectId(),
+      teamId: new Types.ObjectId(stack.team.teamId),
+      url: `${receiver.url}/flaky`,
+      subscribedEvents: ['phoneCall.completed'],
+      method: 'POST',
+      secretSealed: createSecretBox(stack.config.ENCRYPTION_KEY).seal(`whsec_${randomBytes(24).toString('base64')}`),
+    };
+    await Webhook.collection.insertOne(hook);
+    const hookId = hook._id.toHexString();
+    const copy = (
+      name: string,
+      fields: { redeliveries: number; updatedAt: Date; endpointKey?: string; webhookId?: Types.ObjectId },
+    ) => ({
       ...source,
       _id: new Types.ObjectId(),
       eventId: `${source.eventId}_${name}`,
@@ -147,26 +165,42 @@ describe('webhook deliveries and redelivery', () => {
       copy('stream-ended', { redeliveries: 0, updatedAt: new Date() }),
       // Claimed a moment ago: its start may be under way.
       copy('claim-starting', { redeliveries: 1, updatedAt: new Date() }),
+      copy('stream-gone', {
+        redeliveries: 0,
+        updatedAt: new Date(Date.now() - 120_000),
+        endpointKey: `wh-${hookId}`,
+        webhookId: new Types.ObjectId(hookId),
+      }),
     ];
     await WebhookDelivery.collection.insertMany(records);
-    const redeliver = (id: Types.ObjectId) =>
-      api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: id.toHexString() } } });
-    const [abandoned, ended, starting] = await Promise.all(records.map((r) => redeliver(r._id)));
-    // It keeps its number: should the lost start land after all, only one of them runs.
-    expect(abandoned!.data?.data).toMatchObject({ state: 'pending', redeliveries: 1 });
-    expect(ended!.data?.data).toMatchObject({ state: 'pending', redeliveries: 1 });
-    expect(starting!.response.status).toBe(400);
-    expect(starting!.error!.error.message).toEqual([
-      'this event is still being delivered; redeliver it once it has ended',
-    ]);
-    for (const [record, n] of [
-      [records[0]!, 1],
-      [records[1]!, 1],
-    ] as const) {
-      await stack.temporal.workflow.getHandle(redeliveryWorkflowId(record._id.toHexString(), n)).result();
-      expect(await WebhookDelivery.findById(record._id).lean()).toMatchObject({ state: 'delivered', redeliveries: n });
+    try {
+      const redeliver = (id: Types.ObjectId) =>
+        api.POST('/v1/webhookDeliveries/{id}/redeliver', { params: { path: { id: id.toHexString() } } });
+      const [abandoned, ended, starting, gone] = await Promise.all(records.map((r) => redeliver(r._id)));
+      // It keeps its number: should the lost start land after all, only one of them runs.
+      expect(abandoned!.data?.data).toMatchObject({ state: 'pending', redeliveries: 1 });
+      expect(ended!.data?.data).toMatchObject({ state: 'pending', redeliveries: 1 });
+      expect(gone!.data?.data).toMatchObject({ state: 'pending', redeliveries: 1 });
+      expect(starting!.response.status).toBe(400);
+      expect(starting!.error!.error.message).toEqual([
+        'this event is still being delivered; redeliver it once it has ended',
+      ]);
+      for (const [record, n] of [
+        [records[0]!, 1],
+        [records[1]!, 1],
+        [records[3]!, 1],
+      ] as const) {
+        await stack.temporal.workflow.getHandle(redeliveryWorkflowId(record._id.toHexString(), n)).result();
+        expect(await WebhookDelivery.findById(record._id).lean()).toMatchObject({
+          state: 'delivered',
+          redeliveries: n,
+        });
+      }
+    } finally {
+      // Whatever happened: no later call of this team is sent to the team webhook, nor lists these.
+      await WebhookDelivery.deleteMany({ _id: { $in: records.map((r) => r._id) } });
+      await Webhook.collection.deleteOne({ _id: hook._id });
     }
-    await WebhookDelivery.deleteMany({ _id: { $in: records.map((r) => r._id) } });
   });
 
   it("keeps other teams out: another team's key finds neither the deliveries nor the redelivery", async () => {
