@@ -35,6 +35,9 @@ export interface WorkerSetup {
 /** The SDK's Prometheus exporter of this process (its Runtime is installed once per process). */
 let sdkMetricsUrl: Promise<string> | null = null;
 
+/** What the SDK says, as a warning, of a Worker without workflows. */
+const NO_WORKFLOWS_REGISTERED = 'No workflows registered, not polling for workflow tasks';
+
 /**
  * The SDK's log entries as our lines, its fields under `sdk`. Its errors ("Activity failed" carries
  * the activity's) go through pino's serialiser: pino serialises only a top-level `err`, and an Error
@@ -43,7 +46,10 @@ let sdkMetricsUrl: Promise<string> | null = null;
  */
 export function sdkLogFunction(logger: Logger): (entry: LogEntry) => void {
   return ({ level, message, meta }) => {
-    const method = level === 'ERROR' ? 'error' : level === 'WARN' ? 'warn' : level === 'INFO' ? 'info' : 'debug';
+    // The webhook attempts' Worker runs activities only, by design: no warning at every start.
+    const expected = message === NO_WORKFLOWS_REGISTERED;
+    const warn = expected ? 'info' : 'warn';
+    const method = level === 'ERROR' ? 'error' : level === 'WARN' ? warn : level === 'INFO' ? 'info' : 'debug';
     const fields = Object.entries(meta ?? {}).map(([name, value]) => {
       if (!(value instanceof Error)) return [name, value];
       const serialised = pino.stdSerializers.err(value);

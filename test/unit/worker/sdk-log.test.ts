@@ -42,6 +42,17 @@ describe("the SDK's log lines", () => {
     expect(lines[1]!.sdk.error.stack).toContain('caused by: Error: connect ECONNREFUSED 127.0.0.1:9');
   });
 
+  it("say a Worker without workflows at info: the webhook attempts' Worker has none by design", () => {
+    const { log, lines } = capturingLog();
+    const noWorkflows = 'No workflows registered, not polling for workflow tasks';
+    log({ level: 'WARN', message: noWorkflows, meta: { taskQueue: 'phone-calls-webhooks' }, timestampNanos: 0n });
+    log({ level: 'WARN', message: 'Something else', meta: {}, timestampNanos: 0n });
+    expect(lines.map((line) => [line.level, line.msg])).toEqual([
+      [30, noWorkflows],
+      [40, 'Something else'],
+    ]);
+  });
+
   it("keep an ApplicationFailure's own type and whether it is retried", () => {
     const { log, lines } = capturingLog();
     log(
