@@ -9,6 +9,7 @@
 // serve, and one with a key stops needing it once its answer is stored (`forgetBatch`).
 import { createHash } from 'node:crypto';
 import { Types } from 'mongoose';
+import { batchRecordState } from '../calls/dispatch';
 import { IDEMPOTENCY_WINDOW_MS, IdempotencyRecord, IdempotencyTakeover } from '../data/models/idempotency-record';
 import { badRequest, HttpError } from './errors';
 import { isDuplicateKeyOnly } from '../data/duplicate-key';
@@ -83,14 +84,25 @@ export interface CreateWork {
    * Whether this request still holds its key (always, without one), its lease extended if so. Asked
    * once its calls are written, before their workflows start: a request stalled past its lease (the
    * store stuck for 15 s) may have been taken over by a retry, and starting these calls too could ring
-   * people twice. Taken over, the key names this request's batch while the retry has it (it found the
-   * batch written whole and answers with it, or is still deciding), another once the retry discarded it.
+   * people twice. Taken over, it waits for the retry to settle this request's batch (up to
+   * TAKEOVER_SETTLE_WAIT_MS): the retry starts it whole, or discards it and names its own. A discard
+   * may have come before this request's last insert landed, so a batch discarded is `replaced` even
+   * while the key still names it: the calls left are this request's to remove, or they would stay
+   * queued with no batch and no workflow.
    */
   stillHolds(): Promise<KeyHold>;
 }
 
-/** `held`; or taken over by a retry, which has this request's batch (`adopted`) or made its own (`replaced`). */
-export type KeyHold = 'held' | 'adopted' | 'replaced';
+/**
+ * `held`; or taken over by a retry, which has this request's batch (`adopted`), discarded it (`replaced`),
+ * or was still settling it when the wait ended (`unsettled`: the batch is pending, so the reconciler
+ * or a later retry settles it).
+ */
+export type KeyHold = 'held' | 'adopted' | 'replaced' | 'unsettled';
+
+/** How long a request taken over waits for the retry to settle its batch, and how often it looks. */
+const TAKEOVER_SETTLE_WAIT_MS = 15_000;
+const TAKEOVER_SETTLE_POLL_MS = 200;
 
 type Claim =
   { kind: 'claimed'; abandonedBatchId: Types.ObjectId | null } | { kind: 'replay'; response: StoredResponse };
@@ -168,6 +180,25 @@ async function claimKey(identity: Identity, requestHash: string, now: Date, batc
       return { kind: 'replay', response: { status: existing.responseStatus ?? 200, body: existing.responseBody } };
     throwIfPast(deadline);
     await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * What the retry that took the key over did with `batchId`, the batch of the request it took over,
+ * once it shows (key and batch read afresh until then): answered with it, or started it (`adopted`);
+ * named a batch of its own, or discarded this one (`replaced`).
+ */
+async function takeoverOutcome(identity: Identity, batchId: Types.ObjectId): Promise<KeyHold> {
+  const deadline = Date.now() + TAKEOVER_SETTLE_WAIT_MS;
+  for (;;) {
+    const taken = await IdempotencyRecord.findOne(identity, { dispatchBatchId: 1, state: 1 }).lean();
+    if (!taken?.dispatchBatchId?.equals(batchId)) return 'replaced';
+    if (taken.state === 'done') return 'adopted';
+    const batch = await batchRecordState(batchId);
+    if (batch === 'started') return 'adopted';
+    if (batch === 'gone') return 'replaced';
+    if (Date.now() >= deadline) return 'unsettled';
+    await new Promise((resolve) => setTimeout(resolve, TAKEOVER_SETTLE_POLL_MS));
   }
 }
 
@@ -285,8 +316,7 @@ export async function withIdempotency(
           renewing = null;
         });
       if (await check) return 'held';
-      const taken = await IdempotencyRecord.findOne(identity, { dispatchBatchId: 1 }).lean();
-      return taken?.dispatchBatchId?.equals(batchId) ? 'adopted' : 'replaced';
+      return takeoverOutcome(identity, batchId);
     };
     response = await handler({
       batchId,

@@ -294,6 +294,15 @@ export async function batchStartOf(batchId: Types.ObjectId, now = Date.now()): P
   return batch.createdAt.getTime() > now - INCOMPLETE_BATCH_DEAD_AFTER_MS ? 'writing' : 'cut-short';
 }
 
+/**
+ * The batch's record as it stands: `pending`, `started`, or `gone` (discarded or dropped with its
+ * calls, or removed once started and answered for).
+ */
+export async function batchRecordState(batchId: Types.ObjectId): Promise<'pending' | 'started' | 'gone'> {
+  const batch = await DispatchBatch.findById(batchId, { state: 1 }).lean();
+  return batch ? batch.state : 'gone';
+}
+
 /** Removes a batch whose calls were not all written, and those that were: no workflow has them. */
 export async function discardBatch(batchId: Types.ObjectId): Promise<number> {
   const { deletedCount } = await PhoneCall.deleteMany({ dispatchBatchId: batchId, status: 'queued' });

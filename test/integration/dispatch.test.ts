@@ -853,6 +853,78 @@ it('a request stalled past its lease learns that a retry took its key over, and 
   }
 });
 
+it('a request taken over waits for the retry to settle its batch, and counts a discarded batch as replaced', async () => {
+  // The retry may find the batch cut short and remove its calls before the stalled request's last
+  // insert lands. Until the retry names its own batch the key still names this one, so the request
+  // must look at the batch itself: discarded, the calls it has left are its own to remove (else they
+  // stay queued with no batch and no workflow); started by the retry, they are the retry's answer.
+  for (const retry of ['discards', 'starts'] as const) {
+    const identity = {
+      teamId: stack.team.teamId,
+      scope: 'taken over, settling',
+      key: `settling-${Date.now()}-${retry}`,
+    };
+    const body = { settling: retry };
+    const order: string[] = [];
+    let namedAtVerdict: string | undefined;
+    await withIdempotency(
+      requestWithKey(identity.key),
+      { ...identity, body, forgetBatch: async () => undefined },
+      async (work) => {
+        await DispatchBatch.create({ _id: work.batchId, teamId: new Types.ObjectId(identity.teamId), size: 3 });
+        await IdempotencyRecord.updateOne(
+          { ...identity, teamId: new Types.ObjectId(identity.teamId) },
+          { $set: { leaseUntil: new Date(Date.now() - 1_000) } },
+        );
+        let asked!: () => void;
+        const asking = new Promise<void>((resolve) => (asked = resolve));
+        let verdictGiven!: () => void;
+        const verdict = new Promise<void>((resolve) => (verdictGiven = resolve));
+        const retried = withIdempotency(
+          requestWithKey(identity.key),
+          { ...identity, body, forgetBatch: async () => undefined },
+          async ({ abandonedBatchId, nameOwnBatch }) => {
+            expect(abandonedBatchId?.toHexString()).toBe(work.batchId.toHexString());
+            // The stalled request asks while this retry is still deciding.
+            await asking;
+            await new Promise((resolve) => setTimeout(resolve, 600));
+            if (retry === 'discards') {
+              await DispatchBatch.deleteOne({ _id: abandonedBatchId });
+              order.push('retry discarded the batch');
+              // Naming its own batch comes later: the request has its verdict by the discard alone.
+              await Promise.race([verdict, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+              await nameOwnBatch();
+            } else {
+              await DispatchBatch.updateOne({ _id: abandonedBatchId }, { $set: { state: 'started' } });
+              order.push('retry started the batch');
+            }
+            return { status: 201, body: { retried: true } };
+          },
+        );
+        // Let the retry claim the key first.
+        for (let i = 0; i < 100; i += 1) {
+          const record = await IdempotencyRecord.findOne(identity, { leaseUntil: 1 }).lean();
+          if (record?.leaseUntil && record.leaseUntil.getTime() > Date.now()) break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        asked();
+        const hold = await work.stillHolds();
+        order.push(`request: ${hold}`);
+        namedAtVerdict = (await IdempotencyRecord.findOne(identity).lean())?.dispatchBatchId?.toHexString();
+        verdictGiven();
+        await retried;
+        expect(namedAtVerdict).toBe(work.batchId.toHexString());
+        return { status: 201, body: { first: true } };
+      },
+    );
+    expect(order).toEqual(
+      retry === 'discards'
+        ? ['retry discarded the batch', 'request: replaced']
+        : ['retry started the batch', 'request: adopted'],
+    );
+  }
+});
+
 it('stores the answer after the lease renewal under way: a finished key never goes back to pending', async () => {
   // Renewals every millisecond, so that one is nearly always under way when the answer is written.
   // On FerretDB 1.x an update is a read and then a write of the whole record: a renewal that read

@@ -151,7 +151,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           return failCutShort(batchId, err);
         }
         const hold = await holdsKey(stillHolds);
-        if (hold !== 'held') return failTakenOver(batchId, hold);
+        if (hold !== 'held') return failTakenOver(batchId, hold, ctx.state.log);
         try {
           await deps.dispatcher.start(doc, calls[0]!.plan, { teamWebhookEvents: webhookEvents });
         } catch (err) {
@@ -238,7 +238,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           return failCutShort(batchId, err);
         }
         const hold = await holdsKey(stillHolds);
-        if (hold !== 'held') return failTakenOver(batchId, hold);
+        if (hold !== 'held') return failTakenOver(batchId, hold, ctx.state.log);
         // The file's last control, read once its calls are written: one given before this read reaches
         // them here (started paused, or not created once cancelled); one given after it finds them.
         let fileState: FileState | undefined;
@@ -352,13 +352,16 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
 
   /**
    * A retry took this request's key over while it was writing (it stalled past its lease). The batch
-   * is the retry's to settle: found whole it starts these calls and answers with them (the key names
-   * this batch: `adopted`), found cut short it removes them with their batch record and names its own
-   * (`replaced`). So nothing is started here, and only once replaced are the calls removed: the rest
-   * of an insert that landed after the retry's removal.
+   * is the retry's to settle: found whole it starts these calls and answers with them (`adopted`),
+   * found cut short it removes them with their batch record and names its own (`replaced`). So nothing
+   * is started here, and only once replaced are the calls removed: the rest of an insert that landed
+   * after the retry's removal. Still unsettled after the wait, the batch is pending: the reconciler
+   * starts it whole or discards it cut short, and a later retry settles it as this one would have.
    */
-  async function failTakenOver(batchId: Types.ObjectId, hold: Exclude<KeyHold, 'held'>): Promise<never> {
+  async function failTakenOver(batchId: Types.ObjectId, hold: Exclude<KeyHold, 'held'>, log: Logger): Promise<never> {
     if (hold === 'replaced') await PhoneCall.deleteMany({ dispatchBatchId: batchId, status: 'queued' });
+    if (hold === 'unsettled')
+      log.warn({ batchId: batchId.toHexString() }, 'a retry took this create over and had not settled its batch yet');
     throw new HttpError(
       429,
       ['a retry with this Idempotency-Key took this request over; its answer is the one that counts'],
