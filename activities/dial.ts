@@ -79,8 +79,13 @@ export interface DialCallInput {
   machineDetection?: ActiveMachineDetection;
   /** How long the provider lets the call ring unanswered (absent: the provider's default). */
   ringTimeoutSeconds?: number;
+  /** How long the provider lets the answered call last before it ends it (absent: the provider's own limit). */
+  timeLimitSeconds?: number;
   ringing?: RingingWrite;
 }
+
+/** What a dial asks of the provider beyond the call itself (a hang-up's search for the call asks nothing). */
+type ProviderAsks = Pick<DialCallInput, 'machineDetection' | 'ringTimeoutSeconds' | 'timeLimitSeconds'>;
 
 export interface Dialled {
   providerCallId: string;
@@ -142,8 +147,7 @@ export function createDialActivities(
     call: PhoneCallDoc,
     template: CallTemplateDoc | null,
     providerName: ProviderName,
-    machineDetection: ActiveMachineDetection | undefined,
-    ringTimeoutSeconds: number | undefined,
+    { machineDetection, ringTimeoutSeconds, timeLimitSeconds }: ProviderAsks = {},
   ): PlaceCallRequest {
     const callId = call._id.toHexString();
     return {
@@ -159,6 +163,7 @@ export function createDialActivities(
       },
       ...(machineDetection ? { machineDetection } : {}),
       ...(ringTimeoutSeconds ? { ringTimeoutSeconds } : {}),
+      ...(timeLimitSeconds ? { timeLimitSeconds } : {}),
     };
   }
 
@@ -190,7 +195,15 @@ export function createDialActivities(
 
   /** One try of a dial: see dialCall. */
   async function dial(
-    { callId, machineDetection, ringTimeoutSeconds, ringing, paced, placedSince: lookFirstSince }: DialCallInput,
+    {
+      callId,
+      machineDetection,
+      ringTimeoutSeconds,
+      timeLimitSeconds,
+      ringing,
+      paced,
+      placedSince: lookFirstSince,
+    }: DialCallInput,
     tryEndsAt: number,
   ): Promise<Dialled> {
     const call = await calls.findById(callId);
@@ -210,7 +223,11 @@ export function createDialActivities(
       providerFor(call.teamId, call.telephonyProvider as ProviderName),
       doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber]),
     ]);
-    const request = placeRequest(call, template, provider.name, machineDetection, ringTimeoutSeconds);
+    const request = placeRequest(call, template, provider.name, {
+      machineDetection,
+      ringTimeoutSeconds,
+      timeLimitSeconds,
+    });
     if (activityInfo().attempt > 1 || lookFirstSince) {
       const since = lookFirstSince ? new Date(lookFirstSince) : new Date(activityInfo().scheduledTimestampMs);
       const earlier = await placedSince(call, provider, request, since);
@@ -354,7 +371,7 @@ export function createDialActivities(
       const provider = await providerFor(call.teamId, call.telephonyProvider as ProviderName);
       if (!target && dialledSince) {
         const template = await templates.findById(call.callTemplateId);
-        const request = placeRequest(call, template, provider.name, undefined, undefined);
+        const request = placeRequest(call, template, provider.name);
         target = (await placedSince(call, provider, request, new Date(dialledSince)))?.providerCallId ?? null;
         if (target)
           logger.info({ callId, providerCallId: target }, 'cancelled mid-dial: hanging up the call it placed');

@@ -48,6 +48,14 @@ type FinalChange = Omit<NonNullable<CaptureInput['final']>, 'callId'>;
 
 /** How long a dialled call may ring when the input does not say (histories from before the field). */
 const DEFAULT_RING_TIMEOUT_SECONDS = 120;
+/**
+ * The provider is asked to end an answered call itself this long after the maximum duration: a
+ * backstop for our hang-up failing through all its retries, which left the call live up to the
+ * provider's own limit (2 to 4 hours). Our deadline must still pass first, so that the call ends
+ * `max-duration` as before; it counts from when the workflow hears of the answer, which can be late
+ * (a lost callback, found by the status poll 30 s later).
+ */
+const PROVIDER_TIME_LIMIT_MARGIN_SECONDS = 60;
 /** A call waiting this long for a slot asks its pacer again (it answers at once if the slot is there). */
 const SLOT_REQUEST_REPEAT = '1 hour';
 const SLOT_REQUEST_REPEAT_MS = 60 * 60 * 1000;
@@ -726,6 +734,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           callId: input.callId,
           machineDetection: input.machineDetection,
           ...(input.ringTimeoutAtProvider ? { ringTimeoutSeconds } : {}),
+          // A field of the activity's input only: histories replay with or without it.
+          timeLimitSeconds: input.maxDurationSeconds + PROVIDER_TIME_LIMIT_MARGIN_SECONDS,
           // Histories from before the field wrote `ringing` with an activity of its own, and replay so.
           ...(input.ringingWithDial
             ? {

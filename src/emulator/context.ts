@@ -27,6 +27,7 @@ export function newCall(
     from: string;
     record: boolean;
     plan: CallPlan;
+    timeLimitSeconds: number;
     machineDetection?: string | null;
     callbackUrl?: string | null;
   },

@@ -91,6 +91,8 @@ export interface EmulatedCallView {
   machineDetection: string | null;
   /** How long the provider lets it ring unanswered: the dial's timeout, else the provider's default. */
   ringTimeoutSeconds: number;
+  /** How long the provider lets it last from answer: the dial's time limit, else the provider's own. */
+  timeLimitSeconds: number;
   /** What the detector concluded (null: no detection asked for, or no verdict yet). */
   answeredBy: MachineDetectionResult | null;
   /** Everything said, in order: a message left on a machine is the agent's. */
@@ -193,6 +195,7 @@ function viewOf(call: EmulatedCall): EmulatedCallView {
     end: call.end,
     machineDetection: call.machineDetection,
     ringTimeoutSeconds: call.plan.ringTimeoutSeconds,
+    timeLimitSeconds: call.timeLimitSeconds,
     answeredBy: call.answeredBy ?? null,
     spoken: [...call.spoken],
     hasRecording: call.recording !== undefined,

@@ -9,6 +9,7 @@ export type Outcome =
   | 'refused'
   | 'drop-after-answer'
   | 'silent'
+  | 'stays-on-line'
   | 'machine-beep'
   | 'machine-no-beep'
   | 'fax'
@@ -27,6 +28,8 @@ export type Outcome =
  * | 1404      | refused             | nobody: the provider refuses the number when dialled                |
  * | 1500      | drop-after-answer   | a person, then the network drops the call after the opening line    |
  * | 1200      | silent              | a person who never says a word                                      |
+ * | 1440      | stays-on-line       | a person who asks the agent to hold on and never comes back: nobody |
+ * |           |                     | hangs up, so the caller or the provider's time limit ends the call  |
  * | 6200      | machine-beep        | an answering machine: a greeting, then the beep                     |
  * | 6201      | machine-no-beep     | an answering machine: a greeting, then silence                      |
  * | 6202      | fax                 | a fax machine: tones, no words, no greeting's end; it hangs up 20 s |
@@ -41,6 +44,7 @@ const OUTCOME_BY_LAST_FOUR: Record<string, Outcome> = {
   '1404': 'refused',
   '1500': 'drop-after-answer',
   '1200': 'silent',
+  '1440': 'stays-on-line',
   '6200': 'machine-beep',
   '6201': 'machine-no-beep',
   '6202': 'fax',
@@ -223,7 +227,10 @@ export interface CallPlan {
   detection: PlannedDetection | null;
   /** Only for a machine, and only with AMD. */
   greetingEnd: PlannedGreetingEnd | null;
-  /** When the call ends, in seconds from answer (0 when it is never answered). */
+  /**
+   * When the call ends, in seconds from answer (0 when it is never answered; Infinity when nobody on
+   * the line ends it, which leaves it to the caller or the provider's time limit).
+   */
   hangupSeconds: number;
   /** Who ends it then; `network`: the call drops (a failure). */
   hungUpBy: 'caller' | 'callee' | 'network';
@@ -231,6 +238,8 @@ export interface CallPlan {
 
 const ANSWER_TO_FIRST_WORD_SECONDS = 0.8;
 const SILENT_WAIT_SECONDS = 5;
+/** What the person who stays on the line says before they put the phone down. */
+const HOLD_ON = 'Hold on a second, let me grab a pen.';
 const DROP_AFTER_OPENING_SECONDS = 2.5;
 const CALLER_HANGUP_AFTER_LAST_WORD_SECONDS = 1;
 /** What the emulated answering machines say on answer (as the callee: providers transcribe that side). */
@@ -384,6 +393,11 @@ function planPerson(
   if (outcome === 'drop-after-answer') {
     script.say('agent', opening, beforeOpening);
     script.clock += DROP_AFTER_OPENING_SECONDS;
+  } else if (outcome === 'stays-on-line') {
+    script.say('agent', opening, beforeOpening);
+    script.say('human', HOLD_ON, 0.6);
+    // Nobody on the line hangs up: the caller does, or the provider's time limit ends the call.
+    script.clock = Infinity;
   } else if (outcome === 'silent') {
     script.say('agent', opening, beforeOpening);
     script.say('agent', 'Hello? Is anyone there?', SILENT_WAIT_SECONDS);

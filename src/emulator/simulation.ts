@@ -14,6 +14,7 @@ import {
 
 export type EmulatedCallState = 'queued' | 'ringing' | 'answered' | 'ended';
 export type CallEndOutcome = 'completed' | 'busy' | 'declined' | 'no-answer' | 'failed' | 'canceled';
+export type CallEnder = 'callee' | 'caller' | 'network' | 'time-limit';
 
 export interface SpokenUtterance {
   speaker: 'agent' | 'human';
@@ -43,6 +44,11 @@ export interface EmulatedCall {
   readonly from: string;
   readonly record: boolean;
   readonly plan: CallPlan;
+  /**
+   * How long the provider lets the call last from answer before it ends the call itself: the dial's
+   * time limit, else the provider's own. Emulated seconds, like the plan's.
+   */
+  readonly timeLimitSeconds: number;
   /** The answering-machine detection the dial asked for, in the provider's own words (null: none). */
   readonly machineDetection: string | null;
   /** Where the dial asked for the call's status callbacks (null: nowhere). */
@@ -54,7 +60,8 @@ export interface EmulatedCall {
   ringingAt?: Date;
   answeredAt?: Date;
   endedAt?: Date;
-  end?: { outcome: CallEndOutcome; hungUpBy: 'callee' | 'caller' | 'network' };
+  /** `time-limit`: the provider ended it, still connected at its time limit. */
+  end?: { outcome: CallEndOutcome; hungUpBy: CallEnder };
   /** Answer to hang-up, in emulated seconds (what a provider bills). */
   talkSeconds?: number;
   /** What the answering-machine detector concluded (with detection only). */
@@ -315,17 +322,29 @@ export class CallSimulator {
     }
   }
 
-  /** The answered call: each step at its time, until an `end` step (or the caller's hang-up). */
+  /**
+   * The answered call: each step at its time, until an `end` step, the caller's hang-up, or the
+   * provider's time limit, whichever comes first.
+   */
   private async converse(call: EmulatedCall, running: RunningCall): Promise<void> {
     const { observer } = running;
     for (;;) {
       const step = running.steps[0];
+      const limited = step.atSeconds > call.timeLimitSeconds;
       try {
-        await this.sleepUntil(call, step.atSeconds, AbortSignal.any([running.hangUp.signal, running.replanned.signal]));
+        await this.sleepUntil(
+          call,
+          limited ? call.timeLimitSeconds : step.atSeconds,
+          AbortSignal.any([running.hangUp.signal, running.replanned.signal]),
+        );
       } catch (err) {
         // Replanned while waiting: wait for the new next step instead.
         if (err instanceof Aborted && !running.hangUp.signal.aborted) continue;
         throw err;
+      }
+      if (limited) {
+        call.talkSeconds = call.timeLimitSeconds;
+        return this.finish(call, observer, 'completed', 'time-limit');
       }
       running.steps.shift();
       switch (step.kind) {
@@ -370,12 +389,7 @@ export class CallSimulator {
     return spoken;
   }
 
-  private finish(
-    call: EmulatedCall,
-    observer: CallObserver,
-    outcome: CallEndOutcome,
-    hungUpBy: 'callee' | 'caller' | 'network',
-  ): void {
+  private finish(call: EmulatedCall, observer: CallObserver, outcome: CallEndOutcome, hungUpBy: CallEnder): void {
     call.state = 'ended';
     call.endedAt = new Date();
     call.end = { outcome, hungUpBy };

@@ -34,6 +34,7 @@ function hangupOf(call: EmulatedCall): { cause: string; source: string; sip: str
   const outcome: CallEndOutcome = call.end?.outcome ?? 'completed';
   switch (outcome) {
     case 'completed':
+      if (call.end?.hungUpBy === 'time-limit') return { cause: 'time_limit', source: 'unknown', sip: '200' };
       return { cause: 'normal_clearing', source: call.end?.hungUpBy === 'caller' ? 'caller' : 'callee', sip: '200' };
     case 'busy':
       return { cause: 'user_busy', source: 'callee', sip: '486' };
@@ -91,6 +92,8 @@ function errors(status: number, code: string, title: string, detail: string, poi
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** `timeout_secs`: how long an unanswered call rings. */
 const RING_TIMEOUT = { default: 30, min: 5, max: 600 };
+/** `time_limit_secs`: how long the call may last from answer; its default is also its maximum. */
+const TIME_LIMIT = { default: 14_400, min: 30, max: 14_400 };
 
 /** The dial's answering_machine_detection (null: off), or the 422 refusing it. */
 function machineDetectionOf(value: unknown): { mode: string | null } | ApiResponse {
@@ -291,6 +294,7 @@ export function createTelnyxEmulator(
       client_state: clientState,
       record,
       timeout_secs: timeoutSecs = RING_TIMEOUT.default,
+      time_limit_secs: timeLimitSecs = TIME_LIMIT.default,
     } = body;
     if (typeof connectionId !== 'string' || connectionId.length === 0) {
       return errors(422, '10015', 'Invalid value', 'connection_id is required.', '/connection_id');
@@ -320,6 +324,16 @@ export function createTelnyxEmulator(
     ) {
       const range = `${RING_TIMEOUT.min} to ${RING_TIMEOUT.max}`;
       return errors(422, '10015', 'Invalid value', `timeout_secs must be an integer from ${range}.`, '/timeout_secs');
+    }
+    if (
+      typeof timeLimitSecs !== 'number' ||
+      !Number.isInteger(timeLimitSecs) ||
+      timeLimitSecs < TIME_LIMIT.min ||
+      timeLimitSecs > TIME_LIMIT.max
+    ) {
+      const range = `${TIME_LIMIT.min} to ${TIME_LIMIT.max}`;
+      const detail = `time_limit_secs must be an integer from ${range}.`;
+      return errors(422, '10015', 'Invalid value', detail, '/time_limit_secs');
     }
     const amd = machineDetectionOf(body.answering_machine_detection);
     if (!('mode' in amd)) return amd;
@@ -358,6 +372,7 @@ export function createTelnyxEmulator(
       from,
       record: record === 'record-from-answer',
       plan,
+      timeLimitSeconds: timeLimitSecs,
       machineDetection: amd.mode,
       callbackUrl: webhookUrl,
     });

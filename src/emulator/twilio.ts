@@ -21,6 +21,11 @@ import { RECORDING_PROCESSING_SECONDS, type CallEndOutcome, type EmulatedCall } 
 const TWIML_MAX_CHARS = 4000;
 /** `Timeout`: how long an unanswered call rings; any positive whole number, taken up to 600 (error 21208). */
 const RING_TIMEOUT = { default: 60, max: 600 };
+/**
+ * `TimeLimit`: how long the call may last from answer; a whole number from one minute up to the
+ * account's limit, four hours unless raised (error 13216).
+ */
+const TIME_LIMIT = { default: 14_400, min: 60, max: 14_400 };
 
 const API_VERSION = '2010-04-01';
 const STATUS_EVENTS = new Set(['initiated', 'ringing', 'answered', 'completed']);
@@ -321,6 +326,14 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
     if (!amd.ok) return amd.refusal;
     const timeout = form.get('Timeout');
     if (timeout !== null && !/^[1-9]\d*$/.test(timeout)) return twilioError(400, 21208, 'Invalid Timeout');
+    const timeLimit = form.get('TimeLimit');
+    const timeLimitSeconds = timeLimit === null ? TIME_LIMIT.default : Number(timeLimit);
+    if (
+      timeLimit !== null &&
+      (!/^\d+$/.test(timeLimit) || timeLimitSeconds < TIME_LIMIT.min || timeLimitSeconds > TIME_LIMIT.max)
+    ) {
+      return twilioError(400, 13216, `Invalid TimeLimit value (${timeLimit})`);
+    }
     const plan = planCall({
       to,
       openingLine: twiml ? spokenByTwiml(twiml) : '',
@@ -337,6 +350,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
       from,
       record: form.get('Record') === 'true',
       plan,
+      timeLimitSeconds,
       machineDetection: amd.value?.mode ?? null,
       callbackUrl: form.get('StatusCallback'),
     });

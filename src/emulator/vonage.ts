@@ -47,6 +47,8 @@ const AMD_MODES = new Set(['default', 'detect', 'detect_beep']);
 const BEEP_TIMEOUT = { min: 45, max: 120 };
 /** `ringing_timer`: how long an unanswered call rings. */
 const RING_TIMEOUT = { default: 60, min: 1, max: 120 };
+/** `length_timer`: how long the call may last from answer (its SDKs document up to 24 hours). */
+const TIME_LIMIT = { default: 7_200, min: 1, max: 86_400 };
 
 interface InvalidParameter {
   name: string;
@@ -354,6 +356,15 @@ export function createVonageEmulator(
         reason: `must be an integer from ${RING_TIMEOUT.min} to ${RING_TIMEOUT.max}`,
       });
     }
+    const { length_timer: lengthTimer = TIME_LIMIT.default } = body;
+    if (
+      typeof lengthTimer !== 'number' ||
+      !Number.isInteger(lengthTimer) ||
+      lengthTimer < TIME_LIMIT.min ||
+      lengthTimer > TIME_LIMIT.max
+    ) {
+      invalid.push({ name: 'length_timer', reason: `must be an integer from ${TIME_LIMIT.min} to ${TIME_LIMIT.max}` });
+    }
     if (invalid.length > 0)
       return problem(400, 'Bad Request', 'The request failed due to validation errors', {
         invalid_parameters: invalid,
@@ -390,6 +401,7 @@ export function createVonageEmulator(
       from: String(from?.number),
       record: ncco.some((a) => a.action === 'record'),
       plan,
+      timeLimitSeconds: lengthTimer as number,
       machineDetection: amd?.mode ?? null,
       callbackUrl: eventUrl,
     });

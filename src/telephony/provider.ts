@@ -54,6 +54,12 @@ export interface PlaceCallRequest {
    * range (ringTimeoutFor). Absent: the provider's own default (Telnyx 30 s, Twilio and Vonage 60 s).
    */
   ringTimeoutSeconds?: number;
+  /**
+   * How long the provider lets the call last from answer before it ends the call itself; cut to the
+   * provider's range (timeLimitFor). A backstop for our own hang-up at the maximum duration, should
+   * that fail. Absent: the provider's own limit (Twilio and Telnyx 4 h, Vonage 2 h).
+   */
+  timeLimitSeconds?: number;
 }
 
 /** Each provider's range for a dial's ring timeout, as its API documents it. */
@@ -65,9 +71,29 @@ export const RING_TIMEOUT_RANGE = {
 
 /** The request's ring timeout within the provider's range, in whole seconds; undefined when not asked. */
 export function ringTimeoutFor(provider: ProviderName, req: PlaceCallRequest): number | undefined {
-  if (req.ringTimeoutSeconds === undefined) return undefined;
-  const { min, max } = RING_TIMEOUT_RANGE[provider];
-  return Math.min(max, Math.max(min, Math.round(req.ringTimeoutSeconds)));
+  return withinRange(req.ringTimeoutSeconds, RING_TIMEOUT_RANGE[provider]);
+}
+
+/**
+ * Each provider's range for a dial's time limit (Twilio `TimeLimit`, Vonage `length_timer`, Telnyx
+ * `time_limit_secs`), counted from answer. Twilio takes one minute up to the account's limit (four
+ * hours unless raised); Telnyx documents 30 s to its 4 h maximum. Vonage's SDK documents up to 24 h,
+ * but its default, 2 h, is what every call had before: asking no more never shortens a call.
+ */
+export const TIME_LIMIT_RANGE = {
+  twilio: { min: 60, max: 14_400 },
+  vonage: { min: 1, max: 7_200 },
+  telnyx: { min: 30, max: 14_400 },
+} as const satisfies Record<ProviderName, { min: number; max: number }>;
+
+/** The request's time limit within the provider's range, in whole seconds; undefined when not asked. */
+export function timeLimitFor(provider: ProviderName, req: PlaceCallRequest): number | undefined {
+  return withinRange(req.timeLimitSeconds, TIME_LIMIT_RANGE[provider]);
+}
+
+function withinRange(seconds: number | undefined, { min, max }: { min: number; max: number }): number | undefined {
+  if (seconds === undefined) return undefined;
+  return Math.min(max, Math.max(min, Math.round(seconds)));
 }
 
 export interface PlacedCall {

@@ -26,6 +26,7 @@ import {
   type TelnyxCredentials,
   type Utterance,
   ringTimeoutFor,
+  timeLimitFor,
 } from './provider';
 
 /**
@@ -214,6 +215,7 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
 
     async placeCall(req: PlaceCallRequest): Promise<PlacedCall> {
       const ringTimeout = ringTimeoutFor('telnyx', req);
+      const timeLimit = timeLimitFor('telnyx', req);
       const res = await postJson(url('/calls'), {
         connection_id: connectionId,
         to: req.to,
@@ -225,6 +227,7 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
         ...(req.record ? { record: 'record-from-answer', record_format: 'wav', record_channels: 'single' } : {}),
         ...(req.machineDetection ? { answering_machine_detection: AMD_SETTING[req.machineDetection] } : {}),
         ...(ringTimeout !== undefined ? { timeout_secs: ringTimeout } : {}),
+        ...(timeLimit !== undefined ? { time_limit_secs: timeLimit } : {}),
       });
       if (!isSuccess(res)) {
         let body: TelnyxErrorBody = {};

@@ -29,6 +29,7 @@ import {
   type Utterance,
   RecordingNotReadyError,
   ringTimeoutFor,
+  timeLimitFor,
 } from './provider';
 
 /** Twilio's CallStatus words, mapped in this one place; null means nothing changes. */
@@ -204,6 +205,8 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
       });
       const ringTimeout = ringTimeoutFor('twilio', req);
       if (ringTimeout !== undefined) form.set('Timeout', String(ringTimeout));
+      const timeLimit = timeLimitFor('twilio', req);
+      if (timeLimit !== undefined) form.set('TimeLimit', String(timeLimit));
       for (const event of STATUS_CALLBACK_EVENTS) form.append('StatusCallbackEvent', event);
       if (req.machineDetection) {
         // Asynchronous, so that a person hears the agent at once; the verdict comes to the same router.

@@ -28,6 +28,7 @@ import {
   type Utterance,
   type VonageCredentials,
   ringTimeoutFor,
+  timeLimitFor,
 } from './provider';
 
 /** Vonage's call status words, mapped in this one place; null means nothing changes. */
@@ -186,6 +187,7 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
       if (req.record) ncco.push({ action: 'record', format: 'wav', beepStart: false });
       ncco.push({ action: 'talk', text: req.script.openingLine, language: 'en-US' });
       const ringTimeout = ringTimeoutFor('vonage', req);
+      const timeLimit = timeLimitFor('vonage', req);
       const res = await request(joinUrl(baseUrl, '/v1/calls'), {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
@@ -197,6 +199,7 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
           event_url: [withCallId(req.statusCallbackUrl, req.callId)],
           event_method: 'POST',
           ...(ringTimeout !== undefined ? { ringing_timer: ringTimeout } : {}),
+          ...(timeLimit !== undefined ? { length_timer: timeLimit } : {}),
           // Mode `default` is the asynchronous one (with beep detection): the call plan runs at answer,
           // so a person hears the agent at once; `detect` and `detect_beep` hold it, silent, until the
           // verdict. `continue`: we, not Vonage, hang up on a machine or leave it a message.

@@ -17,6 +17,7 @@ describe('outcomeFor', () => {
     ['+1 (415) 555-1404', 'refused'],
     ['+14155551500', 'drop-after-answer'],
     ['+14155551200', 'silent'],
+    ['+14155551440', 'stays-on-line'],
     ['+14155556200', 'machine-beep'],
     ['+14155556201', 'machine-no-beep'],
     ['+14155556202', 'fax'],
@@ -115,6 +116,15 @@ describe('planCall', () => {
     expect(asynchronous.utterances[0]).toMatchObject({ speaker: 'agent', startSeconds: 0.8 });
     expect(held.utterances[0]).toMatchObject({ speaker: 'agent', startSeconds: 3.3 });
     expect(held.detection).toEqual(asynchronous.detection);
+  });
+
+  it('has the person on 1440 answer the opening line, then stay on the line with nobody hanging up', () => {
+    const plan = planCall({ ringTimeoutSeconds: 60, to: '+14155551440', openingLine: opening });
+    expect(plan.utterances.map((u) => [u.speaker, u.text])).toEqual([
+      ['agent', opening],
+      ['human', 'Hold on a second, let me grab a pen.'],
+    ]);
+    expect(plan.hangupSeconds).toBe(Infinity);
   });
 
   it('drops the call shortly after the opening line for 1500', () => {

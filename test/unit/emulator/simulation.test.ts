@@ -1,5 +1,5 @@
-// The call simulator on its own: the detector's events among the planned utterances, and the
-// caller speaking over the plan (speakAndThen) or hanging up at any point.
+// The call simulator on its own: the detector's events among the planned utterances, the caller
+// speaking over the plan (speakAndThen) or hanging up at any point, and the provider's time limit.
 import { describe, expect, it } from 'vitest';
 import { newCall } from '../../../src/emulator/context';
 import { MACHINE_GREETING, planCall, speakingSeconds } from '../../../src/emulator/scenarios';
@@ -11,7 +11,13 @@ const quiet = { info: () => undefined, warn: () => undefined, error: () => undef
 const newSimulator = (): CallSimulator => new CallSimulator(0.005, quiet);
 
 /** Starts a call to `to` and records what the observer is told, in order. */
-function simulate(simulator: CallSimulator, to: string, detectMachines: boolean, hooks: Partial<CallObserver> = {}) {
+function simulate(
+  simulator: CallSimulator,
+  to: string,
+  detectMachines: boolean,
+  hooks: Partial<CallObserver> = {},
+  timeLimitSeconds = 14_400,
+) {
   const call = newCall('twilio', {
     id: 'CA1',
     account: 'AC1',
@@ -19,6 +25,7 @@ function simulate(simulator: CallSimulator, to: string, detectMachines: boolean,
     from: '+14155550100',
     record: true,
     plan: planCall({ ringTimeoutSeconds: 60, to, openingLine: 'Hello there.', detectMachines }),
+    timeLimitSeconds,
   });
   const seen: string[] = [];
   const note =
@@ -112,6 +119,39 @@ describe('CallSimulator', () => {
     expect(run.seen.slice(-3)).toEqual(['machineDetected:fax', 'spoke:agent', 'ended']);
     expect(run.call.end).toEqual({ outcome: 'completed', hungUpBy: 'caller' });
     expect(run.call.talkSeconds).toBeLessThan(2.5 + speakingSeconds(VOICEMAIL));
+  });
+
+  it('ends a call still connected at its time limit, as the provider does when nobody hangs up', async () => {
+    const simulator = newSimulator();
+    const { call, seen } = simulate(simulator, '+14155551440', false, {}, 90);
+    await simulator.idle();
+    expect(seen).toEqual(['initiated', 'ringing', 'answered', 'spoke:agent', 'spoke:human', 'ended']);
+    expect(call.end).toEqual({ outcome: 'completed', hungUpBy: 'time-limit' });
+    expect(call.talkSeconds).toBe(90);
+    expect(call.recording?.durationSeconds).toBe(90);
+    // Its time on the wall clock is the limit's, scaled like the rest of the call.
+    const lasted = call.endedAt!.getTime() - call.answeredAt!.getTime();
+    expect(lasted).toBeGreaterThanOrEqual(90 * 1000 * 0.005 - 1);
+  });
+
+  it('cuts the plan short at the time limit, a message said over it too; a call ending sooner ends as planned', async () => {
+    const simulator = newSimulator();
+    const greetingEnd = planCall({ ringTimeoutSeconds: 60, to: '+14155556201', openingLine: '', detectMachines: true })
+      .greetingEnd!.atSeconds;
+    const limit = Math.ceil(greetingEnd) + 3;
+    const messaged = simulate(
+      simulator,
+      '+14155556201',
+      true,
+      { greetingEnded: (call) => simulator.speakAndThen(call, VOICEMAIL, 'notify') },
+      limit,
+    );
+    // Within the limit: the fax hangs up 20 s after answer, as planned.
+    const fax = simulate(simulator, '+14155556202', false, {}, 21);
+    await simulator.idle();
+    expect(messaged.seen.slice(-3)).toEqual(['greetingEnded:silence', 'spoke:agent', 'ended']);
+    expect(messaged.call).toMatchObject({ talkSeconds: limit, end: { outcome: 'completed', hungUpBy: 'time-limit' } });
+    expect(fax.call).toMatchObject({ talkSeconds: 20, end: { outcome: 'completed', hungUpBy: 'callee' } });
   });
 
   it('sends no detector events when the dial did not ask for detection', async () => {

@@ -108,6 +108,28 @@ describe.each<ProviderName>(['twilio', 'vonage', 'telnyx'])('%s adapter against 
     expect(Date.now() - started).toBeLessThan(30 * 1000 * 0.02);
   });
 
+  it.concurrent("gives the provider the dial's time limit, within its range; without one, its own", async () => {
+    const adapter = h.provider(name);
+    const range = { twilio: [60, 14_400], vonage: [1, 7_200], telnyx: [30, 14_400] }[name];
+    const providerDefault = { twilio: 14_400, vonage: 7_200, telnyx: 14_400 }[name];
+    const limitOf = async (timeLimitSeconds: number | undefined) => {
+      const request = h.request(name, { to: uniqueNumber('1486'), record: false, timeLimitSeconds });
+      const { providerCallId } = await adapter.placeCall(request);
+      return h.emulator.calls().find((c) => c.providerCallId === providerCallId)!.timeLimitSeconds;
+    };
+    expect(await limitOf(undefined)).toBe(providerDefault);
+    expect(await limitOf(960)).toBe(960);
+    expect(await limitOf(959.6)).toBe(960);
+    expect(await limitOf(10)).toBe(Math.max(10, range[0]));
+    expect(await limitOf(86_400)).toBe(range[1]);
+    // A call nobody hangs up (a number ending 1440) is ended by the provider at the limit: completed.
+    const request = h.request(name, { to: uniqueNumber('1440'), record: false, timeLimitSeconds: 60 });
+    const { providerCallId } = await adapter.placeCall(request);
+    expect(kinds(await h.waitFor(request.callId, 'terminal'))).toEqual(['ringing', 'answered', 'completed']);
+    const emulated = h.emulator.calls().find((c) => c.providerCallId === providerCallId);
+    expect(emulated).toMatchObject({ end: { outcome: 'completed', hungUpBy: 'time-limit' } });
+  });
+
   it.concurrent('maps a refused dial (number ending 1404) to invalid-number and rings nobody', async () => {
     const request = h.request(name, { to: uniqueNumber('1404') });
     const error = await h
