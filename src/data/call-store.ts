@@ -85,9 +85,20 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
     };
   }
   // Back to queued for a redial: the next attempt's dial must not find this attempt's call, and the
-  // top-level fields describe the attempt to come (a machine may have answered this one).
-  if (change.status === 'queued')
-    update.$unset = { providerCallId: 1, callStartedAt: 1, callEndedAt: 1, callDuration: 1, answeredBy: 1 };
+  // top-level fields describe the attempt to come (a machine may have answered this one, and its
+  // capture stored a recording of the greeting and results: they are not the next attempt's).
+  if (change.status === 'queued') {
+    update.$unset = {
+      providerCallId: 1,
+      callStartedAt: 1,
+      callEndedAt: 1,
+      callDuration: 1,
+      answeredBy: 1,
+      recordingUrl: 1,
+      fixedMeetingTime: 1,
+    };
+    Object.assign(set, { resultValues: [], customTagsHitOnCall: [] });
+  }
   // One conditional single-document write: a retry after it landed matches nothing, so the attempt is
   // appended once. A self-transition (queued -> queued) is told from its retry by the change's time.
   const from = predecessorsOf(change.status);

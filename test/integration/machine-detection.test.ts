@@ -34,8 +34,8 @@ const MACHINE_SILENCE = '6201';
 const FAX = '6202';
 const LONG_GREETING = '6203';
 
-/** A team whose template detects machines as `mode` says; `redial` adds a policy on noAnswer. */
-async function amdTeam(name: string, mode: 'off' | 'hangUp' | 'leaveMessage', redial = false) {
+/** A team whose template detects machines as `mode` says; `redial` adds a policy on noAnswer (1 s apart, or as given). */
+async function amdTeam(name: string, mode: 'off' | 'hangUp' | 'leaveMessage', redial: boolean | string = false) {
   const team = await stack.seedTeam(name);
   const { callTemplateId } = await createTemplate({
     team: team.teamId,
@@ -44,7 +44,7 @@ async function amdTeam(name: string, mode: 'off' | 'hangUp' | 'leaveMessage', re
     requiredVariables: 'firstName',
     machineDetection: mode,
     ...(mode === 'leaveMessage' ? { voicemailMessage: MESSAGE } : {}),
-    ...(redial ? { redialOn: 'noAnswer', redials: '1', redialSpacing: '1s' } : {}),
+    ...(redial ? { redialOn: 'noAnswer', redials: '1', redialSpacing: redial === true ? '1s' : redial } : {}),
   });
   const client = apiClient(stack.baseUrl, team.key);
   const call = async (to: string, provider: ProviderName, extra: Record<string, unknown> = {}) => {
@@ -72,7 +72,7 @@ async function amdTeam(name: string, mode: 'off' | 'hangUp' | 'leaveMessage', re
     }[];
     return { call: ended, transcript };
   };
-  return { team, client, call };
+  return { team, templateId: callTemplateId, client, call };
 }
 
 /** A number per test and provider ending in `lastFour`, so that the emulator's per-number counts stay apart. */
@@ -184,6 +184,35 @@ describe('answering-machine detection', () => {
       [2, 'answering-machine', 'machine'],
     ]);
     expect(stack.emulator.callsTo(to)).toBe(2);
+  });
+
+  it('a call queued again for its redial keeps nothing of the attempt a machine answered: no recording, no results', async () => {
+    const { team, templateId, client } = await amdTeam('AMD redial later', 'hangUp', '1h');
+    const to = numberFor('twilio', MACHINE_BEEP, 8);
+    const created = await client.post(
+      '/v1/phoneCalls',
+      seededCallBody({ ...team, templateId } as SeededTeam, to, { record: true }),
+    );
+    expect(created.status).toBe(201);
+    const id = created.body.data._id as string;
+    const waiting = await eventually(
+      async () => {
+        const read = phoneCallReadViewSchema.parse((await client.get(`/v1/phoneCalls/${id}`)).body.data);
+        return read.status === 'queued' && read.attempts.length === 1 ? read : undefined;
+      },
+      60_000,
+      'the call to wait for its redial',
+    );
+    expect(waiting.attempts[0]).toMatchObject({ statusCode: 'answering-machine', answeredBy: 'machine' });
+    expect(waiting.statusExtraInfo?.statusCode).toBe('waiting-to-redial');
+    // The provider recorded the greeting, and the attempt's capture stored it: not the next attempt's.
+    expect(emulated(to)[0]?.hasRecording).toBe(true);
+    expect(waiting.recordingUrl).toBeUndefined();
+    expect(waiting.resultValues).toEqual([]);
+    expect(waiting.customTagsHitOnCall).toEqual([]);
+    expect(waiting.fixedMeetingTime).toBeUndefined();
+    // Not left to wait its hour.
+    expect((await client.delete(`/v1/phoneCalls/${id}`)).status).toBe(200);
   });
 });
 
