@@ -1,8 +1,7 @@
 // The provider emulator's control API (enabled by EMULATOR_CONTROL=1): the calls it placed, with
 // the service call each was dialled for, and the faults it injects into what it says and sends.
+import type { CallEnder, CallEndOutcome } from '../../src/emulator/simulation';
 import { describeAnswer, requestJson } from './http';
-
-export type EmulatorEndOutcome = 'completed' | 'busy' | 'declined' | 'no-answer' | 'failed' | 'canceled';
 
 export interface EmulatedCall {
   provider: 'twilio' | 'vonage' | 'telnyx';
@@ -14,7 +13,7 @@ export interface EmulatedCall {
   from: string;
   state: 'queued' | 'ringing' | 'answered' | 'ended';
   outcome: string;
-  end?: { outcome: EmulatorEndOutcome; hungUpBy: 'callee' | 'caller' | 'network' };
+  end?: { outcome: CallEndOutcome; hungUpBy: CallEnder };
   /** Our PhoneCall `_id` the dial was for (it travels in the provider request). */
   serviceCallId: string | null;
 }
