@@ -81,6 +81,11 @@ export interface DialCallInput {
   ringTimeoutSeconds?: number;
   /** How long the provider lets the answered call last before it ends it (absent: the provider's own limit). */
   timeLimitSeconds?: number;
+  /**
+   * When the calling hours the workflow found open close (ISO; absent: no calling hours): no try
+   * places the call from then on, however late it started.
+   */
+  placeBefore?: string;
   ringing?: RingingWrite;
 }
 
@@ -193,6 +198,23 @@ export function createDialActivities(
     return provider.findPlacedCall(request, { since, setAside });
   }
 
+  /**
+   * A try that starts late (the workers busy or down, a retry's backoff) must not ring the person
+   * after the calling hours the workflow checked have closed: not placed, and the workflow waits for
+   * them to open again.
+   */
+  function throwIfHoursClosed(placeBefore: string | undefined, providerName: ProviderName): void {
+    if (!placeBefore || Date.now() < Date.parse(placeBefore)) return;
+    metrics.dialled(providerName, 'hours-closed');
+    throw ApplicationFailure.create({
+      type: FAILURES.callingHoursClosed,
+      message: `the calling hours closed at ${placeBefore}: not placed`,
+      // The try's number: after a first one, an earlier try may have placed the call unseen.
+      details: [activityInfo().attempt],
+      nonRetryable: true,
+    });
+  }
+
   /** One try of a dial: see dialCall. */
   async function dial(
     {
@@ -203,6 +225,7 @@ export function createDialActivities(
       ringing,
       paced,
       placedSince: lookFirstSince,
+      placeBefore,
     }: DialCallInput,
     tryEndsAt: number,
   ): Promise<Dialled> {
@@ -262,6 +285,7 @@ export function createDialActivities(
         nonRetryable: true,
       });
     }
+    throwIfHoursClosed(placeBefore, provider.name);
     // Before the turn is taken (a try that could not use it would spend the account's turn for nothing),
     // with room for its wait.
     const turnWaitMs = paced ? DIAL_TURN_WAIT_MAX_MS : 0;
@@ -288,6 +312,7 @@ export function createDialActivities(
       metrics.dialled(provider.name, 'try-out-of-time');
       throw outOfTime();
     }
+    throwIfHoursClosed(placeBefore, provider.name);
     try {
       const placed = await provider.placeCall(request);
       metrics.dialled(provider.name, 'placed');

@@ -85,6 +85,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   let closing = false;
   /** Its batch was cancelled while it was being dialled: no redial. */
   let redialsCancelled = false;
+  /** When the calling hours last found open close (null: the call has none): no dial places it after. */
+  let dialBefore: number | null = null;
   let slotGranted = false;
   /** Whether the pacer knows this call (queued or holding a slot), so it must be told when it ends. */
   let slotRequested = false;
@@ -660,7 +662,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           timeZones: input.calleeTimeZones ?? [],
           at: new Date().toISOString(),
         });
-        if (check.open) closesAt = check.closesAt;
+        if (check.open) closesAt = dialBefore = check.closesAt;
         else {
           if (check.opensAt === null) return 'never';
           if (slotRequested) await releaseSlot();
@@ -734,8 +736,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           callId: input.callId,
           machineDetection: input.machineDetection,
           ...(input.ringTimeoutAtProvider ? { ringTimeoutSeconds } : {}),
-          // A field of the activity's input only: histories replay with or without it.
+          // Fields of the activity's input only: histories replay with or without them.
           timeLimitSeconds: input.maxDurationSeconds + PROVIDER_TIME_LIMIT_MARGIN_SECONDS,
+          ...(dialBefore !== null ? { placeBefore: new Date(dialBefore).toISOString() } : {}),
           // Histories from before the field wrote `ringing` with an activity of its own, and replay so.
           ...(input.ringingWithDial
             ? {
@@ -753,6 +756,26 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         });
         return { ...dialled, ringingAt, before };
       } catch (err) {
+        const closed = hoursClosedAtDial(err);
+        if (closed) {
+          log.info('the calling hours closed before the dial could place the call', closed);
+          if (!closed.firstTry) {
+            // An earlier try may have placed the call unseen: the call stays dialling (no delete or
+            // pause taken) until the hours open, and the next dial looks for that call first.
+            lookFirstSince ??= triggeredAt;
+            if (!(await hoursOpenWhileDialling())) return 'never';
+            continue;
+          }
+          // Nothing was placed: the call waits for its hours as a queued one does.
+          if (redialsCancelled) deleteRequested = true;
+          state.phase = 'waiting';
+          const ready = await waitUntilDialAllowed();
+          if (ready !== 'ready') return ready;
+          state.phase = 'dialling';
+          triggeredAt = new Date().toISOString();
+          state.triggeredAt = triggeredAt;
+          continue;
+        }
         const limited = rateLimitDelay(err);
         if (limited === undefined) throw err;
         const { retryAfterMs, byTeam, firstTry } = limited;
@@ -784,6 +807,29 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         triggeredAt = new Date().toISOString();
         state.triggeredAt = triggeredAt;
       }
+    }
+  }
+
+  /**
+   * Waits, still dialling, for the calling hours to open again after a later try of the dial found
+   * them closed; false when they never open again.
+   */
+  async function hoursOpenWhileDialling(): Promise<boolean> {
+    for (;;) {
+      if (!input.callingWindow) return true;
+      const check = await localStep('check the calling hours').checkCallingHours({
+        window: input.callingWindow,
+        timeZones: input.calleeTimeZones ?? [],
+        at: new Date().toISOString(),
+      });
+      if (check.open) {
+        dialBefore = check.closesAt;
+        return true;
+      }
+      if (check.opensAt === null) return false;
+      await sleep(check.opensAt - Date.now(), {
+        summary: `calling hours open at ${new Date(check.opensAt).toISOString()}`,
+      });
     }
   }
 
@@ -823,6 +869,13 @@ function rateLimitDelay(err: unknown): { retryAfterMs: number; byTeam: boolean; 
   const attempt = cause.details?.[1];
   const firstTry = attempt === undefined || Number(attempt) === 1;
   return { retryAfterMs: Number.isFinite(asked) && asked > 0 ? asked : 1_000, byTeam, firstTry };
+}
+
+/** A dial refused because the calling hours had closed, on its first try or a later one; undefined otherwise. */
+function hoursClosedAtDial(err: unknown): { firstTry: boolean } | undefined {
+  const cause = (err as { cause?: unknown }).cause;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== FAILURES.callingHoursClosed) return undefined;
+  return { firstTry: Number(cause.details?.[0] ?? 1) === 1 };
 }
 
 /** A call's length from answer to end (ISO times), as `callDuration` holds it. */

@@ -19,6 +19,11 @@ export const FAILURES = {
   /** The number is on the team's do-not-call list (listed after the call was created): never dialled. */
   doNotCall: 'DO_NOT_CALL',
   /**
+   * The calling hours the workflow found open closed before the dial try could place the call (the
+   * try started late: workers busy or down, or a retry): not placed; details[0] is the try's number.
+   */
+  callingHoursClosed: 'CALLING_HOURS_CLOSED',
+  /**
    * A dial retried past its placing window (activities/dial.ts) found no call placed by its earlier
    * tries: not placed, and not placed now, so late.
    */

@@ -47,6 +47,7 @@ export type DialOutcome =
   | 'turn-ahead'
   | 'do-not-call'
   | 'window-passed'
+  | 'hours-closed'
   | 'try-out-of-time';
 /** How one webhook delivery attempt ended. */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'gone';

@@ -1,8 +1,10 @@
 // Calling hours on the time-skipping server: days of waiting, across both daylight-saving changes, in
 // seconds. The real call workflow and the real hours check; the provider side is stubbed.
 import { WorkflowUpdateStage } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { parseCallingHoursRule, type CallingWindow } from '../../src/calling-hours/calling-window';
+import { FAILURES } from '../../src/contracts/failures';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { deleteQueuedCallUpdate, dialSlotGrantedSignal } from '../../workflows/messages';
@@ -128,6 +130,67 @@ describe('a call waiting for a dial slot as its calling hours close', () => {
         expect(released[0]).toBeLessThan(givenBack + 60_000);
       },
     );
+  }
+});
+
+describe('a dial that starts after the calling hours closed', () => {
+  for (const tryNumber of [1, 2]) {
+    it(`places nothing, waits for the hours to open again and dials then (refused on try ${tryNumber})`, async () => {
+      // Due Wednesday 19:59:40 in New York (00:59:40 UTC Thursday), hours close at 20:00. The dial's
+      // first try gets to placing the call 30 s late (its workers busy), past the close it was told of.
+      const dialled: Array<{ at: number; placeBefore?: string; placedSince?: string }> = [];
+      const { activities, calls } = stubActivities({
+        dialCall: async ({ callId, placeBefore, placedSince }) => {
+          if (dialled.length === 0) await env.sleep(30_000);
+          const at = await env.currentTimeMs();
+          dialled.push({ at, placeBefore, placedSince });
+          if (placeBefore && at >= Date.parse(placeBefore)) {
+            throw ApplicationFailure.create({
+              type: FAILURES.callingHoursClosed,
+              message: 'closed',
+              details: [tryNumber],
+              nonRetryable: true,
+            });
+          }
+          return { providerCallId: `pc-${callId}` };
+        },
+      });
+      const taskQueue = uniqueId('q');
+      const worker = await workerFor(env, activities, taskQueue);
+      const args = callWorkflowInput({
+        scheduledFor: '2027-03-11T00:59:40.000Z',
+        callingWindow: weekdays9to20,
+        calleeTimeZones: ['America/New_York'],
+      });
+      const state = await worker.runUntil(
+        env.client.workflow.execute(phoneCallWorkflow, {
+          workflowId: callWorkflowId(args.callId),
+          taskQueue,
+          args: [args],
+        }),
+      );
+      expect(state.status).toBe('noAnswer');
+      expect(dialled).toHaveLength(2);
+      expect(dialled[0]!.placeBefore).toBe('2027-03-11T01:00:00.000Z');
+      // Dialled again when the hours opened on Thursday, 09:00 (14:00 UTC), told of that day's close.
+      const opened = Date.parse('2027-03-11T14:00:00.000Z');
+      expect(dialled[1]!.at).toBeGreaterThanOrEqual(opened);
+      expect(dialled[1]!.at).toBeLessThan(opened + 60_000);
+      expect(dialled[1]!.placeBefore).toBe('2027-03-12T01:00:00.000Z');
+      const waits = calls
+        .filter((c) => c.name === 'recordQueuedStatusCode')
+        .map((c) => (c.input as { statusCode: string }).statusCode);
+      if (tryNumber === 1) {
+        // Nothing was placed: it waited as a queued call does, and its next dial looks for nothing.
+        expect(waits).toEqual(['waiting-for-calling-window']);
+        expect(dialled[1]!.placedSince).toBeUndefined();
+      } else {
+        // A later try: an earlier one may have placed the call unseen, so it waited still dialling and
+        // its next dial looks for that call first.
+        expect(waits).toEqual([]);
+        expect(Date.parse(dialled[1]!.placedSince ?? '')).not.toBeNaN();
+      }
+    });
   }
 });
 

@@ -150,6 +150,27 @@ describe('dialCall', () => {
     expect(harness.emulator.callsTo(never.toPhoneNumber)).toBe(0);
   });
 
+  it('places nothing once the calling hours it was told of have closed; a retry still takes a call placed before', async () => {
+    // A first try that started late (its workers busy): the person is not rung after the close.
+    const { memory, activities, metrics } = setUp();
+    const { call, callId } = addRoutedCall(memory);
+    const closed = new Date(Date.now() - 1_000).toISOString();
+    const failure = await failureOf(run(activities.dialCall, [{ callId, placeBefore: closed }]));
+    expect(failure.type).toBe(FAILURES.callingHoursClosed);
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.details).toEqual([1]);
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(0);
+    expect(await metrics.registry.getSingleMetricAsString('phone_call_dials_total')).toContain(
+      'outcome="hours-closed"',
+    );
+    // Before the close it places the call; a retry after the close takes that call, placing none.
+    const open = new Date(Date.now() + 60_000).toISOString();
+    const placed = await run(activities.dialCall, [{ callId, placeBefore: open }]);
+    memory.calls.get(callId)!.providerCallId = undefined;
+    expect(await run(activities.dialCall, [{ callId, placeBefore: closed }], 2)).toEqual(placed);
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(1);
+  });
+
   it('places nothing when its lookup left too little of the try for the provider request: the next try looks first', async () => {
     // The server gives up on a try at its timeout and starts the next without stopping this one: a
     // request begun so late could still be placing the call while the next try looks and finds none.
