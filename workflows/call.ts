@@ -14,6 +14,7 @@ import {
   patched,
   setHandler,
   sleep,
+  TimeoutFailure,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
@@ -349,9 +350,13 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       // the call ended `failed` and such a call rang on (histories from before replay so).
       if (cutShortByCancel(err) && patched('dial-failed-under-cancel-is-cancel'))
         await CancellationScope.current().cancelRequested;
-      const code = rejectionCode(err);
+      const outcome: AttemptOutcome = { status: 'failed', code: rejectionCode(err) };
       state.endedAt = new Date().toISOString();
-      return await endAttempt({ status: 'failed', code });
+      // Tries that never learnt whether the call was placed (none found it through the placing
+      // window, or the dial's hour ran out) end the call here: the person may have been rung by a call
+      // no lookup found, and a redial would ring them again. Histories from before redialled it.
+      const unknown = dialOutcomeUnknown(err) && patched('unknown-dial-outcome-not-redialled');
+      return await endAttempt(outcome, unknown ? finalChange(outcome) : null);
     }
     // Deleted, or its hours closed for good, while it waited out a rate limit (nothing was placed).
     if (dialled === 'deleted' || dialled === 'never') return await endWithoutDial(dialled);
@@ -869,6 +874,16 @@ function rateLimitDelay(err: unknown): { retryAfterMs: number; byTeam: boolean; 
   const attempt = cause.details?.[1];
   const firstTry = attempt === undefined || Number(attempt) === 1;
   return { retryAfterMs: Number.isFinite(asked) && asked > 0 ? asked : 1_000, byTeam, firstTry };
+}
+
+/**
+ * A dial whose tries could not tell whether the call was placed: past the placing window, or out of
+ * its time (timed out, or its last failure left no time for another try).
+ */
+function dialOutcomeUnknown(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure)) return false;
+  if (err.cause instanceof TimeoutFailure || err.retryState === 'TIMEOUT') return true;
+  return err.cause instanceof ApplicationFailure && err.cause.type === FAILURES.dialWindowPassed;
 }
 
 /** A dial refused because the calling hours had closed, on its first try or a later one; undefined otherwise. */

@@ -2,10 +2,12 @@
 // the calling hours waiting for them (a redial's, and a dial refused for a rate limit), and a batch's
 // pause or cancel reaching a call while it rings, in seconds. The real call workflow; the provider side is stubbed (no provider events: every dial
 // rings out as no answer).
+import { ApplicationFailure } from '@temporalio/common';
 import { expect, it } from 'vitest';
 import { parseCallingHoursRule } from '../../src/calling-hours/calling-window';
 import type { AttemptRecord } from '../../src/data/call-store';
 import type { WorkflowHandle } from '@temporalio/client';
+import { FAILURES } from '../../src/contracts/failures';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { cancelCallUpdate, setPausedUpdate } from '../../workflows/messages';
@@ -88,6 +90,45 @@ it('an outcome the policy does not name, and a call without a policy, get one at
   const none = await run(callWorkflowInput());
   expect(none.dials).toHaveLength(1);
   expect(none.changes.at(-1)?.endedAttempt).toMatchObject({ attempt: 1, status: 'noAnswer' });
+});
+
+it('a dial whose tries never learnt whether the call was placed is not redialled; one the provider refused is', async () => {
+  const args = () => callWorkflowInput({ redialPolicy: { on: ['providerError'], maxRedials: 2, spacingSeconds: 60 } });
+  /** A call whose dial fails `fails` times as `failure` says, then places the call. */
+  const dialFailing = (fails: number, failure: () => Error) => {
+    const dials: number[] = [];
+    const { activities, calls } = stubActivities({
+      dialCall: async ({ callId }) => {
+        dials.push(await env.currentTimeMs());
+        if (dials.length <= fails) throw failure();
+        return { providerCallId: `pc-${callId}-${dials.length}` };
+      },
+    });
+    return { dials, calls, run: () => runCallWorkflow(env, activities, args()) };
+  };
+  // Past the placing window with no call found (activities/dial.ts): the person may have been rung.
+  const unknown = dialFailing(1, () =>
+    ApplicationFailure.create({ type: FAILURES.dialWindowPassed, message: 'not placed', nonRetryable: true }),
+  );
+  expect(await unknown.run()).toMatchObject({ status: 'failed', statusCode: 'provider-error' });
+  expect(unknown.dials).toHaveLength(1);
+  // Every try failed through the dial's hour (the provider never answering, retried until then).
+  const outOfTime = dialFailing(Infinity, () => new Error('the provider did not answer'));
+  expect(await outOfTime.run()).toMatchObject({ status: 'failed', statusCode: 'provider-error' });
+  expect(outOfTime.dials.length).toBeGreaterThan(1);
+  expect(outOfTime.dials.at(-1)! - outOfTime.dials[0]!).toBeLessThanOrEqual(HOUR);
+  expect(statusChanges(outOfTime.calls).map((c) => c.status)).toEqual(['failed']);
+  // The provider refused the dial: nothing was placed, and the policy dials again.
+  const refused = dialFailing(1, () =>
+    ApplicationFailure.create({
+      type: FAILURES.providerRejected,
+      message: 'refused',
+      details: ['provider-error'],
+      nonRetryable: true,
+    }),
+  );
+  expect((await refused.run()).status).toBe('noAnswer');
+  expect(refused.dials).toHaveLength(2);
 });
 
 /**
