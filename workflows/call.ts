@@ -114,10 +114,17 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   );
   setHandler(
     cancelCallUpdate,
-    () => {
+    async () => {
       if (state.phase === 'waiting') {
         deleteRequested = true;
-        return { deleted: true };
+        // Answered once the record is gone, as a delete is, so that a batch's cancel counts only calls
+        // removed (one whose hours were found closed for good as the delete came ends failed instead).
+        // Histories from before answered at once.
+        if (!patched('cancel-answers-once-removed')) return { deleted: true };
+        await CancellationScope.nonCancellable(() =>
+          condition(() => deleted !== null || (state.phase === 'ended' && isTerminal(state.status)) || closing),
+        );
+        return { deleted: deleted !== null };
       }
       redialsCancelled = true;
       return { deleted: false };

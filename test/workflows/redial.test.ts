@@ -177,6 +177,37 @@ it("a batch's cancel while the call rings lets that attempt end, and no redial f
   expect(changes).toEqual(['ringing/dialling', 'noAnswer/no-answer']);
 });
 
+it("a batch's cancel reaching a call waiting to redial is answered once the call is removed", async () => {
+  let removed = false;
+  const { activities, calls } = stubActivities({
+    // A removal that takes its time: an answer given before it ends would find the call still there.
+    deleteCallRecord: async ({ callId }) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      removed = true;
+      return { deletedCall: { _id: callId, status: 'queued' }, ownTargets: [] };
+    },
+  });
+  const args = callWorkflowInput({ redialPolicy: { on: ['noAnswer'], maxRedials: 1, spacingSeconds: 3_600 } });
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  const { answer, removedBeforeAnswer, state } = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(phoneCallWorkflow, {
+      workflowId: callWorkflowId(args.callId),
+      taskQueue,
+      args: [args],
+    });
+    // Past the ring timeout: the first attempt ended unanswered, and the redial's spacing has begun.
+    while (!statusChanges(calls).some((c) => c.status === 'queued')) await env.sleep(60_000);
+    const answer = await handle.executeUpdate(cancelCallUpdate);
+    const removedBeforeAnswer = removed;
+    return { answer, removedBeforeAnswer, state: await handle.result() };
+  });
+  // Counted by the batch's cancel as removed: it is, by the time the answer comes.
+  expect(answer).toEqual({ deleted: true });
+  expect(removedBeforeAnswer).toBe(true);
+  expect(state.phase).toBe('deleted');
+});
+
 it("a batch's pause while the call rings holds its redial until it is resumed", async () => {
   const { state, dials, changes } = await withFirstDial(async (handle, dialled) => {
     expect(await handle.executeUpdate(setPausedUpdate, { args: [true] })).toEqual({ changed: true, queued: false });
