@@ -3,7 +3,7 @@
 // error (exit code 2) when the API refuses the input, an ApiUnavailableError (exit code 1) when it
 // cannot answer (README, "Operator command line").
 import { createApiClient, errorMessages, type ApiClient } from '../client/api-client';
-import { CommandError } from './commands';
+import { CommandError } from './command-error';
 
 export interface ApiTarget {
   apiUrl: string;

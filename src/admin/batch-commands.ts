@@ -1,11 +1,12 @@
 // `batch pause|resume|cancel`: the campaign controls of the API, for operators. Reaches Temporal (the
 // calls' workflows decide), unlike the other commands, which only touch the database.
 import { isObjectIdHex } from '../contracts/ids';
-import { BATCH_ACTIONS, controlBatch, type BatchAction, type BatchSelector } from '../calls/batch-control';
+import { controlBatch, type BatchSelector } from '../calls/batch-control';
+import { BATCH_ACTIONS, type BatchAction } from '../contracts/batches';
 import { createDispatcher } from '../calls/dispatch';
 import { createQueuedCallControl } from '../calls/queued-call-control';
 import type { Config } from '../config';
-import { CommandError } from './commands';
+import { CommandError } from './command-error';
 import { connectTemporal } from './servers';
 
 export function isBatchAction(value: string | undefined): value is BatchAction {

@@ -6,7 +6,7 @@ import { isTerminal } from '../contracts/call-status';
 import { PROVIDERS } from '../contracts/providers';
 import type { ApiSchemas } from '../client/api-client';
 import { answerOf, apiFor, type ApiTarget } from './api-target';
-import { CommandError } from './commands';
+import { CommandError } from './command-error';
 
 type PhoneCall = ApiSchemas['PhoneCall'];
 type CreateRequest = ApiSchemas['PhoneCallCreateRequest'];

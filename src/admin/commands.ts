@@ -5,7 +5,8 @@ import { issueApiKey, revokeApiKey } from '../auth/api-keys';
 import { isObjectIdHex } from '../contracts/ids';
 import { PROVIDERS, type ProviderName } from '../contracts/providers';
 import type { SecretBox } from '../crypto/secret-box';
-import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
+import { SCOPES, type Scope } from '../contracts/scopes';
+import { ApiKey } from '../data/models/api-key';
 import { CallTemplate, promptVariables } from '../data/models/call-template';
 import { PhoneNumber } from '../data/models/phone-number';
 import { Team } from '../data/models/team';
@@ -33,10 +34,10 @@ import {
   type MachineDetectionMode,
 } from '../contracts/machine-detection';
 import { findVoice, VOICE_CATALOGUE } from '../voices/catalogue';
+import { CommandError } from './command-error';
 
-export class CommandError extends Error {
-  override readonly name = 'CommandError';
-}
+// Exported here too: seeding, tests and benches import it from this module.
+export { CommandError };
 
 function teamObjectId(teamId: string): Types.ObjectId {
   if (!isObjectIdHex(teamId.toLowerCase()))

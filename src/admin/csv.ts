@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { isSupportedCountry, type CountryCode } from 'libphonenumber-js';
-import { CommandError } from './commands';
+import { CommandError } from './command-error';
 
 /** Bad lines shown in an error; the count says how many more there are. */
 const SHOWN_PROBLEMS = 20;

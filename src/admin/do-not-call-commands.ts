@@ -5,7 +5,8 @@ import { decodeCursor, encodeCursor } from '../api/pagination';
 import { createDoNotCallStore, type NewDncEntry } from '../data/do-not-call-store';
 import { toDoNotCallEntryView } from '../data/do-not-call-view';
 import { MAX_DNC_ADD } from '../schemas/do-not-call';
-import { CommandError, requireE164, requireTeam } from './commands';
+import { CommandError } from './command-error';
+import { requireE164, requireTeam } from './commands';
 import { columnKey, countryOf, csvRows, readOperatorFile, refuseProblems } from './csv';
 
 export const DNC_VERBS = ['import', 'add', 'remove', 'list'] as const;

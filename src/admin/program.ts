@@ -4,36 +4,33 @@
 // work on calls and webhooks goes through the API with the team's key, as an integrator's would.
 import { Command } from 'commander';
 import type { Config } from '../config';
-import { PROVIDERS } from '../contracts/providers';
+import { BATCH_ACTIONS, MAX_BATCH } from '../contracts/batches';
 import { MACHINE_DETECTION_MODES } from '../contracts/machine-detection';
+import { PROVIDERS } from '../contracts/providers';
 import { REDIAL_OUTCOMES } from '../contracts/redial';
-import { SCOPES } from '../data/models/api-key';
-import { MAX_BATCH } from '../schemas/phone-calls';
+import { SCOPES } from '../contracts/scopes';
 import type { SecretBox } from '../crypto/secret-box';
 import { credentialFields } from '../telephony/credentials';
 import type { ApiTarget } from './api-target';
-import { runBatchCommand } from './batch-commands';
-import { BATCH_ACTIONS } from '../calls/batch-control';
-import { cancelCall, createCall, listCalls, showCall, showTranscript, watchCall } from './call-commands';
-import { importCalls } from './call-import';
-import {
-  CommandError,
-  createKey,
-  createPhoneNumber,
-  createTeam,
-  createTemplate,
-  listKeys,
-  listPhoneNumbers,
-  listTeams,
-  listTemplates,
-  revokeKey,
-  setTeamLimits,
-  setTeamProvider,
-} from './commands';
-import { runDncCommand, type DncVerb } from './do-not-call-commands';
-import { provisionEmulatorAccounts } from './emulator-accounts';
-import { liveCallsNote, resealSecrets, unreadableNote } from './reseal-secrets';
-import { listWebhookDeliveries, redeliverWebhook } from './webhook-commands';
+import { CommandError } from './command-error';
+import type { DncVerb } from './do-not-call-commands';
+
+// Each command's module is loaded when the command runs, not here: an invocation then loads only what
+// its own command needs (mongoose for the database, the Temporal client for `batch`, the API client
+// for the API), which is most of a start's time. `require`, typed as the module: bin/oco.cjs registers
+// tsx for CommonJS only, where an `import()` of a TypeScript file fails.
+/* eslint-disable @typescript-eslint/no-require-imports -- loaded on use, as said above */
+const load = {
+  commands: () => require('./commands') as typeof import('./commands'),
+  callCommands: () => require('./call-commands') as typeof import('./call-commands'),
+  callImport: () => require('./call-import') as typeof import('./call-import'),
+  batchCommands: () => require('./batch-commands') as typeof import('./batch-commands'),
+  dncCommands: () => require('./do-not-call-commands') as typeof import('./do-not-call-commands'),
+  emulatorAccounts: () => require('./emulator-accounts') as typeof import('./emulator-accounts'),
+  resealSecrets: () => require('./reseal-secrets') as typeof import('./reseal-secrets'),
+  webhookCommands: () => require('./webhook-commands') as typeof import('./webhook-commands'),
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** What the commands need from around them, each made on first use. */
 export interface CommandContext {
@@ -137,12 +134,10 @@ export function createProgram(context: CommandContext, onResult: (result: object
     'create',
     'create a team (emulator provider accounts are provisioned when the emulator answers)',
     onDatabase(async (o) => {
-      const created = await createTeam({ name: need(o.name, '--name'), provider: str(o.provider) });
-      const { provisioned, unreachable } = await provisionEmulatorAccounts(
-        created.teamId,
-        context.config(),
-        context.secretBox(),
-      );
+      const created = await load.commands().createTeam({ name: need(o.name, '--name'), provider: str(o.provider) });
+      const { provisioned, unreachable } = await load
+        .emulatorAccounts()
+        .provisionEmulatorAccounts(created.teamId, context.config(), context.secretBox());
       if (provisioned.length)
         context.note(`Provider emulator accounts and from-numbers set for ${provisioned.join(', ')}.`);
       for (const { provider, url, reason } of unreachable) {
@@ -156,13 +151,18 @@ export function createProgram(context: CommandContext, onResult: (result: object
   )
     .option('--name <name>', 'the team name (required)')
     .option('--provider <provider>', `default telephony provider, one of ${PROVIDERS.join(', ')} (default: twilio)`);
-  leaf(team, 'list', 'every team with its providers and limits', onDatabase(listTeams));
+  leaf(
+    team,
+    'list',
+    'every team with its providers and limits',
+    onDatabase(() => load.commands().listTeams()),
+  );
   leaf(
     team,
     'set-provider',
     "store a provider's credentials (sealed) and add from-numbers",
     onDatabase((o) =>
-      setTeamProvider(
+      load.commands().setTeamProvider(
         {
           team: need(o.team, '--team'),
           provider: need(o.provider, '--provider'),
@@ -187,7 +187,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     'set-limits',
     'pacing: concurrent calls and dials per second per provider',
     onDatabase((o) =>
-      setTeamLimits({
+      load.commands().setTeamLimits({
         team: need(o.team, '--team'),
         maxConcurrentCalls: str(o.maxConcurrentCalls),
         dialsPerSecond: str(o.dialsPerSecond),
@@ -208,7 +208,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     'create',
     'issue an API key (shown once)',
     onDatabase((o) =>
-      createKey({
+      load.commands().createKey({
         team: need(o.team, '--team'),
         scopes: str(o.scopes),
         expiresIn: str(o.expiresIn),
@@ -224,13 +224,13 @@ export function createProgram(context: CommandContext, onResult: (result: object
     key,
     'list',
     "a team's keys (never their secrets)",
-    onDatabase((o) => listKeys({ team: need(o.team, '--team') })),
+    onDatabase((o) => load.commands().listKeys({ team: need(o.team, '--team') })),
   ).option(...TEAM_OPTION);
   leaf(
     key,
     'revoke',
     'revoke a key',
-    onDatabase((o) => revokeKey({ keyId: need(o.keyId, '--key-id') })),
+    onDatabase((o) => load.commands().revokeKey({ keyId: need(o.keyId, '--key-id') })),
   ).option('--key-id <keyId>', 'the key (required)');
 
   // ------------------------------------------------------------------------------- template
@@ -240,7 +240,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     'create',
     'create a call template; the prompt marks variables as {{name}}',
     onDatabase((o) =>
-      createTemplate({
+      load.commands().createTemplate({
         team: need(o.team, '--team'),
         name: need(o.name, '--name'),
         prompt: need(o.prompt, '--prompt'),
@@ -280,7 +280,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     template,
     'list',
     "a team's templates",
-    onDatabase((o) => listTemplates({ team: need(o.team, '--team') })),
+    onDatabase((o) => load.commands().listTemplates({ team: need(o.team, '--team') })),
   ).option(...TEAM_OPTION);
 
   // --------------------------------------------------------------------------- phone-number
@@ -290,8 +290,12 @@ export function createProgram(context: CommandContext, onResult: (result: object
     'create',
     'register a number the team owns (it becomes a from-number of its provider)',
     onDatabase((o) =>
-      createPhoneNumber(
-        { team: need(o.team, '--team'), number: need(o.number, '--number'), provider: need(o.provider, '--provider') },
+      load.commands().createPhoneNumber(
+        {
+          team: need(o.team, '--team'),
+          number: need(o.number, '--number'),
+          provider: need(o.provider, '--provider'),
+        },
         context.secretBox(),
       ),
     ),
@@ -303,7 +307,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     phoneNumber,
     'list',
     "a team's numbers",
-    onDatabase((o) => listPhoneNumbers({ team: need(o.team, '--team') })),
+    onDatabase((o) => load.commands().listPhoneNumbers({ team: need(o.team, '--team') })),
   ).option(...TEAM_OPTION);
 
   // ---------------------------------------------------------------------------------- batch
@@ -314,10 +318,12 @@ export function createProgram(context: CommandContext, onResult: (result: object
       action,
       `${action} the queued calls of a batch or of a file`,
       onDatabase((o) =>
-        runBatchCommand(
-          { action, team: need(o.team, '--team'), batchId: str(o.batchId), fileId: str(o.fileId) },
-          context.config(),
-        ),
+        load
+          .batchCommands()
+          .runBatchCommand(
+            { action, team: need(o.team, '--team'), batchId: str(o.batchId), fileId: str(o.fileId) },
+            context.config(),
+          ),
       ),
     )
       .option(...TEAM_OPTION)
@@ -329,7 +335,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
   const calls = program.command('calls').description("a team's calls, through the API (--key or OCO_API_KEY)");
   withApi(
     leaf(calls, 'create', 'queue one call', (o) =>
-      createCall(apiTarget(o), {
+      load.callCommands().createCall(apiTarget(o), {
         team: need(o.team, '--team'),
         template: need(o.template, '--template'),
         to: need(o.to, '--to'),
@@ -359,7 +365,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     .option('--idempotency-key <key>', 'makes running the same create again safe (default: a new one, printed)');
   withApi(
     leaf(calls, 'list', 'a page of calls, newest first (filters as the API)', (o) =>
-      listCalls(apiTarget(o), {
+      load.callCommands().listCalls(apiTarget(o), {
         status: str(o.status),
         to: str(o.to),
         fileId: str(o.fileId),
@@ -376,23 +382,33 @@ export function createProgram(context: CommandContext, onResult: (result: object
     .option('--limit <n>', 'page size')
     .option('--cursor <cursor>', 'the nextCursor of the page before');
   const callId = (o: Options, args: (string | undefined)[]) => args[0] ?? str(o.id);
-  withApi(leaf(calls, 'show', 'one call in full', (o, a) => showCall(apiTarget(o), callId(o, a)), ['[callId]'])).option(
-    '--id <callId>',
-    'the call (or as the argument)',
-  );
+  withApi(
+    leaf(calls, 'show', 'one call in full', (o, a) => load.callCommands().showCall(apiTarget(o), callId(o, a)), [
+      '[callId]',
+    ]),
+  ).option('--id <callId>', 'the call (or as the argument)');
   withApi(
     leaf(
       calls,
       'watch',
       'print each status change of a call until it ends, then the call',
-      (o, a) => watchCall(apiTarget(o), callId(o, a), { interval: str(o.interval), onChange: context.note }),
+      (o, a) =>
+        load
+          .callCommands()
+          .watchCall(apiTarget(o), callId(o, a), { interval: str(o.interval), onChange: context.note }),
       ['[callId]'],
     ),
   )
     .option('--id <callId>', 'the call (or as the argument)')
     .option('--interval <seconds>', 'how often to look', '1');
   withApi(
-    leaf(calls, 'cancel', 'cancel a queued call', (o, a) => cancelCall(apiTarget(o), callId(o, a)), ['[callId]']),
+    leaf(
+      calls,
+      'cancel',
+      'cancel a queued call',
+      (o, a) => load.callCommands().cancelCall(apiTarget(o), callId(o, a)),
+      ['[callId]'],
+    ),
   ).option('--id <callId>', 'the call (or as the argument)');
   withApi(
     leaf(
@@ -400,7 +416,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       'import',
       'queue the calls of a CSV file: every line checked first, then sent in batches (safe to run again)',
       onDatabase((o) =>
-        importCalls({
+        load.callImport().importCalls({
           team: need(o.team, '--team'),
           template: need(o.template, '--template'),
           file: need(o.file, '--file'),
@@ -428,7 +444,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       transcripts,
       'show',
       'every utterance of a call, in spoken order',
-      (o, a) => showTranscript(apiTarget(o), a[0] ?? str(o.call)),
+      (o, a) => load.callCommands().showTranscript(apiTarget(o), a[0] ?? str(o.call)),
       ['[callId]'],
     ),
   ).option('--call <callId>', 'the call (or as the argument)');
@@ -442,7 +458,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       webhooks,
       'deliveries',
       "every event sent to a call's webhook endpoints, with each attempt",
-      (o, a) => listWebhookDeliveries(apiTarget(o), a[0] ?? str(o.call)),
+      (o, a) => load.webhookCommands().listWebhookDeliveries(apiTarget(o), a[0] ?? str(o.call)),
       ['[callId]'],
     ),
   ).option('--call <callId>', 'the call (or as the argument)');
@@ -451,7 +467,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       webhooks,
       'redeliver',
       'send one delivered, failed or gone event again (same webhook-id) to its endpoint as configured now',
-      (o, a) => redeliverWebhook(apiTarget(o), a[0] ?? str(o.delivery)),
+      (o, a) => load.webhookCommands().redeliverWebhook(apiTarget(o), a[0] ?? str(o.delivery)),
       ['[deliveryId]'],
     ),
   ).option('--delivery <deliveryId>', 'the deliveryId of `webhooks deliveries` (or as the argument)');
@@ -464,7 +480,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
       verb,
       description,
       onDatabase((o) =>
-        runDncCommand(verb, {
+        load.dncCommands().runDncCommand(verb, {
           team: need(o.team, '--team'),
           file: str(o.file),
           number: str(o.number),
@@ -492,6 +508,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     'reseal',
     'after rotating ENCRYPTION_KEY: seal every stored secret under the new key',
     onDatabase(async () => {
+      const { liveCallsNote, resealSecrets, unreadableNote } = load.resealSecrets();
       const counts = await resealSecrets(context.secretBox());
       if (counts.phoneCalls.live) context.note(liveCallsNote(counts.phoneCalls.live));
       const unreadable = unreadableNote(counts);

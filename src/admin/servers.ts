@@ -1,8 +1,10 @@
 // The servers the operator commands use besides the API: MongoDB (the setup commands) and Temporal
 // (`batch`). One that cannot be reached is named in the error, as api-target.ts names the API, with
 // exit code 1 (README, "Operator command line"); a MongoDB URI's credentials are never shown.
-import { connectMongo } from '../data/connection';
-import { connectTemporalClient } from '../temporal/connection';
+//
+// Each driver is loaded by the function that uses it, not at import (by `require`, as program.ts says
+// why): the runner imports this module for every command, and mongoose and the Temporal client are
+// most of a start's time.
 
 /** MongoDB or Temporal is down or unreachable: the same command may work later, unchanged. */
 export class ServerUnavailableError extends Error {
@@ -50,6 +52,8 @@ const messageOf = (err: unknown) => (err instanceof Error ? err.message : String
 
 /** Connects the process to MongoDB (a pool of `poolSize`); unreachable: a ServerUnavailableError naming it. */
 export async function connectDatabase(uri: string, poolSize = 2): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on use (see the top)
+  const { connectMongo } = require('../data/connection') as typeof import('../data/connection');
   try {
     await connectMongo(uri, poolSize);
   } catch (err) {
@@ -59,8 +63,16 @@ export async function connectDatabase(uri: string, poolSize = 2): Promise<void> 
   }
 }
 
+/** Closes what connectDatabase opened. */
+export async function disconnectDatabase(): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on use (see the top)
+  await (require('mongoose') as typeof import('mongoose')).disconnect();
+}
+
 /** A Temporal client; unreachable: a ServerUnavailableError naming the address. */
 export async function connectTemporal(options: { address: string; namespace: string }) {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on use (see the top)
+  const { connectTemporalClient } = require('../temporal/connection') as typeof import('../temporal/connection');
   try {
     return await connectTemporalClient(options);
   } catch (err) {

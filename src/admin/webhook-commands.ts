@@ -2,7 +2,7 @@
 // call's webhook endpoints with each attempt's answer, and sending one of them again, through the API.
 import type { ApiSchemas } from '../client/api-client';
 import { answerOf, apiFor, type ApiTarget } from './api-target';
-import { CommandError } from './commands';
+import { CommandError } from './command-error';
 
 /** A delivery as an operator reads it. */
 const describe = (d: ApiSchemas['WebhookDelivery']) => ({

@@ -2,7 +2,7 @@
 // 403 for a missing scope or a body teamId of another team. The key itself is never logged.
 import { authenticateApiKey, lastValidKey, type AuthenticatedKey } from '../auth/api-keys';
 import type { TeamDoc } from '../data/models/team';
-import type { Scope } from '../data/models/api-key';
+import type { Scope } from '../contracts/scopes';
 import { forbidden, unauthorized } from './errors';
 import type { ApiContext, ApiMiddleware } from './state';
 import { API_KEY_HEADER } from '../contracts/api-key-header';

@@ -7,17 +7,13 @@ import { CALL_EVENT_NAMES } from '../contracts/events';
 import { OBJECT_ID_HEX, OBJECT_ID_HEX_ANY_CASE } from '../contracts/ids';
 import { PROVIDERS } from '../contracts/providers';
 import { KNOWN_TIME_ZONES } from '../calling-hours/calling-window';
-import { SCOPES, type Scope } from '../data/models/api-key';
+import { MAX_BATCH } from '../contracts/batches';
+import { SCOPES, type Scope } from '../contracts/scopes';
 import { API_KEY_HEADER } from './auth';
 import { errorBody } from './errors';
 import { CURSOR_PATTERN } from './pagination';
 import { DATE_TIME_PATTERN, e164, httpUrl, isoDateTime, objectId } from '../schemas/common';
-import {
-  MAX_BATCH,
-  phoneCallBatchSchema,
-  phoneCallCreateSchema,
-  phoneCallListQuerySchema,
-} from '../schemas/phone-calls';
+import { phoneCallBatchSchema, phoneCallCreateSchema, phoneCallListQuerySchema } from '../schemas/phone-calls';
 import { eventNameSchema, responseRegistry } from '../schemas/responses';
 import { webhookCreateSchema, webhookUpdateSchema } from '../schemas/webhooks';
 import { doNotCallAddSchema, doNotCallListQuerySchema, MAX_DNC_ADD } from '../schemas/do-not-call';

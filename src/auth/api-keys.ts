@@ -3,7 +3,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Types } from 'mongoose';
 import { OBJECT_ID_HEX } from '../contracts/ids';
-import { ApiKey, SCOPES, type Scope } from '../data/models/api-key';
+import { SCOPES, type Scope } from '../contracts/scopes';
+import { ApiKey } from '../data/models/api-key';
 import type { TeamDoc } from '../data/models/team';
 import { readTeam } from '../data/team-reads';
 import { rememberedValues } from '../data/remembered-values';

@@ -5,6 +5,7 @@
 // (routes/phone-call-batches.ts) and the CLI.
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { z } from 'zod';
+import type { BatchAction } from '../contracts/batches';
 import { isTerminal, type CallStatus } from '../contracts/call-status';
 import { fileControlled, setFileState, type FileState } from '../data/models/file-control';
 import { PhoneCall, type PhoneCallDoc } from '../data/models/phone-call';
@@ -12,8 +13,6 @@ import type { batchControlResultSchema } from '../schemas/responses';
 import type { QueuedCallControl } from './queued-call-control';
 import { mapBounded } from '../concurrency/run-bounded';
 
-export const BATCH_ACTIONS = ['pause', 'resume', 'cancel'] as const;
-export type BatchAction = (typeof BATCH_ACTIONS)[number];
 const FILE_STATE_OF: Record<BatchAction, FileState> = { pause: 'paused', resume: 'resumed', cancel: 'cancelled' };
 export type BatchSelector = { batchId: string } | { fileId: string };
 

@@ -2,12 +2,13 @@
 // package is installed (bin/oco.cjs). Commands and help: src/admin/program.ts; README, "Operator
 // command line". With --json every command prints exactly one JSON object on stdout and nothing
 // else, errors included ({"error": "..."}). Exit codes: 0 done, 2 refused input, 1 anything else.
+// Each command's modules are loaded when it runs (src/admin/program.ts), mongoose and the Temporal
+// client only by the commands that use them: most of an invocation's time was loading all of them.
 import { CommanderError } from 'commander';
-import mongoose from 'mongoose';
 import type { Config } from '../config';
-import { CommandError } from '../admin/commands';
+import { CommandError } from '../admin/command-error';
 import { createProgram } from '../admin/program';
-import { connectDatabase } from '../admin/servers';
+import { connectDatabase, disconnectDatabase } from '../admin/servers';
 import { createSecretBox, type SecretBox } from '../crypto/secret-box';
 import { loadConfigWithLocalStack } from '../local/stack-settings';
 
@@ -54,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
     else if (!(err instanceof CommanderError)) process.stderr.write(`${message}\n`);
     return err instanceof CommandError || err instanceof CommanderError ? 2 : 1;
   } finally {
-    if (connected) await mongoose.disconnect();
+    if (connected) await disconnectDatabase();
   }
   if (result === undefined) {
     // A group without its command (`oco calls`): its help, as a refused input.

@@ -2,13 +2,13 @@
 import { z } from 'zod';
 import { ALL_EVENTS, isEventName } from '../contracts/events';
 import { parseStatusFilter } from '../contracts/call-status';
+import { MAX_BATCH } from '../contracts/batches';
 import { PROVIDERS } from '../contracts/providers';
 import { webhookSecretProblem } from '../webhooks/signing';
 import { isTimeZone } from '../calling-hours/calling-window';
 import { e164, httpUrl, isoDateTime, objectId, pageCursor, pageLimit, text, visibleText } from './common';
 
 const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 60 * 60 * 1000;
-export const MAX_BATCH = 10_000;
 
 const promptVariableValue = z.strictObject({
   key: text().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),

@@ -2,7 +2,7 @@
 // from them, the tests parse real answers with them, and the OpenAPI document's answer components
 // are generated from `responseRegistry` (src/api/openapi.ts), so the three cannot drift apart.
 import { z } from 'zod';
-import { BATCH_ACTIONS } from '../calls/batch-control';
+import { BATCH_ACTIONS } from '../contracts/batches';
 import { CALL_STATUSES, STATUS_CODE_MEANINGS, STATUS_CODES, STATUS_MEANINGS } from '../contracts/call-status';
 import { ALL_EVENTS, CALL_EVENT_NAMES } from '../contracts/events';
 import { OBJECT_ID_HEX } from '../contracts/ids';

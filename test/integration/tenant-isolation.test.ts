@@ -15,7 +15,7 @@ import { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, revokeKey } from '../../src/admin/commands';
 import { authenticateApiKey } from '../../src/auth/api-keys';
-import { SCOPES, type Scope } from '../../src/data/models/api-key';
+import { SCOPES, type Scope } from '../../src/contracts/scopes';
 import { Team } from '../../src/data/models/team';
 import { apiClient, errorMessages, eventually, type ApiResponse } from '../helpers/http';
 import { documentReader, type Json } from '../helpers/openapi-document';

@@ -1,7 +1,8 @@
 // Campaign controls over HTTP: POST /v1/phoneCalls/batch/{batchId}/{pause|resume|cancel} and
 // /v1/phoneCalls/file/{fileId}/{...} (src/calls/batch-control.ts does the work).
 import Router from '@koa/router';
-import { BATCH_ACTIONS, controlBatch, type BatchAction, type BatchSelector } from '../../calls/batch-control';
+import { controlBatch, type BatchSelector } from '../../calls/batch-control';
+import { BATCH_ACTIONS, type BatchAction } from '../../contracts/batches';
 import type { QueuedCallControl } from '../../calls/queued-call-control';
 import { isObjectIdHex } from '../../contracts/ids';
 import { authOf, requireScope } from '../auth';

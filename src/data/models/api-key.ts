@@ -1,16 +1,5 @@
 import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
-
-export const SCOPES = [
-  'calls:read',
-  'calls:write',
-  'webhooks:read',
-  'webhooks:write',
-  'voices:read',
-  'transcripts:read',
-  'dnc:read',
-  'dnc:write',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+import { SCOPES } from '../../contracts/scopes';
 
 const apiKeySchema = new Schema(
   {

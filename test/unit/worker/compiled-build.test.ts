@@ -59,7 +59,9 @@ async function packagesRequiredBy(entry: string): Promise<Map<string, string>> {
     seen.add(file);
     if (!file.endsWith('.js')) continue;
     const code = await readFile(file, 'utf8');
-    for (const [, specifier] of code.matchAll(/\brequire\("([^"]+)"\)/g)) {
+    // tsc writes an import's require with double quotes; a require in the source (the CLI loads each
+    // command's module when it runs) keeps the source's single ones.
+    for (const [, , specifier] of code.matchAll(/\brequire\((["'])([^"']+)\1\)/g)) {
       if (specifier!.startsWith('.')) {
         const base = path.resolve(path.dirname(file), specifier!);
         const target = [`${base}.js`, path.join(base, 'index.js'), base].find(
