@@ -7,6 +7,7 @@ import { FAILURES } from '../src/contracts/failures';
 import { isMachine, type AnsweredBy } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
 import type { StatusChange } from '../src/data/call-store';
+import type { Utterance } from '../src/telephony/provider';
 import { computeCallResults } from '../src/results';
 import { meetingTimeZone } from '../src/results/meeting-time-zone';
 import { createStatusWriter, type StatusWritten } from './call-record';
@@ -88,6 +89,25 @@ async function recordingOnceProcessed(
 }
 
 /**
+ * The call's transcript. Failing, the error, for Temporal to retry the capture; but on the capture's
+ * last attempt, none (`givenUp` told why), so that the recording is still stored and linked, and the
+ * final status written with it, rather than left without a link.
+ */
+async function transcriptOrNone(
+  provider: { fetchTranscript(providerCallId: string): Promise<Utterance[]> },
+  providerCallId: string,
+  givenUp: (err: unknown) => void,
+): Promise<Utterance[]> {
+  try {
+    return await provider.fetchTranscript(providerCallId);
+  } catch (err) {
+    if (!isLastAttempt()) throw err;
+    givenUp(err);
+    return [];
+  }
+}
+
+/**
  * Throws once the server has given up on this try: its 2-minute start-to-close passed (the worker's
  * SDK tells it then), or its heartbeats stopped reaching the server for 20 s, or the server no longer
  * knows it. It may have hung on the store while the next try wrote the call's outputs, and the
@@ -164,7 +184,12 @@ export function createCaptureActivities(
       }
     }
 
-    const spoken = await provider.fetchTranscript(input.providerCallId);
+    const spoken = await transcriptOrNone(provider, input.providerCallId, (err) =>
+      deps.logger.warn(
+        { err, callId: input.callId, providerCallId: input.providerCallId },
+        "the call's transcript could not be fetched: its recording is stored without it, and no results",
+      ),
+    );
     // A machine's greeting is no one's words: only a message the agent left on it is kept.
     const answeredByMachine = isMachine(input.answeredBy);
     const utterances = answeredByMachine ? spoken.filter((u) => u.speaker === 'agent') : spoken;

@@ -43,6 +43,11 @@ const PLACE_MARGIN_MS = 3_000;
  * only look for the call an earlier try placed.
  */
 export const DIAL_PLACING_WINDOW_MS = 15 * 60 * 1000;
+/**
+ * The do-not-call answer read with the call is read again before the call is placed when this much
+ * time has passed since (a retry's lookup, a turn's wait): a number listed meanwhile is never rung.
+ */
+const DO_NOT_CALL_REREAD_AFTER_MS = 500;
 
 /** Retryable: not placed, and the next try looks for a call first. */
 const outOfTime = () =>
@@ -86,6 +91,11 @@ export interface DialCallInput {
    * places the call from then on, however late it started.
    */
   placeBefore?: string;
+  /**
+   * Where the placing window starts when not at `placedSince` (ISO): a dial after the calling hours
+   * closed on it and opened again still looks back that far, but may place the call.
+   */
+  placingWindowFrom?: string;
   ringing?: RingingWrite;
 }
 
@@ -215,6 +225,16 @@ export function createDialActivities(
     });
   }
 
+  /** The number is on the team's do-not-call list: never placed. */
+  function listedNow(call: PhoneCallDoc, providerName: ProviderName): ApplicationFailure {
+    metrics.dialled(providerName, 'do-not-call');
+    return ApplicationFailure.create({
+      type: FAILURES.doNotCall,
+      message: `${call.toPhoneNumber} is on the team's do-not-call list`,
+      nonRetryable: true,
+    });
+  }
+
   /** One try of a dial: see dialCall. */
   async function dial(
     {
@@ -226,6 +246,7 @@ export function createDialActivities(
       paced,
       placedSince: lookFirstSince,
       placeBefore,
+      placingWindowFrom,
     }: DialCallInput,
     tryEndsAt: number,
   ): Promise<Dialled> {
@@ -240,7 +261,9 @@ export function createDialActivities(
     // An earlier attempt of this dial placed the call and recorded it: never dialled again.
     if (call.providerCallId) return dialled(callId, call.providerCallId, ringing, true);
     // Independent reads, side by side: when a campaign's calls fall due together each one counts.
-    // The do-not-call answer is read now and acted on right before the dial below.
+    // The do-not-call answer is read now and acted on right before the dial below (read again there
+    // if the lookup or the turn took a while).
+    const listedReadAt = Date.now();
     const [template, provider, listed] = await Promise.all([
       templates.findById(call.callTemplateId),
       providerFor(call.teamId, call.telephonyProvider as ProviderName),
@@ -266,7 +289,11 @@ export function createDialActivities(
       // one placed now, that late, could fall outside the calling hours the workflow checked.
       // A dial told an earlier one of this attempt may have placed the call counts from that dial's
       // start: each dial of a run of refusals would otherwise open a window of its own.
-      const windowFrom = lookFirstSince ? Date.parse(lookFirstSince) : activityInfo().scheduledTimestampMs;
+      const windowFrom = placingWindowFrom
+        ? Date.parse(placingWindowFrom)
+        : lookFirstSince
+          ? Date.parse(lookFirstSince)
+          : activityInfo().scheduledTimestampMs;
       if (Date.now() - windowFrom > DIAL_PLACING_WINDOW_MS) {
         metrics.dialled(provider.name, 'window-passed');
         throw ApplicationFailure.create({
@@ -277,14 +304,7 @@ export function createDialActivities(
       }
     }
     // Checked right before every dial (create checked too): a number listed since is never rung.
-    if (listed.size > 0) {
-      metrics.dialled(provider.name, 'do-not-call');
-      throw ApplicationFailure.create({
-        type: FAILURES.doNotCall,
-        message: `${call.toPhoneNumber} is on the team's do-not-call list`,
-        nonRetryable: true,
-      });
-    }
+    if (listed.size > 0) throw listedNow(call, provider.name);
     throwIfHoursClosed(placeBefore, provider.name);
     // Before the turn is taken (a try that could not use it would spend the account's turn for nothing),
     // with room for its wait.
@@ -313,6 +333,11 @@ export function createDialActivities(
       throw outOfTime();
     }
     throwIfHoursClosed(placeBefore, provider.name);
+    if (
+      Date.now() - listedReadAt > DO_NOT_CALL_REREAD_AFTER_MS &&
+      (await doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber])).size > 0
+    )
+      throw listedNow(call, provider.name);
     try {
       const placed = await provider.placeCall(request);
       metrics.dialled(provider.name, 'placed');

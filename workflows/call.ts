@@ -54,9 +54,9 @@ const DEFAULT_RING_TIMEOUT_SECONDS = 120;
  * backstop for our hang-up failing through all its retries, which left the call live up to the
  * provider's own limit (2 to 4 hours). Our deadline must still pass first, so that the call ends
  * `max-duration` as before; it counts from when the workflow hears of the answer, which can be late
- * (a lost callback, found by the status poll 30 s later).
+ * (a lost callback, found by the status poll): the poll's interval is added to it.
  */
-const PROVIDER_TIME_LIMIT_MARGIN_SECONDS = 60;
+const PROVIDER_TIME_LIMIT_MARGIN_SECONDS = 30;
 /** A call waiting this long for a slot asks its pacer again (it answers at once if the slot is there). */
 const SLOT_REQUEST_REPEAT = '1 hour';
 const SLOT_REQUEST_REPEAT_MS = 60 * 60 * 1000;
@@ -736,6 +736,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   ): Promise<(Dialled & { ringingAt: string; before: ReadonlyMap<string, unknown> }) | 'deleted' | 'never'> {
     /** Set once a later try was refused: an earlier one may have placed the call since this time. */
     let lookFirstSince: string | undefined;
+    /** Set once the calling hours closed on a dial and opened again: its placing window starts then. */
+    let placingWindowFrom: string | undefined;
     for (let refusals = 0; ; refusals++) {
       // Fixed here, before the activity: its retries write the same change, and know it as theirs.
       const ringingAt = new Date().toISOString();
@@ -749,7 +751,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           machineDetection: input.machineDetection,
           ...(input.ringTimeoutAtProvider ? { ringTimeoutSeconds } : {}),
           // Fields of the activity's input only: histories replay with or without them.
-          timeLimitSeconds: input.maxDurationSeconds + PROVIDER_TIME_LIMIT_MARGIN_SECONDS,
+          timeLimitSeconds:
+            input.maxDurationSeconds + PROVIDER_TIME_LIMIT_MARGIN_SECONDS + (input.statusPollSeconds ?? 0),
           ...(dialBefore !== null ? { placeBefore: new Date(dialBefore).toISOString() } : {}),
           // Histories from before the field wrote `ringing` with an activity of its own, and replay so.
           ...(input.ringingWithDial
@@ -765,20 +768,18 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           // The provider request itself waits for its turn on the account (src/calls/dial-spacer.ts).
           ...(input.paced ? { paced: true } : {}),
           ...(lookFirstSince ? { placedSince: lookFirstSince } : {}),
+          ...(placingWindowFrom ? { placingWindowFrom } : {}),
         });
         return { ...dialled, ringingAt, before };
       } catch (err) {
         const closed = hoursClosedAtDial(err);
         if (closed) {
           log.info('the calling hours closed before the dial could place the call', closed);
-          if (!closed.firstTry) {
-            // An earlier try may have placed the call unseen: the call stays dialling (no delete or
-            // pause taken) until the hours open, and the next dial looks for that call first.
-            lookFirstSince ??= triggeredAt;
-            if (!(await hoursOpenWhileDialling())) return 'never';
-            continue;
-          }
-          // Nothing was placed: the call waits for its hours as a queued one does.
+          // The call waits for its hours as a queued one does: its slot goes back, and a delete, pause
+          // or batch cancel is taken. Refused on a later try, an earlier one may have placed the call
+          // unseen (the refused try's lookup found none): the next dial looks for it first. Such a call
+          // would long have rung out by the time the hours open again.
+          if (!closed.firstTry) lookFirstSince ??= triggeredAt;
           if (redialsCancelled) deleteRequested = true;
           state.phase = 'waiting';
           const ready = await waitUntilDialAllowed();
@@ -786,6 +787,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           state.phase = 'dialling';
           triggeredAt = new Date().toISOString();
           state.triggeredAt = triggeredAt;
+          // Its placing window counts from this dial, not from the one the lookup goes back to.
+          placingWindowFrom = triggeredAt;
           continue;
         }
         const limited = rateLimitDelay(err);
@@ -819,29 +822,6 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         triggeredAt = new Date().toISOString();
         state.triggeredAt = triggeredAt;
       }
-    }
-  }
-
-  /**
-   * Waits, still dialling, for the calling hours to open again after a later try of the dial found
-   * them closed; false when they never open again.
-   */
-  async function hoursOpenWhileDialling(): Promise<boolean> {
-    for (;;) {
-      if (!input.callingWindow) return true;
-      const check = await localStep('check the calling hours').checkCallingHours({
-        window: input.callingWindow,
-        timeZones: input.calleeTimeZones ?? [],
-        at: new Date().toISOString(),
-      });
-      if (check.open) {
-        dialBefore = check.closesAt;
-        return true;
-      }
-      if (check.opensAt === null) return false;
-      await sleep(check.opensAt - Date.now(), {
-        summary: `calling hours open at ${new Date(check.opensAt).toISOString()}`,
-      });
     }
   }
 

@@ -1,13 +1,11 @@
 // Calls that last: the emulator runs at half speed so that a conversation outlasts a short maximum
 // duration, an operator can cancel a call while it is live, an unanswered call rings only as long
 // as the ring timeout (RING_TIMEOUT_SECONDS 4, which the dial gives the provider; the workflow hangs up
-// itself 10 s later if the provider has not ended the call), and a call whose hang-up fails is ended by
-// the provider at the time limit the dial gave it (the maximum duration and 60 s).
+// itself 10 s later if the provider has not ended the call).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTemplate } from '../../src/admin/commands';
 import { apiClient, eventually } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
-import { callStateQuery } from '../../workflows/messages';
 
 let stack: TestStack;
 let api: ReturnType<typeof apiClient>;
@@ -121,55 +119,6 @@ it('a call nobody answers rings for the ring timeout: the provider is told it, a
   expect(emulated.ringTimeoutSeconds).toBe(4);
   // The provider gave up ringing (no hang-up of ours was needed).
   expect(emulated.end).toEqual({ outcome: 'no-answer', hungUpBy: 'network' });
-});
-
-it('a call whose hang-up fails at the maximum duration is ended by the provider at its time limit', async () => {
-  const { callTemplateId } = await createTemplate({
-    team: stack.team.teamId,
-    name: 'Short, its hang-up refused',
-    prompt: 'Hi {{firstName}}, a very quick question.',
-    maxDurationSeconds: '2',
-  });
-  // Nobody on the line hangs up a number ending 1440.
-  const to = '+14155551440';
-  const id = await place(to, callTemplateId);
-  await eventually(
-    async () => ((await read(id)).status === 'inProgress' ? true : undefined),
-    30_000,
-    'the call to be answered',
-  );
-  const emulated = () => stack.emulator.calls().find((c) => c.to === to)!;
-  // From now on the provider's API refuses every request (503): each try of the hang-up, the polls.
-  stack.emulator.setFaults({ refuseShare: 1 });
-  try {
-    const workflow = stack.temporal.workflow.getHandle(`phoneCall-${id}`);
-    await eventually(
-      async () => ((await workflow.query(callStateQuery)).endedAt !== null ? true : undefined),
-      60_000,
-      'the workflow to give up its hang-up',
-    );
-    // The call stays connected at the provider: until the limit the dial gave it.
-    expect(emulated().state).toBe('answered');
-    expect(emulated().timeLimitSeconds).toBe(2 + 60);
-    const ended = await eventually(
-      async () => (emulated().state === 'ended' ? emulated() : undefined),
-      60_000,
-      'the provider to end the call at its time limit',
-    );
-    expect(ended.end).toEqual({ outcome: 'completed', hungUpBy: 'time-limit' });
-  } finally {
-    stack.emulator.setFaults(null);
-  }
-  // The workflow ended the call at its maximum duration, as it does when its hang-up works.
-  const call = await eventually(
-    async () => {
-      const current = await read(id);
-      return current.status === 'failed' || current.status === 'completed' ? current : undefined;
-    },
-    60_000,
-    'the call to end',
-  );
-  expect(call).toMatchObject({ status: 'failed', statusExtraInfo: { statusCode: 'max-duration' } });
 });
 
 // Last in this file: it stops the emulator.

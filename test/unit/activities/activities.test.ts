@@ -119,6 +119,23 @@ function addCallLike(
   return call;
 }
 
+/** A Twilio call that booked a meeting, placed and ended at the emulator, and stored. */
+async function endedMeetingCall(memory: ReturnType<typeof setUp>['memory']) {
+  const template = templateDoc();
+  const request = harness.request('twilio', { to: numberForScenario('meeting-tuesday', '+1415557') });
+  const placed = await harness.provider('twilio').placeCall(request);
+  await harness.waitFor(request.callId, 'terminal');
+  memory.add(
+    template,
+    callDoc(template, {
+      _id: new Types.ObjectId(request.callId),
+      toPhoneNumber: request.to,
+      providerCallId: placed.providerCallId,
+    }),
+  );
+  return { request, placed };
+}
+
 describe('dialCall', () => {
   it('places the call once, and a retry whose first answer was lost finds it instead of ringing again', async () => {
     const { memory, activities } = setUp();
@@ -148,6 +165,33 @@ describe('dialCall', () => {
     expect(failure.type).toBe(FAILURES.dialWindowPassed);
     expect(failure.nonRetryable).toBe(true);
     expect(harness.emulator.callsTo(never.toPhoneNumber)).toBe(0);
+  });
+
+  it('places nothing for a number listed as do-not-call while its retry looked for an earlier call', async () => {
+    let listDuringLookup = () => undefined as void;
+    const { memory, activities } = setUp({
+      providers: async (_team, name) => {
+        const provider = harness.provider(name);
+        return Object.assign(Object.create(provider) as typeof provider, {
+          findPlacedCall: async (...args: Parameters<typeof provider.findPlacedCall>) => {
+            // The provider's search takes its time; the team lists the number meanwhile.
+            await new Promise((resolve) => setTimeout(resolve, 700));
+            listDuringLookup();
+            return provider.findPlacedCall(...args);
+          },
+        });
+      },
+    });
+    const { call, callId } = addRoutedCall(memory);
+    listDuringLookup = () => {
+      void memory.stores.doNotCall.add(call.teamId.toHexString(), [{ phoneNumber: call.toPhoneNumber }], {
+        source: 'api',
+        keyId: new Types.ObjectId().toHexString(),
+      });
+    };
+    const failure = await failureOf(run(activities.dialCall, [{ callId }], 2));
+    expect(failure.type).toBe(FAILURES.doNotCall);
+    expect(harness.emulator.callsTo(call.toPhoneNumber)).toBe(0);
   });
 
   it('places nothing once the calling hours it was told of have closed; a retry still takes a call placed before', async () => {
@@ -622,18 +666,7 @@ describe('captureCallOutputs and a recording not ready or not fetched', () => {
       },
     };
     const { memory, activities } = setUp({ providers: async () => failing });
-    const template = templateDoc();
-    const request = harness.request('twilio', { to: numberForScenario('meeting-tuesday', '+1415557') });
-    const placed = await twilio.placeCall(request);
-    await harness.waitFor(request.callId, 'terminal');
-    memory.add(
-      template,
-      callDoc(template, {
-        _id: new Types.ObjectId(request.callId),
-        toPhoneNumber: request.to,
-        providerCallId: placed.providerCallId,
-      }),
-    );
+    const { request, placed } = await endedMeetingCall(memory);
     // Retried now and then: the capture runs past the wait for the recording.
     const input = {
       callId: request.callId,
@@ -657,6 +690,42 @@ describe('captureCallOutputs and a recording not ready or not fetched', () => {
     expect(memory.recordings.size).toBe(0);
     expect(stored.resultValues.map((r) => r.columnName)).toEqual(['interested', 'meetingTime']);
     expect(stored.fixedMeetingTime).toBeInstanceOf(Date);
+  });
+});
+
+describe('captureCallOutputs when the transcript cannot be fetched', () => {
+  it("stores and links the recording without a transcript or results, on the capture's last attempt", async () => {
+    const twilio = harness.provider('twilio');
+    const failing = {
+      ...twilio,
+      fetchTranscript: async () => {
+        throw new Error('twilio transcript GT123 is failed');
+      },
+    };
+    const { memory, activities } = setUp({ providers: async () => failing });
+    const { request, placed } = await endedMeetingCall(memory);
+    const input = {
+      callId: request.callId,
+      providerCallId: placed.providerCallId,
+      record: true,
+      answeredAt: new Date(Date.now() - 20_000).toISOString(),
+      endedAt: new Date().toISOString(),
+    };
+    const retryPolicy = { maximumAttempts: 10 };
+    // An attempt before the last fails, for Temporal to retry: the transcript may yet come.
+    await expect(run(activities.captureCallOutputs, [input], 9, { retryPolicy })).rejects.toThrow(
+      'twilio transcript GT123 is failed',
+    );
+    // The last one stores the recording and links it.
+    const captured = await run(activities.captureCallOutputs, [input], 10, { retryPolicy });
+    expect(captured.transcriptEvent).toBeNull();
+    const stored = memory.calls.get(request.callId)!;
+    expect(stored.recordingUrl).toBe(
+      `${harness.routerUrl}/recordings/${memory.recordings.get(request.callId)!.token}.wav`,
+    );
+    expect(memory.transcripts.get(request.callId) ?? []).toEqual([]);
+    expect(stored.customTagsHitOnCall).toEqual([]);
+    expect(stored.fixedMeetingTime).toBeNull();
   });
 });
 
