@@ -191,10 +191,12 @@ async function claimKey(identity: Identity, requestHash: string, now: Date, batc
 async function takeoverOutcome(identity: Identity, batchId: Types.ObjectId): Promise<KeyHold> {
   const deadline = Date.now() + TAKEOVER_SETTLE_WAIT_MS;
   for (;;) {
+    // The batch before the key: a retry that answered with the batch stores its answer (`done`) and
+    // only then removes the batch, so a batch found gone and then a key not yet `done` was discarded.
+    const batch = await batchRecordState(batchId);
     const taken = await IdempotencyRecord.findOne(identity, { dispatchBatchId: 1, state: 1 }).lean();
     if (!taken?.dispatchBatchId?.equals(batchId)) return 'replaced';
     if (taken.state === 'done') return 'adopted';
-    const batch = await batchRecordState(batchId);
     if (batch === 'started') return 'adopted';
     if (batch === 'gone') return 'replaced';
     if (Date.now() >= deadline) return 'unsettled';
