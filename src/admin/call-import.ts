@@ -127,8 +127,11 @@ export function checkCallCsv(content: string, options: CallCsvOptions): { calls:
         if (flag === undefined) rowProblems.push(`record must be true or false, not "${cell}"`);
         else element.record = flag;
       } else if (column.name === 'toPhoneNumber') {
-        // National numbers take the default country; the schema then checks the E.164 form.
-        element.toPhoneNumber = parsePhoneNumberFromString(cell, options.defaultCountry)?.number ?? cell;
+        // National numbers take the default country; the schema then checks the E.164 form. A number
+        // with an extension keeps it, so that the schema refuses it as the API does (dropped, the
+        // call would ring the switchboard).
+        const number = parsePhoneNumberFromString(cell, options.defaultCountry);
+        element.toPhoneNumber = number ? `${number.number}${number.ext ? ` ext. ${number.ext}` : ''}` : cell;
       } else element[column.name] = cell;
     });
     if (values.length) element.promptVariableValues = values;

@@ -4,7 +4,8 @@
 //
 // Rules:
 // 1. A mention is a date and/or a time of day. A time of day needs a stated hour ("3pm", "noon",
-//    "half past four"); "Friday afternoon" or "tomorrow" alone is a day, not a fixed time.
+//    "half past four"); "Friday afternoon" or "tomorrow" alone is a day, not a fixed time. A month
+//    alone ("April", "June": as often a name) is neither.
 // 2. A bare hour from 1 to 7 without am/pm ("at 3", "Thursday at 4") means the afternoon: nobody
 //    books a call for 3 in the morning. "07:30" with a leading zero is read as written, and so is
 //    an hour said with "morning" ("tomorrow morning at 7:30", "7:30 tomorrow morning").
@@ -29,7 +30,8 @@
 //    "how about Friday instead?") takes the time of the standing proposal; a human time without a
 //    day ("can we make it 4 instead?") takes the proposal's day, else the last day anyone named
 //    without refusing it, else today in the callee's zone (tomorrow once that time has passed).
-//    A time taken from the proposal takes its zone; a human time without a zone answering a
+//    A proposal of several slots ("Tuesday at 3pm or Wednesday at 10am?") lends the one on the day
+//    or at the time named ("Tuesday works", "10am is better"), else its last one. A time taken from the proposal takes its zone; a human time without a zone answering a
 //    proposal that named one is in that zone ("2pm Eastern?" "Can we make it 4?").
 // 7. Only future times count: a mention at or before the call time, or introduced by "last",
 //    "past" or "previous", is ignored.
@@ -56,36 +58,42 @@ export interface MeetingTimeOptions {
 export function findFixedMeetingTime(utterances: readonly Utterance[], opts: MeetingTimeOptions): string | null {
   const call = callContext(opts);
   let agreed: Placed | null = null;
-  let pending: ZonedSlot | null = null;
+  /** The slots of the standing proposal, in the order offered ("Tuesday at 3pm or Wednesday at 10am?"). */
+  let offers: ZonedSlot[] = [];
   let contextDate: ContextDate | null = null;
 
   for (const utterance of utterances) {
     if (utterance.text.trim() === '') continue;
+    // A word chrono reads alone as a month or a part of the day ("April", "June": as often a name;
+    // "morning") fixes nothing by itself: it counts only in judging its clause.
     const mentions = assess(
       utterance.text,
       parseZonedMentions(utterance.text, opts.callTime, call.timeZone, utterance.speaker),
       utterance.speaker,
-    );
+    ).filter((m) => m.slot.date !== null || m.slot.time !== null);
 
     if (utterance.speaker === 'agent') {
       const offered = mentions.filter((m) => !m.negated);
-      const last = offered[offered.length - 1];
-      if (last && isProposal(utterance.text)) pending = complete(last.slot, pending, contextDate);
+      if (offered.length && isProposal(utterance.text)) {
+        const before = offers[offers.length - 1] ?? null;
+        offers = offered.map((m) => complete(m.slot, before, contextDate));
+      }
     } else {
       for (const m of mentions) {
         if (m.negated && agreed && refuses(m.slot, agreed)) agreed = null;
       }
       const candidates = mentions
         .filter((m) => m.agreed)
-        .map((m) => place(complete(m.slot, pending, contextDate), call))
+        .map((m) => place(complete(m.slot, offerFor(m.slot, offers), contextDate), call))
         .filter((p): p is Placed => p !== null);
       const ownChoice = candidates[candidates.length - 1];
+      const lastOffer = offers[offers.length - 1];
       if (ownChoice) {
         agreed = ownChoice;
-      } else if (pending && !mentions.some((m) => m.agreed) && utteranceAgrees(utterance.text)) {
-        agreed = place(pending, call) ?? agreed;
+      } else if (lastOffer && !mentions.some((m) => m.agreed) && utteranceAgrees(utterance.text)) {
+        agreed = place(lastOffer, call) ?? agreed;
       }
-      pending = null;
+      offers = [];
     }
 
     for (const m of mentions) {
@@ -467,6 +475,21 @@ interface Placed {
 }
 
 /** Fills a missing day or time from the standing proposal or the day under discussion (rule 6). */
+/**
+ * The offered slot a human mention answers: with several offered, the one on the day it names
+ * ("Tuesday works" to "Tuesday at 3pm or Wednesday at 10am?") or at the time it names ("3pm please"),
+ * else the last one offered.
+ */
+function offerFor(slot: ZonedSlot, offers: readonly ZonedSlot[]): ZonedSlot | null {
+  const matching =
+    slot.date && !slot.time
+      ? offers.find((o) => o.date?.equals(slot.date!))
+      : slot.time && !slot.date
+        ? offers.find((o) => o.time?.equals(slot.time!))
+        : undefined;
+  return matching ?? offers[offers.length - 1] ?? null;
+}
+
 function complete(slot: ZonedSlot, proposal: ZonedSlot | null, context: ContextDate | null): ZonedSlot {
   let { date, weekdayFlexible, time, offsetMinutes, timeZone } = slot;
   if (!date && time) {

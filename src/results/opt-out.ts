@@ -4,7 +4,8 @@
 // Rules (deterministic words, as the other results):
 // - Only the human's words count; the agent saying "we'll take you off our list" is not a request.
 // - A request is an opt-out phrase ("stop calling me", "take me off your list", "don't call again",
-//   "put me on your do not call list", "remove my number", "unsubscribe", ...) in a clause of a
+//   "don't contact this number anymore", "I asked you not to call me again", "put me on your do not
+//   call list", "remove my number", "unsubscribe", ...) in a clause of a
 //   human utterance (clauses split at . ! ? ; , and at "but", "and", "so", "just"), unless a negation stands before it
 //   in that clause: "I didn't say stop calling", "you don't need to take me off your list", "no
 //   need to remove me", "I'm not asking you to stop calling". The phrase's own "don't" ("don't call
@@ -62,6 +63,22 @@ const OPT_OUT = [
   'unsubscribe',
   'opt out',
   'lose my number',
+  'remove this number',
+  'delete this number',
+  'take this number off',
+  // "Don't call this number anymore", "don't contact me again", "I asked you not to call me again":
+  // a call or contact, to whom or where, then "again" or "anymore" outright.
+  ...['call', 'contact', 'ring', 'phone'].flatMap((verb) =>
+    ['', 'me ', 'us ', 'this number ', 'my number ', 'here '].flatMap((whom) =>
+      ['again', 'anymore', 'any more'].flatMap((again) => [
+        `don't ${verb} ${whom}${again}`,
+        `not to ${verb} ${whom}${again}`,
+      ]),
+    ),
+  ),
+  "don't want any more calls",
+  "don't want anymore calls",
+  "don't want more calls",
 ].map((phrase) => normalized(tokenize(phrase)));
 
 // "remove me from" asks to stop only when what follows is where the caller keeps numbers ("remove me

@@ -69,6 +69,15 @@ describe('readCallCsv', () => {
     expect(message).not.toMatch(/line 2/);
   });
 
+  it('refuses a number with an extension as the API does, national or international: the call would ring the switchboard', () => {
+    const csv = ['phone,firstName', '+1 415 555 0101 ext. 12,Ada', '(415) 555-0102 x7,Bo', '+14155550103,Cy'].join(
+      '\n',
+    );
+    expect(() => readCallCsv(csv, { teamId: TEAM, template: TEMPLATE, defaultCountry: 'US' })).toThrow(
+      /nothing imported: 2 bad line\(s\)[\s\S]*line 2: toPhoneNumber must be a valid E\.164 phone number, without an extension[\s\S]*line 3: toPhoneNumber must be a valid E\.164 phone number, without an extension/,
+    );
+  });
+
   // Blank lines are skipped and a quoted cell may span lines, so a row's line is not its index + 2.
   it.each([
     ['LF', '\n'],

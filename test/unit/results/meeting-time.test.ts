@@ -330,3 +330,29 @@ describe('findFixedMeetingTime: reviewed cases (call on Friday 6 March 2026, 10:
     expect(meetingIn([agent('When would suit you?'), reply], NEW_YORK, FRIDAY_CALL)).toBe('2026-03-10T19:00:00.000Z');
   });
 });
+
+describe('findFixedMeetingTime: the agent offers more than one time', () => {
+  const offer = agent('Would Tuesday at 3pm or Wednesday at 10am work better for you?');
+
+  it.each([
+    ['Tuesday works', '2026-03-03T20:00:00.000Z'],
+    ['Wednesday please', '2026-03-04T15:00:00.000Z'],
+    ['3pm please', '2026-03-03T20:00:00.000Z'],
+    ['10am is better', '2026-03-04T15:00:00.000Z'],
+  ])('completes %j from the offered slot on that day or at that time -> %s', (reply, expected) => {
+    expect(meetingIn([offer, human(reply)])).toBe(expected);
+  });
+
+  it('takes the time of the last offer for a day none of them was on, as for a single one', () => {
+    expect(meetingIn([offer, human('How about Thursday instead?')])).toBe('2026-03-05T15:00:00.000Z');
+  });
+});
+
+describe('findFixedMeetingTime: a name chrono reads as a month', () => {
+  it.each([
+    [agent('Does tomorrow at 3pm work for you, April?'), human('Yes, perfect')],
+    [agent('Would tomorrow at 3pm work for you?'), human('Yes. This is June.')],
+  ])('keeps the time agreed: %j, %j', (proposal, reply) => {
+    expect(meetingIn([proposal, reply])).toBe('2026-03-03T20:00:00.000Z');
+  });
+});

@@ -26,6 +26,12 @@ describe('askedNotToBeCalled', () => {
     'Remove me from this.',
     'remove me from any future calls',
     'Remove me from your marketing list',
+    "Please don't call this number anymore.",
+    'I asked you not to call me again.',
+    "Don't contact me again.",
+    "I don't want any more calls from you.",
+    'Remove this number from your list.',
+    'Do not phone here any more',
   ])('hears a request in %j', (text) => {
     expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(true);
   });
@@ -40,6 +46,8 @@ describe('askedNotToBeCalled', () => {
     'Call me again next week.',
     "Don't call me at work.",
     'Can you remove me from the meeting invite? My colleague will go instead.',
+    "I didn't ask you not to call me again.",
+    "Don't call me at work again, call my mobile.",
   ])('hears no request in %j', (text) => {
     expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(false);
   });
