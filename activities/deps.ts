@@ -18,7 +18,8 @@ import type { TeamProviderResolver } from '../src/telephony/team-providers';
  * be run alone with MockActivityEnvironment.
  */
 export interface ActivityDeps {
-  config: Pick<Config, 'PUBLIC_BASE_URL' | 'WEBHOOK_RETRY_DELAYS' | 'ALLOW_PRIVATE_WEBHOOK_URLS'>;
+  config: Pick<Config, 'PUBLIC_BASE_URL' | 'WEBHOOK_RETRY_DELAYS' | 'ALLOW_PRIVATE_WEBHOOK_URLS'> &
+    Partial<Pick<Config, 'WEBHOOK_MAX_ATTEMPTS_PER_TEAM'>>;
   logger: Logger;
   secretBox: SecretBox;
   providers: TeamProviderResolver;

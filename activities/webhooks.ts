@@ -11,6 +11,7 @@ import { deliveryWriteOrder, type DeliveryAttemptRecord } from '../src/data/webh
 import { attemptDelivery, type AttemptResult } from '../src/webhooks/attempt';
 import type { WebhookEvent, WebhookTarget } from '../workflows/types';
 import { callWebhookTarget, teamWebhookTarget } from '../src/webhooks/targets';
+import { createTeamAttempts } from '../src/webhooks/team-attempts';
 import { enqueueEventSignal } from '../workflows/messages';
 import type { ActivityDeps } from './deps';
 
@@ -60,6 +61,11 @@ export interface WebhookAttemptActivityInput {
   event: WebhookEvent;
   attempt: number;
   isLastAttempt: boolean;
+  /**
+   * The stream waits and tries again when the team has its cap of attempts under way (streams since
+   * the cap): refused then, with nothing sent. Without it the attempt is made whatever the cap.
+   */
+  waitsWhileTeamBusy?: boolean;
 }
 
 /**
@@ -175,6 +181,7 @@ export type EventRouter = ReturnType<typeof createEventRouter>;
 export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDeps, 'secretBox' | 'metrics'>) {
   const { config, secretBox, webhooks, metrics, temporal } = deps;
   const { resolveTargets, routeEvent } = createEventRouter(deps);
+  const teamAttempts = createTeamAttempts(config.WEBHOOK_MAX_ATTEMPTS_PER_TEAM ?? 0);
 
   /**
    * Adds the attempt to the delivery record of its event and endpoint, in `state` from now on unless a
@@ -319,14 +326,27 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
         return { ok: false, gone: true };
       }
       input = { ...input, target };
-      const result = await attemptDelivery({
-        url: target.url,
-        method: target.method,
-        secret: secretBox.open(target.secretSealed),
-        webhookId: event.eventId,
-        event: { type: event.type, timestamp: event.timestamp, data: event.data },
-        allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_URLS,
-      });
+      const ended = input.waitsWhileTeamBusy ? teamAttempts.tryStart(input.teamId) : teamAttempts.start(input.teamId);
+      if (!ended) {
+        throw ApplicationFailure.create({
+          type: FAILURES.webhookTeamBusy,
+          message: `the team has ${config.WEBHOOK_MAX_ATTEMPTS_PER_TEAM} webhook attempts under way: not sent`,
+          nonRetryable: true,
+        });
+      }
+      let result: AttemptResult;
+      try {
+        result = await attemptDelivery({
+          url: target.url,
+          method: target.method,
+          secret: secretBox.open(target.secretSealed),
+          webhookId: event.eventId,
+          event: { type: event.type, timestamp: event.timestamp, data: event.data },
+          allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_URLS,
+        });
+      } finally {
+        ended();
+      }
       metrics.webhookAttempt(result.ok ? 'delivered' : result.gone ? 'gone' : 'failed', result.durationMs / 1000);
       heartbeat({ target, result } satisfies MadeAttempt);
       await recordMadeOrHandOver(input, result);

@@ -98,6 +98,11 @@ const schema = z.object({
   /** Webhook attempts one worker process makes at once, on their own task queue (webhookAttemptTaskQueue). */
   WEBHOOK_MAX_CONCURRENT_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(50),
   /**
+   * Of those, the attempts one team may have under way at once (0: no cap): a team whose receiver
+   * hangs leaves the other slots to the other teams (src/webhooks/team-attempts.ts).
+   */
+  WEBHOOK_MAX_ATTEMPTS_PER_TEAM: z.coerce.number().int().min(0).max(1000).default(20),
+  /**
    * Workflows the worker keeps in memory between their tasks. The SDK's default grows with the heap
    * limit (about 2,300 on a 4 GiB heap, some 0.25 MiB each); a sleeping call needs none, and one that
    * wakes after eviction replays its short history.

@@ -90,10 +90,11 @@ export async function deliverWebhookEventsWorkflow(
         event,
         attempt,
         isLastAttempt: isLast,
+        waitsWhileTeamBusy: true,
       };
-      const result = await proxyActivities<Activities>({ ...ATTEMPT_OPTIONS, ...onAttemptQueue, summary })
-        .attemptWebhookDelivery(attemptInput)
-        .catch((err: unknown) => attemptNotMade(attemptInput, err, onAttemptQueue));
+      const result = await attemptOnceTeamHasRoom(attemptInput, summary, onAttemptQueue).catch((err: unknown) =>
+        attemptNotMade(attemptInput, err, onAttemptQueue),
+      );
       if (result.ok) return true;
       if (result.gone) {
         log.info('receiver answered 410 Gone; delivery stopped', { eventId: event.eventId });
@@ -102,6 +103,39 @@ export async function deliverWebhookEventsWorkflow(
       if (isLast) return false;
       const delay = delays[tried - 1]!;
       await sleep(delay, { summary: `retry ${event.type} in ${formatDelay(delay)}` });
+    }
+  }
+}
+
+/**
+ * Makes the attempt once the team has room for it: refused while the team has its cap of attempts
+ * under way in the worker (WEBHOOK_MAX_ATTEMPTS_PER_TEAM; nothing was sent), the stream waits, 1 s
+ * and doubling up to 30 s with a little jitter, and makes the same attempt again. The wait is not a
+ * step of the retry schedule: its receiver has not been tried.
+ */
+async function attemptOnceTeamHasRoom(
+  attemptInput: Parameters<Activities['attemptWebhookDelivery']>[0],
+  summary: string,
+  onAttemptQueue: Pick<ActivityOptions, 'taskQueue'>,
+): Promise<{ ok: boolean; gone: boolean }> {
+  for (let waits = 0; ; waits += 1) {
+    try {
+      return await proxyActivities<Activities>({
+        ...ATTEMPT_OPTIONS,
+        ...onAttemptQueue,
+        summary,
+      }).attemptWebhookDelivery(attemptInput);
+    } catch (err) {
+      const busy =
+        err instanceof ActivityFailure &&
+        err.cause instanceof ApplicationFailure &&
+        err.cause.type === FAILURES.webhookTeamBusy;
+      if (!busy) throw err;
+      // Math.random is seeded per workflow: the same on replay.
+      const delay = Math.min(1_000 * 2 ** waits, 30_000) * (1 + Math.random() / 4);
+      await sleep(Math.round(delay), {
+        summary: `the team's webhook attempts at their cap: ${attemptInput.event.type} waits`,
+      });
     }
   }
 }

@@ -38,5 +38,10 @@ export const FAILURES = {
    * details[0] is what came of the request (AttemptResult): it is noted as made, not sent again.
    */
   webhookAttemptUnrecorded: 'WEBHOOK_ATTEMPT_UNRECORDED',
+  /**
+   * The team already has as many webhook attempts under way in the worker as it may
+   * (WEBHOOK_MAX_ATTEMPTS_PER_TEAM): nothing was sent; the stream waits and makes the same attempt.
+   */
+  webhookTeamBusy: 'WEBHOOK_TEAM_BUSY',
 } as const;
 export type FailureType = (typeof FAILURES)[keyof typeof FAILURES];

@@ -1,9 +1,11 @@
 // A webhook receiver that takes requests and never answers: its attempts run on a task queue of their
-// own, with their own slots, so they hold back neither the calls nor more attempts than those slots.
+// own, with their own slots, so they hold back neither the calls nor more attempts than those slots,
+// and no more of those slots than its team's cap, so other teams' webhooks go out meanwhile.
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { apiClient, eventually } from '../helpers/http';
+import { startReceiver } from '../helpers/receiver';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
@@ -14,10 +16,15 @@ let hanging = 0;
 let mostHanging = 0;
 
 beforeAll(async () => {
-  // Three activity slots for the calls, one for webhook attempts: before, the attempts took the calls'
-  // slots, up to 15 s each, and the calls waited behind them.
+  // Three activity slots for the calls, three for webhook attempts, of which a team may hold two:
+  // before, the attempts took the calls' slots, up to 15 s each, and the calls waited behind them.
   stack = await startTestStack({
-    env: { WORKER_MAX_CONCURRENT_ACTIVITIES: '3', WEBHOOK_MAX_CONCURRENT_ATTEMPTS: '1', WEBHOOK_RETRY_DELAYS: '100ms' },
+    env: {
+      WORKER_MAX_CONCURRENT_ACTIVITIES: '3',
+      WEBHOOK_MAX_CONCURRENT_ATTEMPTS: '3',
+      WEBHOOK_MAX_ATTEMPTS_PER_TEAM: '2',
+      WEBHOOK_RETRY_DELAYS: '100ms',
+    },
   });
   api = apiClient(stack.baseUrl, stack.team.key);
   receiver = http.createServer((req, res) => {
@@ -40,7 +47,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-it('a receiver that never answers holds back no call, and only the attempts of its own slots', async () => {
+it("a receiver that never answers holds back no call, and only as many attempts as its team's cap", async () => {
   const { port } = receiver.address() as AddressInfo;
   const hook = await api.post('/v1/webhooks', {
     teamId: stack.team.teamId,
@@ -64,6 +71,32 @@ it('a receiver that never answers holds back no call, and only the attempts of i
     30_000,
     'every call to complete while its webhooks hang',
   );
-  // The receiver was sent attempts, never more than one at a time.
-  expect(mostHanging).toBe(1);
+  // The receiver was sent attempts, never more than its team's two at a time.
+  expect(mostHanging).toBe(2);
+});
+
+it("another team's webhooks go out while the first team's attempts hang", async () => {
+  // The first team's four streams still have attempts hanging (15 s each) or waiting for its cap.
+  await eventually(async () => (hanging === 2 ? true : undefined), 20_000, "the first team's cap of attempts to hang");
+  const other = await stack.seedTeam('Prompt receiver');
+  const otherApi = apiClient(stack.baseUrl, other.key);
+  const prompt = await startReceiver();
+  try {
+    const hook = await otherApi.post('/v1/webhooks', {
+      teamId: other.teamId,
+      url: `${prompt.url}/prompt`,
+      subscribedEvents: ['phoneCall.queued'],
+      method: 'POST',
+    });
+    expect(hook.status).toBe(200);
+    const createdAt = Date.now();
+    const created = await otherApi.post('/v1/phoneCalls', seededCallBody(other, '+14155558299'));
+    expect(created.status).toBe(201);
+    // Without the cap the first team's attempts took every slot, and this one waited up to 15 s.
+    const arrived = await eventually(async () => prompt.received.find((r) => r.path === '/prompt'), 20_000);
+    expect(arrived.at - createdAt).toBeLessThan(5_000);
+    expect(mostHanging).toBe(2);
+  } finally {
+    await prompt.close();
+  }
 });
