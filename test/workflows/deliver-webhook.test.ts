@@ -189,4 +189,41 @@ describe('deliverWebhookEventsWorkflow', () => {
     const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     expect(events.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
   });
+
+  it('waits while its team has its cap of attempts under way, and then makes the same attempt, counting none', async () => {
+    let refusals = 0;
+    const { activities, calls } = stubActivities({
+      attemptWebhookDelivery: async () => {
+        if (refusals < 3) {
+          refusals += 1;
+          throw ApplicationFailure.create({
+            type: FAILURES.webhookTeamBusy,
+            message: 'at its cap',
+            nonRetryable: true,
+          });
+        }
+        return { ok: true, gone: false };
+      },
+    });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const workflowId = uniqueId('wf');
+    const result = await worker.runUntil(
+      env.client.workflow.execute(deliverWebhookEventsWorkflow, { workflowId, taskQueue, args: [input()] }),
+    );
+    expect(result).toEqual({ delivered: 1, failed: 0 });
+    // Four tries of one attempt, each told it may wait; nothing noted as not made.
+    const tries = calls.filter((c) => c.name === 'attemptWebhookDelivery').map((c) => c.input as { attempt: number });
+    expect(tries).toEqual(Array(4).fill(expect.objectContaining({ attempt: 1, waitsWhileTeamBusy: true })));
+    expect(calls.some((c) => c.name === 'recordAttemptNotMade')).toBe(false);
+    // Its waits, 1 s doubling with up to a quarter more, on timers of their own.
+    const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const waits = events
+      .map((e) => e.timerStartedEventAttributes?.startToFireTimeout?.seconds)
+      .filter((seconds) => seconds !== undefined && seconds !== null)
+      .map(Number)
+      .filter((seconds) => seconds < 60); // not the stream's idle limit after its event
+    expect(waits).toHaveLength(3);
+    waits.forEach((seconds, i) => expect(seconds).toBeGreaterThanOrEqual(2 ** i));
+  });
 });
