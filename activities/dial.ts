@@ -44,8 +44,8 @@ const PLACE_MARGIN_MS = 3_000;
  */
 export const DIAL_PLACING_WINDOW_MS = 15 * 60 * 1000;
 /**
- * The do-not-call answer read with the call is read again before the call is placed when this much
- * time has passed since (a retry's lookup, a turn's wait): a number listed meanwhile is never rung.
+ * The do-not-call answer read with the call is read again when a retry's lookup or the account turn's
+ * wait took this long since: a number listed meanwhile is never rung.
  */
 const DO_NOT_CALL_REREAD_AFTER_MS = 500;
 
@@ -303,8 +303,12 @@ export function createDialActivities(
         });
       }
     }
-    // Checked right before every dial (create checked too): a number listed since is never rung.
-    if (listed.size > 0) throw listedNow(call, provider.name);
+    // Checked right before every dial (create checked too): a number listed since is never rung. Read
+    // again when a retry's lookup took a while; before the checks of the try's time left, as a read
+    // the store is slow to answer must not leave the provider request too little of it.
+    const stillListed = () => doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber]);
+    if (Date.now() - listedReadAt > DO_NOT_CALL_REREAD_AFTER_MS ? (await stillListed()).size > 0 : listed.size > 0)
+      throw listedNow(call, provider.name);
     throwIfHoursClosed(placeBefore, provider.name);
     // Before the turn is taken (a try that could not use it would spend the account's turn for nothing),
     // with room for its wait.
@@ -314,6 +318,7 @@ export function createDialActivities(
       throw outOfTime();
     }
     if (paced) {
+      const turnFrom = Date.now();
       const turn = await spacer.takeTurn(call.teamId.toHexString(), provider.name);
       if (!turn.taken) {
         metrics.dialled(provider.name, 'turn-ahead');
@@ -326,6 +331,9 @@ export function createDialActivities(
           nonRetryable: true,
         });
       }
+      // The turn's wait (up to DIAL_TURN_WAIT_MAX_MS): read the list again after a long one.
+      if (Date.now() - turnFrom > DO_NOT_CALL_REREAD_AFTER_MS && (await stillListed()).size > 0)
+        throw listedNow(call, provider.name);
     }
     // Again once the turn is taken: its read of the team's limits and its wait may have run long.
     if (tryEndsAt - Date.now() < REQUEST_TIMEOUT_MS + PLACE_MARGIN_MS) {
@@ -333,11 +341,6 @@ export function createDialActivities(
       throw outOfTime();
     }
     throwIfHoursClosed(placeBefore, provider.name);
-    if (
-      Date.now() - listedReadAt > DO_NOT_CALL_REREAD_AFTER_MS &&
-      (await doNotCall.listedAmong(call.teamId.toHexString(), [call.toPhoneNumber])).size > 0
-    )
-      throw listedNow(call, provider.name);
     try {
       const placed = await provider.placeCall(request);
       metrics.dialled(provider.name, 'placed');

@@ -282,7 +282,12 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
      * down), so the delivery shows it and, once given up, ends `failed` and can be redelivered.
      */
     async recordAttemptNotMade(
-      input: WebhookAttemptActivityInput & { error: string; made?: MadeAttempt },
+      input: WebhookAttemptActivityInput & {
+        error: string;
+        made?: MadeAttempt;
+        /** Not made because its team had its cap of attempts under way for as long as one waits. */
+        teamBusy?: boolean;
+      },
     ): Promise<void> {
       // Made after all, its record lost (webhookAttemptUnrecorded): noted as made, where it was sent.
       if (input.made) return recordMade({ ...input, target: input.made.target }, input.made.result);
@@ -298,7 +303,9 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
           attemptedAt: new Date(),
           statusCode: null,
           durationMs: 0,
-          error: 'not attempted: the service could not make the attempt (its database or secrets were unavailable)',
+          error: input.teamBusy
+            ? "not attempted: the team's other webhook attempts kept every place it may have for 10 minutes"
+            : 'not attempted: the service could not make the attempt (its database or secrets were unavailable)',
         },
         false,
       );
@@ -313,19 +320,7 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
         await recordMadeOrHandOver({ ...input, target: made.target }, made.result);
         return { ok: made.result.ok, gone: made.result.gone };
       }
-      // A team webhook is sent as it is now: a PATCH of its url or method (or a new secret) applies to
-      // the next attempt of every stream, and a deleted webhook gets nothing more.
-      const target = input.target.webhookId ? await currentTarget(input) : input.target;
-      if (!target) {
-        await record(
-          input,
-          'failed',
-          { attemptedAt: new Date(), statusCode: null, durationMs: 0, error: 'not sent: the webhook was deleted' },
-          true,
-        );
-        return { ok: false, gone: true };
-      }
-      input = { ...input, target };
+      // The team's cap first: a stream that waits for it asks again and again, and reads nothing meanwhile.
       const ended = input.waitsWhileTeamBusy ? teamAttempts.tryStart(input.teamId) : teamAttempts.start(input.teamId);
       if (!ended) {
         throw ApplicationFailure.create({
@@ -334,8 +329,22 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
           nonRetryable: true,
         });
       }
+      let target: WebhookTarget | null;
       let result: AttemptResult;
       try {
+        // A team webhook is sent as it is now: a PATCH of its url or method (or a new secret) applies
+        // to the next attempt of every stream, and a deleted webhook gets nothing more.
+        target = input.target.webhookId ? await currentTarget(input) : input.target;
+        if (!target) {
+          await record(
+            input,
+            'failed',
+            { attemptedAt: new Date(), statusCode: null, durationMs: 0, error: 'not sent: the webhook was deleted' },
+            true,
+          );
+          return { ok: false, gone: true };
+        }
+        input = { ...input, target };
         result = await attemptDelivery({
           url: target.url,
           method: target.method,

@@ -821,6 +821,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         state.phase = 'dialling';
         triggeredAt = new Date().toISOString();
         state.triggeredAt = triggeredAt;
+        // A dial anew, with nothing to look back for: its window is its own.
+        placingWindowFrom = undefined;
       }
     }
   }

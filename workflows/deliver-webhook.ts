@@ -107,17 +107,23 @@ export async function deliverWebhookEventsWorkflow(
   }
 }
 
+/** How long one attempt waits for its team's room before it counts as not made (and the schedule goes on). */
+const TEAM_BUSY_WAIT_LIMIT_MS = 10 * 60 * 1000;
+
 /**
  * Makes the attempt once the team has room for it: refused while the team has its cap of attempts
  * under way in the worker (WEBHOOK_MAX_ATTEMPTS_PER_TEAM; nothing was sent), the stream waits, 1 s
- * and doubling up to 30 s with a little jitter, and makes the same attempt again. The wait is not a
- * step of the retry schedule: its receiver has not been tried.
+ * and doubling up to a minute with a little jitter, and makes the same attempt again. The wait is not
+ * a step of the retry schedule: its receiver has not been tried. After TEAM_BUSY_WAIT_LIMIT_MS the
+ * refusal stands (attemptNotMade notes it), so that a stream whose team stays at its cap for hours
+ * goes on with its schedule rather than waiting, its history growing, for ever.
  */
 async function attemptOnceTeamHasRoom(
   attemptInput: Parameters<Activities['attemptWebhookDelivery']>[0],
   summary: string,
   onAttemptQueue: Pick<ActivityOptions, 'taskQueue'>,
 ): Promise<{ ok: boolean; gone: boolean }> {
+  let waited = 0;
   for (let waits = 0; ; waits += 1) {
     try {
       return await proxyActivities<Activities>({
@@ -130,10 +136,11 @@ async function attemptOnceTeamHasRoom(
         err instanceof ActivityFailure &&
         err.cause instanceof ApplicationFailure &&
         err.cause.type === FAILURES.webhookTeamBusy;
-      if (!busy) throw err;
+      if (!busy || waited >= TEAM_BUSY_WAIT_LIMIT_MS) throw err;
       // Math.random is seeded per workflow: the same on replay.
-      const delay = Math.min(1_000 * 2 ** waits, 30_000) * (1 + Math.random() / 4);
-      await sleep(Math.round(delay), {
+      const delay = Math.round(Math.min(1_000 * 2 ** waits, 60_000) * (1 + Math.random() / 4));
+      waited += delay;
+      await sleep(delay, {
         summary: `the team's webhook attempts at their cap: ${attemptInput.event.type} waits`,
       });
     }
@@ -165,6 +172,8 @@ async function attemptNotMade(
         ? cause.lastHeartbeatDetails
         : undefined;
   const made = (handedOver as Partial<MadeAttempt> | undefined)?.result ? (handedOver as MadeAttempt) : undefined;
+  // Refused for its team's cap for longer than an attempt waits (attemptOnceTeamHasRoom).
+  const teamBusy = cause instanceof ApplicationFailure && cause.type === FAILURES.webhookTeamBusy;
   if (made) log.warn('webhook attempt made, its record lost', { eventId: attemptInput.event.eventId, error });
   else log.warn('webhook attempt could not be made; counted as failed', { eventId: attemptInput.event.eventId, error });
   try {
@@ -176,6 +185,7 @@ async function attemptNotMade(
       ...attemptInput,
       error,
       ...(made ? { made } : {}),
+      ...(teamBusy ? { teamBusy } : {}),
     });
   } catch (noteErr) {
     if (isCancellation(noteErr) || !(noteErr instanceof ActivityFailure)) throw noteErr;

@@ -64,13 +64,15 @@ export function findFixedMeetingTime(utterances: readonly Utterance[], opts: Mee
 
   for (const utterance of utterances) {
     if (utterance.text.trim() === '') continue;
-    // A word chrono reads alone as a month or a part of the day ("April", "June": as often a name;
-    // "morning") fixes nothing by itself: it counts only in judging its clause.
+    // A month named alone ("April", "June": as often a name) fixes nothing: it counts only in judging
+    // its clause. A part of the day alone ("in the afternoon") still counts, as a counter-proposal.
     const mentions = assess(
       utterance.text,
       parseZonedMentions(utterance.text, opts.callTime, call.timeZone, utterance.speaker),
       utterance.speaker,
-    ).filter((m) => m.slot.date !== null || m.slot.time !== null);
+    ).filter(
+      (m) => m.slot.date !== null || m.slot.time !== null || !MONTH_ALONE.test(utterance.text.slice(m.start, m.end)),
+    );
 
     if (utterance.speaker === 'agent') {
       const offered = mentions.filter((m) => !m.negated);
@@ -102,6 +104,9 @@ export function findFixedMeetingTime(utterances: readonly Utterance[], opts: Mee
   }
   return agreed ? new Date(agreed.instant).toISOString() : null;
 }
+
+const MONTH_ALONE =
+  /^\s*(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s*$/i;
 
 interface CallContext {
   instant: number;
@@ -476,17 +481,21 @@ interface Placed {
 
 /** Fills a missing day or time from the standing proposal or the day under discussion (rule 6). */
 /**
- * The offered slot a human mention answers: with several offered, the one on the day it names
- * ("Tuesday works" to "Tuesday at 3pm or Wednesday at 10am?") or at the time it names ("3pm please"),
- * else the last one offered.
+ * The offered slot a human mention answers: with several offered, the one on the day and at the time
+ * it names ("Tuesday works" to "Tuesday at 3pm or Wednesday at 10am?", "3pm please", "Tuesday at
+ * 3pm": then its zone is that offer's), else the last one offered.
  */
 function offerFor(slot: ZonedSlot, offers: readonly ZonedSlot[]): ZonedSlot | null {
+  const sameDate = (o: ZonedSlot) => slot.date !== null && o.date !== null && o.date.equals(slot.date);
+  const sameTime = (o: ZonedSlot) => slot.time !== null && o.time !== null && o.time.equals(slot.time);
   const matching =
-    slot.date && !slot.time
-      ? offers.find((o) => o.date?.equals(slot.date!))
-      : slot.time && !slot.date
-        ? offers.find((o) => o.time?.equals(slot.time!))
-        : undefined;
+    slot.date && slot.time
+      ? offers.find((o) => sameDate(o) && sameTime(o))
+      : slot.date
+        ? offers.find(sameDate)
+        : slot.time
+          ? offers.find(sameTime)
+          : undefined;
   return matching ?? offers[offers.length - 1] ?? null;
 }
 

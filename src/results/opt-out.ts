@@ -67,12 +67,14 @@ const OPT_OUT = [
   'delete this number',
   'take this number off',
   // "Don't call this number anymore", "don't contact me again", "I asked you not to call me again":
-  // a call or contact, to whom or where, then "again" or "anymore" outright.
+  // a call or contact, to whom or where, then "again" or "anymore" outright. Told to "you" only ("I
+  // told him not to call here again" is about someone else), and naming whom but for "call" ("the
+  // phones don't ring anymore" asks nothing).
   ...['call', 'contact', 'ring', 'phone'].flatMap((verb) =>
-    ['', 'me ', 'us ', 'this number ', 'my number ', 'here '].flatMap((whom) =>
+    [...(verb === 'call' ? [''] : []), 'me ', 'us ', 'this number ', 'my number ', 'here '].flatMap((whom) =>
       ['again', 'anymore', 'any more'].flatMap((again) => [
         `don't ${verb} ${whom}${again}`,
-        `not to ${verb} ${whom}${again}`,
+        `you not to ${verb} ${whom}${again}`,
       ]),
     ),
   ),

@@ -306,6 +306,34 @@ describe('refused input and unreachable servers, as a reviewer found them', () =
     });
   });
 
+  it('refuses a voicemail message without leaveMessage, leaveMessage without a message, and unknown variables', async () => {
+    const refusals = await Promise.all(
+      [
+        ['--machine-detection', 'sometimes'],
+        ['--machine-detection', 'leaveMessage'],
+        ['--voicemail-message', 'Call us back'],
+        ['--machine-detection', 'leaveMessage', '--voicemail-message', 'Hi {{lastName}}'],
+      ].map((flags) => template(...flags)),
+    );
+    expect(refusals.map((r) => r.code)).toEqual([2, 2, 2, 2]);
+    const [mode, noMessage, noMode, unknown] = refusals.map((r) => r.body.error as string);
+    expect(mode).toMatch(/--machine-detection must be one of off, hangUp, leaveMessage/);
+    expect(noMessage).toMatch(/--voicemail-message is required/);
+    expect(noMode).toMatch(/needs --machine-detection leaveMessage/);
+    expect(unknown).toMatch(/variables the prompt does not: lastName/);
+    const made = await template(
+      '--machine-detection',
+      'leaveMessage',
+      '--voicemail-message',
+      'Hi {{firstName}}, call us back.',
+    );
+    expect(made.code).toBe(0);
+    expect(await CallTemplate.findById(made.body.callTemplateId).lean()).toMatchObject({
+      machineDetection: 'leaveMessage',
+      voicemailMessage: 'Hi {{firstName}}, call us back.',
+    });
+  });
+
   it("sets a team's pacing limits, and `default` puts one back to the service's default", async () => {
     const limits = (...flags: string[]) => json('team', 'set-limits', '--team', teamId, ...flags);
     expect(

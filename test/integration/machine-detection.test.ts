@@ -1,11 +1,11 @@
 // Answering-machine detection through the API and the emulator, for each provider: a machine hung up
 // on, a message left after a greeting with and without a beep, a fax, a person with a long greeting
 // who is never taken for a machine, detection off as before, and a machine-answered call redialled.
+// The template settings' refusals are the CLI's (admin-cli.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTemplate } from '../../src/admin/commands';
 import { PROVIDERS, type ProviderName } from '../../src/contracts/providers';
 import { phoneCallReadViewSchema } from '../../src/schemas/responses';
-import { runAdmin, stackAdminEnv } from '../helpers/admin-cli';
 import { apiClient, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
 import { seededCallBody, startTestStack, type SeededTeam, type TestStack } from '../helpers/stack';
@@ -213,39 +213,5 @@ describe('answering-machine detection', () => {
     expect(waiting.fixedMeetingTime).toBeUndefined();
     // Not left to wait its hour.
     expect((await client.delete(`/v1/phoneCalls/${id}`)).status).toBe(200);
-  });
-});
-
-describe('the template settings (CLI)', () => {
-  it('refuses a message without leaveMessage, leaveMessage without a message, and unknown variables', async () => {
-    const team = await stack.seedTeam('AMD CLI');
-    const env = stackAdminEnv(stack.config);
-    const base = ['template', 'create', '--team', team.teamId, '--name', 'T', '--prompt', 'Hi {{firstName}}'];
-    const refused = async (extra: string[], message: RegExp) => {
-      const result = await runAdmin(env, [...base, ...extra]);
-      expect(result.code).toBe(2);
-      expect(result.stderr).toMatch(message);
-    };
-    await refused(['--machine-detection', 'sometimes'], /--machine-detection must be one of off, hangUp, leaveMessage/);
-    await refused(['--machine-detection', 'leaveMessage'], /--voicemail-message is required/);
-    await refused(['--voicemail-message', 'Call us back'], /needs --machine-detection leaveMessage/);
-    await refused(
-      ['--machine-detection', 'leaveMessage', '--voicemail-message', 'Hi {{lastName}}'],
-      /variables the prompt does not: lastName/,
-    );
-    const made = await runAdmin(env, [
-      ...base,
-      '--machine-detection',
-      'leaveMessage',
-      '--voicemail-message',
-      'Hi {{firstName}}, call us back.',
-      '--json',
-    ]);
-    expect(made.code).toBe(0);
-    const listed = await runAdmin(env, ['template', 'list', '--team', team.teamId, '--json']);
-    expect(JSON.parse(listed.stdout).templates.at(-1)).toMatchObject({
-      machineDetection: 'leaveMessage',
-      voicemailMessage: 'Hi {{firstName}}, call us back.',
-    });
   });
 });

@@ -9,7 +9,15 @@ import { FAILURES } from '../../src/contracts/failures';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { deleteQueuedCallUpdate, dialSlotGrantedSignal } from '../../workflows/messages';
-import { callWorkflowInput, stubActivities, useTimeSkippingEnvironment, uniqueId, workerFor } from './environment';
+import {
+  callWorkflowInput,
+  rateLimited,
+  runCallWorkflow,
+  stubActivities,
+  useTimeSkippingEnvironment,
+  uniqueId,
+  workerFor,
+} from './environment';
 
 // A fresh test server per test: the Java test server's clock has been seen to run years ahead when a
 // second workflow of one file skipped to far-off dates.
@@ -161,18 +169,13 @@ describe('a dial that starts after the calling hours closed', () => {
           return { providerCallId: `pc-${callId}` };
         },
       });
-      const taskQueue = uniqueId('q');
-      const worker = await workerFor(env, activities, taskQueue);
-      const args = callWorkflowInput({
-        scheduledFor: '2027-03-11T00:59:40.000Z',
-        callingWindow: weekdays9to20,
-        calleeTimeZones: ['America/New_York'],
-      });
-      const state = await worker.runUntil(
-        env.client.workflow.execute(phoneCallWorkflow, {
-          workflowId: callWorkflowId(args.callId),
-          taskQueue,
-          args: [args],
+      const state = await runCallWorkflow(
+        env,
+        activities,
+        callWorkflowInput({
+          scheduledFor: '2027-03-11T00:59:40.000Z',
+          callingWindow: weekdays9to20,
+          calleeTimeZones: ['America/New_York'],
         }),
       );
       expect(state.status).toBe('noAnswer');
@@ -194,6 +197,47 @@ describe('a dial that starts after the calling hours closed', () => {
       else expect(Date.parse(dialled[1]!.placedSince ?? '')).toBeLessThan(Date.parse('2027-03-11T01:00:00.000Z'));
     });
   }
+});
+
+describe('a dial refused at the close, then for a rate limit once the hours open', () => {
+  it('dials anew after its wait as a queued call: its placing window no longer starts at the morning dial', async () => {
+    const dialled: Array<{ at: number; placingWindowFrom?: string }> = [];
+    const { activities } = stubActivities({
+      dialCall: async ({ callId, placeBefore, placingWindowFrom }) => {
+        if (dialled.length === 0) await env.sleep(30_000);
+        dialled.push({ at: await env.currentTimeMs(), placingWindowFrom });
+        if (dialled.length === 1 && placeBefore) {
+          throw ApplicationFailure.create({
+            type: FAILURES.callingHoursClosed,
+            message: 'closed',
+            details: [1],
+            nonRetryable: true,
+          });
+        }
+        // The morning's first dial meets the provider's rate limit: 20 minutes, waited as a queued call.
+        if (dialled.length === 2) throw rateLimited(20 * 60_000, 1);
+        return { providerCallId: `pc-${callId}` };
+      },
+    });
+    const state = await runCallWorkflow(
+      env,
+      activities,
+      callWorkflowInput({
+        scheduledFor: '2027-03-11T00:59:40.000Z',
+        callingWindow: weekdays9to20,
+        calleeTimeZones: ['America/New_York'],
+        rateLimitWaitsAsQueued: true,
+      }),
+    );
+    expect(state.status).toBe('noAnswer');
+    expect(dialled).toHaveLength(3);
+    // The morning's dial has a window of its own; the one after the 429, waited as a queued call, is a
+    // dial anew whose window starts with its own schedule, not at the morning's dial 20 minutes before.
+    expect(Date.parse(dialled[1]!.placingWindowFrom ?? '')).toBeGreaterThanOrEqual(
+      Date.parse('2027-03-11T14:00:00.000Z'),
+    );
+    expect(dialled[2]!.placingWindowFrom).toBeUndefined();
+  });
 });
 
 describe('a delete as the calling hours are checked', () => {

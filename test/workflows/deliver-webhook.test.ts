@@ -226,4 +226,41 @@ describe('deliverWebhookEventsWorkflow', () => {
     expect(waits).toHaveLength(3);
     waits.forEach((seconds, i) => expect(seconds).toBeGreaterThanOrEqual(2 ** i));
   });
+
+  it('notes an attempt its team kept waiting for 10 minutes as not made, and goes on with its schedule', async () => {
+    let noted = 0;
+    const { activities, calls } = stubActivities({
+      attemptWebhookDelivery: async () => {
+        if (noted === 0) {
+          throw ApplicationFailure.create({
+            type: FAILURES.webhookTeamBusy,
+            message: 'at its cap',
+            nonRetryable: true,
+          });
+        }
+        return { ok: true, gone: false };
+      },
+      recordAttemptNotMade: async () => {
+        noted += 1;
+      },
+    });
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const result = await worker.runUntil(
+      env.client.workflow.execute(deliverWebhookEventsWorkflow, {
+        workflowId: uniqueId('wf'),
+        taskQueue,
+        args: [input()],
+      }),
+    );
+    expect(result).toEqual({ delivered: 1, failed: 0 });
+    const notMade = calls.filter((c) => c.name === 'recordAttemptNotMade').map((c) => c.input);
+    expect(notMade).toEqual([expect.objectContaining({ attempt: 1, teamBusy: true })]);
+    const attempts = calls
+      .filter((c) => c.name === 'attemptWebhookDelivery')
+      .map((c) => (c.input as { attempt: number }).attempt);
+    // Attempt 1 asked again and again for about 10 minutes (at most a minute apart), then attempt 2.
+    expect(attempts.filter((a) => a === 1).length).toBeGreaterThan(8);
+    expect(attempts.at(-1)).toBe(2);
+  });
 });

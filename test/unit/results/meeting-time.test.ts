@@ -346,6 +346,20 @@ describe('findFixedMeetingTime: the agent offers more than one time', () => {
   it('takes the time of the last offer for a day none of them was on, as for a single one', () => {
     expect(meetingIn([offer, human('How about Thursday instead?')])).toBe('2026-03-05T15:00:00.000Z');
   });
+
+  it('takes the zone of the offer whose day and time the answer names', () => {
+    const zoned = agent('Would Tuesday at 3pm Eastern or Wednesday at 10am Pacific suit you?');
+    expect(meetingIn([zoned, human('Tuesday at 3pm works')], 'Europe/London')).toBe('2026-03-03T20:00:00.000Z');
+  });
+});
+
+describe('findFixedMeetingTime: a part of the day named against a proposal', () => {
+  it.each(['Yes, but in the afternoon', 'The afternoon works better for me'])(
+    '%j turns the proposed time down rather than agreeing to it',
+    (reply) => {
+      expect(meetingIn([agent('Would Tuesday at 10am work?'), human(reply)])).toBeNull();
+    },
+  );
 });
 
 describe('findFixedMeetingTime: a name chrono reads as a month', () => {

@@ -48,6 +48,9 @@ describe('askedNotToBeCalled', () => {
     'Can you remove me from the meeting invite? My colleague will go instead.',
     "I didn't ask you not to call me again.",
     "Don't call me at work again, call my mobile.",
+    'I told him not to call here again.',
+    "People don't phone anymore, they text.",
+    "The phones don't ring anymore since we moved.",
   ])('hears no request in %j', (text) => {
     expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(false);
   });
