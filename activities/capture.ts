@@ -8,7 +8,7 @@ import { isMachine, type AnsweredBy } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
 import type { StatusChange } from '../src/data/call-store';
 import type { Utterance } from '../src/telephony/provider';
-import { computeCallResults } from '../src/results';
+import { computeCallResults, type CallResults } from '../src/results';
 import { meetingTimeZone } from '../src/results/meeting-time-zone';
 import { createStatusWriter, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
@@ -90,22 +90,25 @@ async function recordingOnceProcessed(
 
 /**
  * The call's transcript. Failing, the error, for Temporal to retry the capture; but on the capture's
- * last attempt, none (`givenUp` told why), so that the recording is still stored and linked, and the
+ * last attempt, null (`givenUp` told why), so that the recording is still stored and linked, and the
  * final status written with it, rather than left without a link.
  */
 async function transcriptOrNone(
   provider: { fetchTranscript(providerCallId: string): Promise<Utterance[]> },
   providerCallId: string,
   givenUp: (err: unknown) => void,
-): Promise<Utterance[]> {
+): Promise<Utterance[] | null> {
   try {
     return await provider.fetchTranscript(providerCallId);
   } catch (err) {
     if (!isLastAttempt()) throw err;
     givenUp(err);
-    return [];
+    return null;
   }
 }
+
+/** What a call whose transcript could not be had says: nothing. */
+const NO_RESULTS: CallResults = { resultValues: [], customTagsHitOnCall: [], fixedMeetingTime: null, optedOut: false };
 
 /**
  * Throws once the server has given up on this try: its 2-minute start-to-close passed (the worker's
@@ -192,37 +195,45 @@ export function createCaptureActivities(
     );
     // A machine's greeting is no one's words: only a message the agent left on it is kept.
     const answeredByMachine = isMachine(input.answeredBy);
-    const utterances = answeredByMachine ? spoken.filter((u) => u.speaker === 'agent') : spoken;
+    const utterances = (spoken ?? []).filter((u) => !answeredByMachine || u.speaker === 'agent');
     const answeredMs = Date.parse(input.answeredAt);
     // Strictly increasing times keep the order the provider gave, which lists are read in (by time),
     // even when two utterances share an offset or a provider's offsets run back (people talking over
     // each other: Twilio orders its sentences by index, not start time).
     let lastMs = -Infinity;
     stillWanted();
-    const stored = await conversations.replaceTranscript(
-      call,
-      utterances.map((u) => {
-        lastMs = Math.max(lastMs + 1, answeredMs + Math.round(u.offsetSeconds * 1000));
-        return { text: u.text, speaker: u.speaker, at: new Date(lastMs) };
-      }),
-    );
+    // No transcript to be had: what an earlier try stored stays, and nothing is said of the call (its
+    // results would read "did not speak" of a conversation nobody could read).
+    const stored =
+      spoken === null
+        ? []
+        : await conversations.replaceTranscript(
+            call,
+            utterances.map((u) => {
+              lastMs = Math.max(lastMs + 1, answeredMs + Math.round(u.offsetSeconds * 1000));
+              return { text: u.text, speaker: u.speaker, at: new Date(lastMs) };
+            }),
+          );
 
-    const results = computeCallResults(
-      { customTags: template?.customTags ?? [], resultColumns: template?.resultColumns ?? [] },
-      // Nobody spoke with the agent: no tag, meeting time or opt-out can come from its own message.
-      answeredByMachine ? [] : utterances,
-      {
-        callTime: new Date(input.answeredAt),
-        // "Tuesday at 3pm" is the callee's 3pm, not the template's.
-        timeZone: await meetingTimeZone({
-          calleeTimeZone: call.calleeTimeZone,
-          toPhoneNumber: call.toPhoneNumber,
-          templateTimeZone: template?.timeZone,
-        }),
-        nameOfHuman: call.nameOfHuman ?? undefined,
-        callDurationSeconds: (Date.parse(input.endedAt) - answeredMs) / 1000,
-      },
-    );
+    const results =
+      spoken === null
+        ? NO_RESULTS
+        : computeCallResults(
+            { customTags: template?.customTags ?? [], resultColumns: template?.resultColumns ?? [] },
+            // Nobody spoke with the agent: no tag, meeting time or opt-out can come from its own message.
+            answeredByMachine ? [] : utterances,
+            {
+              callTime: new Date(input.answeredAt),
+              // "Tuesday at 3pm" is the callee's 3pm, not the template's.
+              timeZone: await meetingTimeZone({
+                calleeTimeZone: call.calleeTimeZone,
+                toPhoneNumber: call.toPhoneNumber,
+                templateTimeZone: template?.timeZone,
+              }),
+              nameOfHuman: call.nameOfHuman ?? undefined,
+              callDurationSeconds: (Date.parse(input.endedAt) - answeredMs) / 1000,
+            },
+          );
     stillWanted();
     if (results.optedOut) {
       await doNotCall.add(

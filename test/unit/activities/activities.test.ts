@@ -724,6 +724,8 @@ describe('captureCallOutputs when the transcript cannot be fetched', () => {
       `${harness.routerUrl}/recordings/${memory.recordings.get(request.callId)!.token}.wav`,
     );
     expect(memory.transcripts.get(request.callId) ?? []).toEqual([]);
+    // Nothing is said of a conversation nobody could read (not "the callee did not speak").
+    expect(stored.resultValues).toEqual([]);
     expect(stored.customTagsHitOnCall).toEqual([]);
     expect(stored.fixedMeetingTime).toBeNull();
   });
