@@ -1,5 +1,6 @@
-// What an API key may be allowed to do (decisions.md "Authentication and tenancy"): stored on each key, checked by
-// every route, listed by the CLI's help. Plain data: no database or Temporal code loads with it.
+// What an API key may be allowed to do (decisions.md "Authentication and tenancy"): stored on each
+// key, checked by every route, listed by the CLI's help. Plain data: no database or Temporal code
+// loads with it.
 export const SCOPES = [
   'calls:read',
   'calls:write',

@@ -31,8 +31,9 @@
 //    day ("can we make it 4 instead?") takes the proposal's day, else the last day anyone named
 //    without refusing it, else today in the callee's zone (tomorrow once that time has passed).
 //    A proposal of several slots ("Tuesday at 3pm or Wednesday at 10am?") lends the one on the day
-//    or at the time named ("Tuesday works", "10am is better"), else its last one. A time taken from the proposal takes its zone; a human time without a zone answering a
-//    proposal that named one is in that zone ("2pm Eastern?" "Can we make it 4?").
+//    or at the time named ("Tuesday works", "10am is better"), else its last one. A time taken
+//    from the proposal takes its zone; a human time without a zone answering a proposal that named
+//    one is in that zone ("2pm Eastern?" "Can we make it 4?").
 // 7. Only future times count: a mention at or before the call time, or introduced by "last",
 //    "past" or "previous", is ignored.
 // 8. A later human refusal of the agreed day or time ("actually I can't do Tuesday") withdraws it.
