@@ -3,12 +3,19 @@
 // fetches io.temporal:temporal-test-server with its dependencies once into the cache folder (about
 // 33 MB) and writes a wrapper script that @temporalio/testing runs as an `existing-path` executable
 // (it passes the port, then any extra arguments).
+//
+// The tests start a server per file, and per test where a test moves the clock far: a JVM start each
+// time, most of whose CPU went to compiling code the server runs for seconds. The wrapper runs it with
+// the client compiler only and the serial collector, and with a class-data archive written once from a
+// start of the server (Java 17's application CDS): the workflow tests took 74 s instead of 99 s, and
+// 111 s of CPU instead of 162 s, on 2 cores; a start opens its port in 0.34 s instead of 0.93 s.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { cacheDir } from './binaries';
+import { freePort, stopChild, waitForPort } from './servers';
 
 export const TEST_SERVER_VERSION = '1.31.0';
 
@@ -27,14 +34,74 @@ function run(command: string, args: string[], cwd?: string): Promise<{ code: num
   });
 }
 
-/** The wrapper script's path; fetched and written on first use. */
+/** The wrapper script's path; the server fetched, and its class-data archive written, on first use. */
 export async function ensureTimeSkippingServer(
   progress: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): Promise<string> {
   const home = path.join(cacheDir(), `temporal-test-server-${TEST_SERVER_VERSION}`);
-  const wrapper = path.join(home, 'temporal-test-server');
-  if (existsSync(wrapper)) return wrapper;
+  if (!existsSync(path.join(home, 'lib'))) await fetchServer(home, progress);
+  const archive = path.join(home, 'classes.jsa');
+  if (!existsSync(archive)) await writeClassArchive(home, archive, progress);
+  return writeWrapper(home, archive);
+}
 
+/** The JVM's options for a server that lives for seconds to minutes (see the top of this file). */
+const JVM_OPTIONS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
+
+const javaArgs = (home: string, extra: string[]) => [
+  ...JVM_OPTIONS,
+  ...extra,
+  '-cp',
+  `${path.join(home, 'lib')}/*`,
+  'io.temporal.testserver.TestServer',
+];
+
+/**
+ * Written again whenever its text changes (a cache made by an earlier version of this file), through a
+ * rename: a run reading it meanwhile sees the old script or the new one, never half of one. A missing or
+ * stale archive only slows the start: Java then loads the classes as usual, and says nothing of it.
+ */
+async function writeWrapper(home: string, archive: string): Promise<string> {
+  const wrapper = path.join(home, 'temporal-test-server');
+  const args = javaArgs(home, [`-XX:SharedArchiveFile=${archive}`, '-Xlog:cds=off', '-Xlog:cds+dynamic=off']);
+  // `exec`: the SDK stops the server by signalling this process, which must then be Java itself.
+  const text = `#!/bin/sh\nexec java ${args.map((a) => `"${a}"`).join(' ')} "$@"\n`;
+  if ((await readFile(wrapper, 'utf8').catch(() => '')) === text) return wrapper;
+  const staged = `${wrapper}.${process.pid}.tmp`;
+  await writeFile(staged, text);
+  await chmod(staged, 0o755);
+  await rename(staged, wrapper);
+  return wrapper;
+}
+
+/** Starts the server once with Java's archiving at exit, and stops it once its port is open. */
+async function writeClassArchive(home: string, archive: string, progress: (line: string) => void): Promise<void> {
+  const staged = `${archive}.${process.pid}.tmp`;
+  const port = await freePort();
+  const child = spawn(
+    'java',
+    [...javaArgs(home, [`-XX:ArchiveClassesAtExit=${staged}`, '-Xlog:cds=off']), String(port)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  try {
+    await waitForPort(port, child, () => output, 'the time-skipping test server', 60_000);
+    await stopChild(child, 30_000);
+    if (!existsSync(staged)) throw new Error(`Java wrote no archive. Its output:\n${output}`);
+    await rename(staged, archive);
+  } catch (err) {
+    // Only slower starts without it: the tests go on, and the next run tries again.
+    progress(`The test server's class-data archive was not written: ${err instanceof Error ? err.message : err}`);
+    await stopChild(child, 5_000, 'SIGKILL');
+    await rm(staged, { force: true });
+  }
+}
+
+async function fetchServer(home: string, progress: (line: string) => void): Promise<void> {
   for (const [tool, args] of [
     ['java', ['-version']],
     ['mvn', ['-v']],
@@ -68,13 +135,6 @@ export async function ensureTimeSkippingServer(
     const staged = path.join(work, 'home');
     await mkdir(staged);
     await rename(lib, path.join(staged, 'lib'));
-    const script = path.join(staged, 'temporal-test-server');
-    // `exec`: the SDK stops the server by signalling this process, which must then be Java itself.
-    await writeFile(
-      script,
-      `#!/bin/sh\nexec java -cp "${path.join(home, 'lib')}/*" io.temporal.testserver.TestServer "$@"\n`,
-    );
-    await chmod(script, 0o755);
     await mkdir(path.dirname(home), { recursive: true });
     await rm(home, { recursive: true, force: true });
     // Moved into place last, so an interrupted fetch never leaves a half-made server behind.
@@ -82,6 +142,5 @@ export async function ensureTimeSkippingServer(
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-  progress(`Time-skipping test server ready: ${wrapper}`);
-  return wrapper;
+  progress(`Time-skipping test server fetched into ${home}`);
 }
