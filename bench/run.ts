@@ -581,7 +581,7 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
         cpu: () => cpuWindow(cpuRoots),
         settle: async (what) => {
           // A quick run (npm test's, beside other tests) only gives the machine a moment.
-          const { waitedMs, quiet } = await settle({ maxMs: options.quick ? 1_000 : 120_000 });
+          const { waitedMs, quiet } = await settle({ maxMs: options.quick ? 300 : 120_000 });
           log(`${what}: ${quiet ? 'machine quiet' : 'machine still busy'} after ${(waitedMs / 1000).toFixed(1)} s`);
         },
         freshStatistics: () => freshStatistics(ownPostgresUrl),

@@ -49,7 +49,7 @@ export interface BenchContext {
   memory(): RssWindow;
   /** Opens a window counting each process's CPU seconds until closed (to tell a scenario's sides apart). */
   cpu(): { close(): CpuUse };
-  /** Waits until the machine is nearly idle (at most two minutes; --quick: three seconds), and logs how long. */
+  /** Waits until the machine is nearly idle (at most two minutes; --quick: 0.3 s), and logs how long. */
   settle(what: string): Promise<void>;
   /**
    * After bulk writes: the store's query planner has statistics of them, as a running service's would

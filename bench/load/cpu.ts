@@ -56,7 +56,7 @@ export function machineBusySeconds(): number | null {
 }
 
 /**
- * Waits until the machine is nearly idle: under `busyCores` of its cores busy over a second, or until
+ * Waits until the machine is nearly idle: under `busyCores` of its cores busy over a second (over `maxMs` when that is shorter), or until
  * `maxMs` passed. A side of a scenario (a baseline's raw starts) leaves work behind (the workflow tasks
  * its worker has not run yet) that would otherwise be billed to the side measured after it.
  * Answers how long it waited, and whether the machine went quiet.
@@ -67,12 +67,14 @@ export async function settle(
   const busyCores = options.busyCores ?? 0.3;
   const started = Date.now();
   const deadline = started + (options.maxMs ?? 120_000);
+  // Sampled a second at a time, or over the whole wait when it is shorter (a quick run's moment).
+  const sampleMs = Math.min(1000, options.maxMs ?? 1000);
   for (;;) {
     const before = machineBusySeconds();
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await new Promise((resolve) => setTimeout(resolve, sampleMs));
     const after = machineBusySeconds();
     if (before === null || after === null) return { waitedMs: Date.now() - started, quiet: false }; // not Linux
-    if (after - before < busyCores) return { waitedMs: Date.now() - started, quiet: true };
+    if (after - before < (busyCores * sampleMs) / 1000) return { waitedMs: Date.now() - started, quiet: true };
     if (Date.now() >= deadline) return { waitedMs: Date.now() - started, quiet: false };
   }
 }

@@ -16,7 +16,7 @@ export const scheduleScenario: BenchScenario = {
   defaultOn: true,
   params: {
     calls: { full: 500, quick: 20, description: 'calls due at the same instant' },
-    leadSeconds: { full: 20, quick: 6, description: 'from the create (or first start) to the instant' },
+    leadSeconds: { full: 20, quick: 4, description: 'from the create (or first start) to the instant' },
     concurrency: { full: 32, quick: 32, description: "the baseline's starts in flight" },
   },
   async run(ctx) {

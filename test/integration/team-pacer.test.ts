@@ -1,7 +1,8 @@
 // The team pacer on the real Temporal dev server and the real database (FerretDB): real call
 // workflows and a real pacer with its MongoDB spill pages; only the provider side is stubbed, and
-// calls end by their (one-second) ring timeout. The time-skipping test server cannot run these: its
-// clock lock breaks on signal-with-start and external signals.
+// calls end by their ring timeout: 0.3 s where how long a call lasts matters to no check (the pacer
+// counts calls live, not seconds; the file took 73 s alone instead of 82 s). The time-skipping test
+// server cannot run these: its clock lock breaks on signal-with-start and external signals.
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -48,7 +49,7 @@ function callInput(overrides: Partial<CallWorkflowInput> = {}): CallWorkflowInpu
     record: false,
     scheduledFor: null,
     maxDurationSeconds: 900,
-    ringTimeoutSeconds: 1,
+    ringTimeoutSeconds: 0.3,
     paced: true,
     ...overrides,
   };
@@ -112,7 +113,8 @@ describe('team pacer', () => {
     const teamId = new mongoose.Types.ObjectId().toHexString();
     const stubs = await pacedWorker(teamId, limits);
     const { worker } = stubs;
-    const inputs = Array.from({ length: 12 }, () => callInput({ teamId }));
+    // Calls of a second or more: at 2 dials a second, three are live at once.
+    const inputs = Array.from({ length: 12 }, () => callInput({ teamId, ringTimeoutSeconds: 1 }));
     await worker.runUntil(async () => {
       const handles = [];
       // One after the other, so that their requests reach the pacer in this order.

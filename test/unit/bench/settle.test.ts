@@ -10,6 +10,13 @@ describe('settle', () => {
     expect(result.waitedMs).toBeLessThan(5_000);
   });
 
+  it('samples over the whole wait when it is shorter than a second (a quick run)', async () => {
+    const result = await settle({ busyCores: 1_000, maxMs: 300 });
+    expect(result.quiet).toBe(true);
+    expect(result.waitedMs).toBeGreaterThanOrEqual(290);
+    expect(result.waitedMs).toBeLessThan(990);
+  });
+
   it('gives up at its limit when the machine never gets under the threshold', async () => {
     // No second's busy time is below a negative threshold: it waits out maxMs.
     const result = await settle({ busyCores: -1, maxMs: 1_500 });
