@@ -12,7 +12,7 @@ export const batchScenario: BenchScenario = {
   description: 'POST /v1/phoneCalls/batch of N calls vs N raw starts of a no-op workflow',
   defaultOn: true,
   params: {
-    size: { full: 10_000, quick: 150, description: 'calls in the batch (at most 10,000)' },
+    size: { full: 10_000, quick: 60, description: 'calls in the batch (at most 10,000)' },
     concurrency: {
       full: 32,
       quick: 32,

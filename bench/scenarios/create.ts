@@ -18,7 +18,7 @@ export const createScenario: BenchScenario = {
   description: 'POST /v1/phoneCalls at a fixed concurrency vs raw workflow start + one MongoDB insert',
   defaultOn: true,
   params: {
-    requests: { full: 2000, quick: 60, description: 'requests of each side' },
+    requests: { full: 2000, quick: 30, description: 'requests of each side' },
     concurrency: { full: 16, quick: 16, description: 'requests in flight' },
   },
   async run(ctx) {

@@ -60,7 +60,7 @@ export const endToEndScenario: BenchScenario = {
   description: 'calls completed per second, emulator at its fastest, vs raw workflows with as many no-op activities',
   defaultOn: true,
   params: {
-    calls: { full: 300, quick: 10, description: 'calls placed at once' },
+    calls: { full: 300, quick: 6, description: 'calls placed at once' },
     concurrency: { full: 32, quick: 32, description: "the baseline's starts in flight" },
   },
   async run(ctx) {

@@ -183,10 +183,10 @@ export const listsScenario: BenchScenario = {
   description: 'GET /v1/phoneCalls per filter at two team sizes vs the raw find + sort + limit on the same store',
   defaultOn: true,
   params: {
-    small: { full: 10_000, quick: 300, description: 'calls in the team, first measurement' },
-    large: { full: 100_000, quick: 600, description: 'calls in the team, second measurement' },
-    neighbours: { full: 10_000, quick: 200, description: 'calls of another team in the same collection' },
-    requests: { full: 200, quick: 3, description: 'requests per filter and size' },
+    small: { full: 10_000, quick: 150, description: 'calls in the team, first measurement' },
+    large: { full: 100_000, quick: 300, description: 'calls in the team, second measurement' },
+    neighbours: { full: 10_000, quick: 100, description: 'calls of another team in the same collection' },
+    requests: { full: 200, quick: 2, description: 'requests per filter and size' },
     concurrency: { full: 1, quick: 1, description: 'requests in flight (latency: one at a time)' },
     rawSeconds: {
       full: 10,

@@ -37,7 +37,7 @@ export const memoryScenario: BenchScenario = {
   description: 'worker RSS with N sleeping calls (budget 512 MiB at 10,000)',
   defaultOn: true,
   params: {
-    sleepingCalls: { full: 10_000, quick: 150, description: 'calls sleeping on their timers at least' },
+    sleepingCalls: { full: 10_000, quick: 50, description: 'calls sleeping on their timers at least' },
   },
   async run(ctx) {
     const target = ctx.params.sleepingCalls!;

@@ -15,7 +15,7 @@ export const scheduleScenario: BenchScenario = {
   description: 'N calls due at one instant: lateness of each dial vs N raw sleeping workflows running one activity',
   defaultOn: true,
   params: {
-    calls: { full: 500, quick: 20, description: 'calls due at the same instant' },
+    calls: { full: 500, quick: 10, description: 'calls due at the same instant' },
     leadSeconds: { full: 20, quick: 4, description: 'from the create (or first start) to the instant' },
     concurrency: { full: 32, quick: 32, description: "the baseline's starts in flight" },
   },

@@ -81,7 +81,7 @@ export const webhooksScenario: BenchScenario = {
   defaultOn: true,
   params: {
     rate: { full: 100, quick: 20, description: 'events per second offered (calls created per second)' },
-    seconds: { full: 20, quick: 2, description: 'how long each rate is held' },
+    seconds: { full: 20, quick: 1, description: 'how long each rate is held' },
     batchSize: { full: 10, quick: 10, description: 'calls per create request' },
     modestRate: { full: 10, quick: 5, description: 'events per second of the first phase (single creates; 0: none)' },
     drainSeconds: { full: 180, quick: 30, description: 'the longest wait for the last events after the load' },
