@@ -39,9 +39,10 @@ async function windowTotal(windowId: string): Promise<number> {
 }
 
 it('answers 429 with Retry-After past the key’s share, counted across API processes, other keys unaffected', async () => {
-  // Fixed one-minute windows: start early in one, so that the whole test stays inside it.
+  // Fixed one-minute windows: start with 18 s of one left at least, so that the whole test (3.5 s
+  // alone, 2.5 s of it a fixed wait) stays inside it.
   const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 30_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoMinute));
+  if (intoMinute > 42_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoMinute));
   const { key, keyId } = await createKey({ team: stack.team.teamId, name: 'limited' });
   const first = apiClient(stack.baseUrl, key);
   // The shared minute window (src/api/rate-limit.ts): each process stores what it let through at its
