@@ -15,7 +15,7 @@ async function peakHeapMiB(entry: string, percent: number): Promise<number> {
     require(${JSON.stringify(path.resolve(entry))});
     const ring = new Array(300000);
     let peak = 0;
-    for (let i = 0; i < 6000000; i++) {
+    for (let i = 0; i < 4000000; i++) {
       ring[i % ring.length] = { i, a: [i, i + 1], s: 'y' + i };
       if (i % 50000 === 0) peak = Math.max(peak, process.memoryUsage().heapTotal);
     }
@@ -32,8 +32,9 @@ describe('HEAP_GROWING_PERCENT', () => {
     "makes %s collect its old generation sooner than V8's own factor does, from its start",
     async (entry) => {
       const [own, fifty] = await Promise.all([peakHeapMiB(entry, 0), peakHeapMiB(entry, 50)]);
-      // Measured: about 400 MiB with V8's own factor, 190 MiB at 50 %. Set after the entry's modules had
-      // loaded, the factor would wait out the limit their loading set, and the peaks would be alike.
+      // Measured: about 400-450 MiB with V8's own factor, 190-205 MiB at 50 % (after 4 million objects
+      // as after 6). Set after the entry's modules had loaded, the factor would wait out the limit
+      // their loading set, and the peaks would be alike.
       expect(fifty).toBeGreaterThan(20);
       expect(fifty).toBeLessThan(own * 0.75);
     },
