@@ -56,10 +56,10 @@ export function machineBusySeconds(): number | null {
 }
 
 /**
- * Waits until the machine is nearly idle: under `busyCores` of its cores busy over a second (over `maxMs` when that is shorter), or until
- * `maxMs` passed. A side of a scenario (a baseline's raw starts) leaves work behind (the workflow tasks
- * its worker has not run yet) that would otherwise be billed to the side measured after it.
- * Answers how long it waited, and whether the machine went quiet.
+ * Waits until the machine is nearly idle: under `busyCores` of its cores busy over a second (over
+ * `maxMs` when that is shorter), or until `maxMs` passed. A side of a scenario (a baseline's raw
+ * starts) leaves work behind (the workflow tasks its worker has not run yet) that would otherwise be
+ * billed to the side measured after it. Answers how long it waited, and whether the machine went quiet.
  */
 export async function settle(
   options: { busyCores?: number; maxMs?: number } = {},

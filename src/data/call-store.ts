@@ -2,9 +2,10 @@
 // has none): every status change is one conditional single-document update. A call's record has one
 // writer at a time, its workflow: FerretDB 1.x applies an update by reading the document and writing
 // it back whole, so a second writer's change in between would be lost.
-import type { Types } from 'mongoose';
+import { Types } from 'mongoose';
 import { predecessorsOf, type CallStatus } from '../contracts/call-status';
 import type { AnsweredBy } from '../contracts/machine-detection';
+import { removeConversation } from './conversation-store';
 import { callKeptByDeletion, noteDeletedFromBatch } from './models/batch-call-deletion';
 import { PhoneCall, type PhoneCallDoc } from './models/phone-call';
 import { ProviderCallSighting } from './models/provider-call-sighting';
@@ -201,18 +202,19 @@ export function createCallStore(): CallStore {
         });
       }
       const removed = await PhoneCall.findOneAndDelete({ _id: callId, status: 'queued' }).lean();
-      if (removed) return { outcome: 'deleted', call: toReadView(removed), ownWebhooks: removed.phoneCallWebhooks };
+      if (removed) {
+        await removeConversation(removed);
+        return { outcome: 'deleted', call: toReadView(removed), ownWebhooks: removed.phoneCallWebhooks };
+      }
       const current = await PhoneCall.findById(callId, { status: 1 }).lean();
       if (current) return { outcome: 'not-queued', currentStatus: current.status };
       // Gone: only a call's own workflow deletes its record, so an earlier try of this delete did.
       const kept = await callKeptByDeletion(callId);
-      return kept
-        ? {
-            outcome: 'deleted',
-            call: kept.call as PhoneCallReadView,
-            ownWebhooks: kept.ownWebhooks as DeletedOwnWebhook[],
-          }
-        : { outcome: 'missing' };
+      if (!kept) return { outcome: 'missing' };
+      const call = kept.call as PhoneCallReadView;
+      // That try may have stopped before it removed the call's recording and transcript.
+      await removeConversation({ _id: new Types.ObjectId(callId), teamId: new Types.ObjectId(call.teamId) });
+      return { outcome: 'deleted', call, ownWebhooks: kept.ownWebhooks as DeletedOwnWebhook[] };
     },
     async setProviderCallId(callId, providerCallId) {
       await PhoneCall.updateOne({ _id: callId }, { $set: { providerCallId } });

@@ -75,6 +75,19 @@ export function createConversationStore(): ConversationStore {
 }
 
 /**
+ * Removes what earlier attempts of a deleted call left: a call queued again for its redial may have a
+ * recording and a transcript (a voicemail message it left), and deleting the call removes them with
+ * it (the recording's URL answers 404, the transcript list no longer has them). Idempotent.
+ */
+export async function removeConversation(call: CallRef): Promise<void> {
+  await Promise.all([
+    Recording.deleteOne({ phoneCallId: call._id }),
+    // With the team named, MongoDB reads the (teamId, phoneCallId, ...) index.
+    Transcript.deleteMany({ teamId: call.teamId, phoneCallId: call._id }),
+  ]);
+}
+
+/**
  * The id of a call's utterance at `sequence`, the same for every capture attempt: attempts write the
  * same rows, and the ids a `transcript.created` event carried stay. An ObjectId like the API's others:
  * the call's 4-byte creation time, then 8 bytes of a hash of the call and the position.

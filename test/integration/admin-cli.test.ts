@@ -160,7 +160,12 @@ describe('npm run admin', () => {
       'x',
       '--prompt',
       'Hi',
-      ...['--redial-on', 'voicemail', '--redials', '1', '--redial-spacing', '1h'],
+      '--redial-on',
+      'voicemail',
+      '--redials',
+      '1',
+      '--redial-spacing',
+      '1h',
     );
     expect(bad.code).toBe(2);
     expect(bad.body.error).toMatch(/^--redial-on must list some of/);
@@ -225,39 +230,40 @@ describe('npm run admin', () => {
         JSON.stringify(credentials),
       );
 
-    for (const [provider, credentials, error] of [
+    for (const [i, [provider, credentials, error]] of (
       [
-        'telnyx',
-        { foo: 1 },
-        '--credentials for telnyx: apiKey is required; connectionId is required; publicKey is required; ' +
-          'foo is not allowed (it takes apiKey, connectionId, publicKey)',
-      ],
-      [
-        'twilio',
-        { accountSid: 'SK0123456789abcdef0123456789abcdef', authToken: '' },
-        '--credentials for twilio: accountSid must be the Account SID: AC and 32 hex digits; ' +
-          'authToken must not be empty (it takes accountSid, authToken)',
-      ],
-      [
-        'vonage',
-        { applicationId: 'app', privateKey: 'not a key', signatureSecret: 7 },
-        "--credentials for vonage: privateKey must be the application's RSA private key (PEM); " +
-          'signatureSecret must be a string (it takes applicationId, privateKey, signatureSecret)',
-      ],
-      [
-        'telnyx',
-        ['apiKey'],
-        '--credentials for telnyx: must be a JSON object (it takes apiKey, connectionId, publicKey)',
-      ],
-    ] as const) {
-      if (provider === 'telnyx' && !Array.isArray(credentials)) {
+        [
+          'telnyx',
+          { foo: 1 },
+          '--credentials for telnyx: apiKey is required; connectionId is required; publicKey is required; ' +
+            'foo is not allowed (it takes apiKey, connectionId, publicKey)',
+        ],
+        [
+          'twilio',
+          { accountSid: 'SK0123456789abcdef0123456789abcdef', authToken: '' },
+          '--credentials for twilio: accountSid must be the Account SID: AC and 32 hex digits; ' +
+            'authToken must not be empty (it takes accountSid, authToken)',
+        ],
+        [
+          'vonage',
+          { applicationId: 'app', privateKey: 'not a key', signatureSecret: 7 },
+          "--credentials for vonage: privateKey must be the application's RSA private key (PEM); " +
+            'signatureSecret must be a string (it takes applicationId, privateKey, signatureSecret)',
+        ],
+        [
+          'telnyx',
+          ['apiKey'],
+          '--credentials for telnyx: must be a JSON object (it takes apiKey, connectionId, publicKey)',
+        ],
+      ] as const
+    ).entries()) {
+      if (i === 0) {
         const refused = await setProvider(provider, credentials);
         expect(refused.code).toBe(2);
         expect(refused.body).toEqual({ error });
       } else {
-        const secretBox = createSecretBox(env.ENCRYPTION_KEY);
         const given = { team: teamId, provider, credentials: JSON.stringify(credentials) };
-        expect(await refusal(() => setTeamProvider(given, secretBox))).toBe(error);
+        expect(await refusal(() => setTeamProvider(given, createSecretBox(env.ENCRYPTION_KEY)))).toBe(error);
       }
     }
     const refusedTeam = (await json('team', 'list')).body.teams.find((t: { teamId: string }) => t.teamId === teamId);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Types } from 'mongoose';
 import { createKey, revokeKey } from '../../src/admin/commands';
 import { prepareCalls } from '../../src/calls/prepare-calls';
+import { createConversationStore } from '../../src/data/conversation-store';
 import { createSecretBox } from '../../src/crypto/secret-box';
 import { phoneCallCreateSchema } from '../../src/schemas/phone-calls';
 import { SA_PROVIDER, SA_STATUS, SA_TEAM_ID, SA_TO_NUMBER } from '../../src/contracts/search-attributes';
@@ -529,6 +530,44 @@ describe('scheduling and deletion', () => {
     expect(stack.emulator.callsTo(to)).toBe(0);
     const result = await stack.temporal.workflow.getHandle(`phoneCall-${id}`).result();
     expect(result.phase).toBe('deleted');
+  });
+
+  it('deleting a call queued again for its redial removes what its earlier attempt left: recording, transcript', async () => {
+    // What a capture of an earlier attempt (a voicemail message left, a machine answered) wrote for a
+    // call now waiting to redial, and the same for a neighbour call that stays.
+    const conversations = createConversationStore();
+    const [id, neighbourId] = await Promise.all(
+      ['+14155553006', '+14155553007'].map(
+        async (to) => (await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to }))).body.data._id as string,
+      ),
+    );
+    const ref = (callId: string) => ({
+      _id: new Types.ObjectId(callId),
+      teamId: new Types.ObjectId(stack.team.teamId),
+    });
+    const tokens = new Map<string, string>();
+    for (const callId of [id!, neighbourId!]) {
+      tokens.set(
+        callId,
+        await conversations.saveRecording(ref(callId), Buffer.from('RIFF-earlier-attempt'), 'audio/wav'),
+      );
+      await conversations.replaceTranscript(ref(callId), [
+        { speaker: 'agent', text: 'Hi Grace, please call us back.', at: new Date(Date.now() - 2_000) },
+        { speaker: 'human', text: '(the machine beeps)', at: new Date(Date.now() - 1_000) },
+      ]);
+    }
+    const transcriptOf = async (callId: string) =>
+      (await api.get(`/v1/transcripts?phoneCallId=${callId}`)).body.data as unknown[];
+    const recording = (callId: string) => fetch(`${stack.baseUrl}/recordings/${tokens.get(callId)}.wav`);
+    expect(await transcriptOf(id!)).toHaveLength(2);
+    expect((await recording(id!)).status).toBe(200);
+
+    expect((await api.delete(`/v1/phoneCalls/${id}`)).status).toBe(200);
+    expect(await transcriptOf(id!)).toEqual([]);
+    expect((await recording(id!)).status).toBe(404);
+    expect(await transcriptOf(neighbourId!)).toHaveLength(2);
+    expect((await recording(neighbourId!)).status).toBe(200);
+    await api.delete(`/v1/phoneCalls/${neighbourId}`);
   });
 
   it('refuses to delete a call that is no longer queued', async () => {
