@@ -40,9 +40,14 @@ export async function ensureTimeSkippingServer(
 ): Promise<string> {
   const home = path.join(cacheDir(), `temporal-test-server-${TEST_SERVER_VERSION}`);
   if (!existsSync(path.join(home, 'lib'))) await fetchServer(home, progress);
+  // An archive serves only the Java that wrote it: another one (an upgrade) writes it again.
+  const java = (await requireTool('java', ['-version'])).trim();
   const archive = path.join(home, 'classes.jsa');
-  if (!existsSync(archive)) await writeClassArchive(home, archive, progress);
-  return writeWrapper(home, archive);
+  const stamp = `${archive}.java`;
+  const current = existsSync(archive) && (await readFile(stamp, 'utf8').catch(() => '')) === java;
+  const archived = current || (await writeClassArchive(home, archive, progress));
+  if (archived && !current) await writeFile(stamp, java);
+  return writeWrapper(home, archived ? archive : null);
 }
 
 /** The JVM's options for a server that lives for seconds to minutes (see the top of this file). */
@@ -57,13 +62,14 @@ const javaArgs = (home: string, extra: string[]) => [
 ];
 
 /**
- * Written again whenever its text changes (a cache made by an earlier version of this file), through a
- * rename: a run reading it meanwhile sees the old script or the new one, never half of one. A missing or
- * stale archive only slows the start: Java then loads the classes as usual, and says nothing of it.
+ * Written again whenever its text changes (a cache made by an earlier version of this file, an archive
+ * written or not), through a rename: a run reading it meanwhile sees the old script or the new one,
+ * never half of one. Without an archive it names none: Java 17 given one it cannot use would load even
+ * its own classes without its default archive.
  */
-async function writeWrapper(home: string, archive: string): Promise<string> {
+async function writeWrapper(home: string, archive: string | null): Promise<string> {
   const wrapper = path.join(home, 'temporal-test-server');
-  const args = javaArgs(home, [`-XX:SharedArchiveFile=${archive}`, '-Xlog:cds=off', '-Xlog:cds+dynamic=off']);
+  const args = javaArgs(home, archive ? [`-XX:SharedArchiveFile=${archive}`, '-Xlog:cds=off'] : []);
   // `exec`: the SDK stops the server by signalling this process, which must then be Java itself.
   const text = `#!/bin/sh\nexec java ${args.map((a) => `"${a}"`).join(' ')} "$@"\n`;
   if ((await readFile(wrapper, 'utf8').catch(() => '')) === text) return wrapper;
@@ -74,8 +80,12 @@ async function writeWrapper(home: string, archive: string): Promise<string> {
   return wrapper;
 }
 
-/** Starts the server once with Java's archiving at exit, and stops it once its port is open. */
-async function writeClassArchive(home: string, archive: string, progress: (line: string) => void): Promise<void> {
+/**
+ * Starts the server once with Java's archiving at exit, and stops it (SIGTERM: Java exits through its
+ * shutdown, writing the archive) once its port is open. Answers whether the archive was written whole;
+ * without it the tests only start their servers more slowly, and the next run tries again.
+ */
+async function writeClassArchive(home: string, archive: string, progress: (line: string) => void): Promise<boolean> {
   const staged = `${archive}.${process.pid}.tmp`;
   const port = await freePort();
   const child = spawn(
@@ -88,31 +98,39 @@ async function writeClassArchive(home: string, archive: string, progress: (line:
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  const spawnFailed = new Promise<never>((_, reject) => child.once('error', reject));
   try {
-    await waitForPort(port, child, () => output, 'the time-skipping test server', 60_000);
+    await Promise.race([waitForPort(port, child, () => output, 'the time-skipping test server', 60_000), spawnFailed]);
     await stopChild(child, 30_000);
+    // 143: Java's own exit on SIGTERM, after its shutdown wrote the archive; a kill leaves half of one.
+    if (child.exitCode !== 143 && child.exitCode !== 0)
+      throw new Error(`Java ended with ${child.exitCode ?? child.signalCode}. Its output:\n${output}`);
     if (!existsSync(staged)) throw new Error(`Java wrote no archive. Its output:\n${output}`);
     await rename(staged, archive);
+    return true;
   } catch (err) {
-    // Only slower starts without it: the tests go on, and the next run tries again.
     progress(`The test server's class-data archive was not written: ${err instanceof Error ? err.message : err}`);
     await stopChild(child, 5_000, 'SIGKILL');
     await rm(staged, { force: true });
+    return false;
   }
 }
 
-async function fetchServer(home: string, progress: (line: string) => void): Promise<void> {
-  for (const [tool, args] of [
-    ['java', ['-version']],
-    ['mvn', ['-v']],
-  ] as const) {
-    if ((await run(tool, [...args])).code !== 0) {
-      throw new MissingJavaError(
-        `${tool} is needed once to fetch Temporal's time-skipping test server (the workflow tests use it): ` +
-          'install Java 17 or newer and Maven (Debian: apt-get install openjdk-17-jre-headless maven).',
-      );
-    }
+/** Runs `tool args` and answers its output; missing or failing, a MissingJavaError saying what to install. */
+async function requireTool(tool: 'java' | 'mvn', args: string[]): Promise<string> {
+  const { code, output } = await run(tool, args);
+  if (code !== 0) {
+    throw new MissingJavaError(
+      `${tool} is needed for Temporal's time-skipping test server (the workflow tests use it; Maven fetches it once): ` +
+        'install Java 17 or newer and Maven (Debian: apt-get install openjdk-17-jre-headless maven).',
+    );
   }
+  return output;
+}
+
+async function fetchServer(home: string, progress: (line: string) => void): Promise<void> {
+  await requireTool('java', ['-version']);
+  await requireTool('mvn', ['-v']);
   progress(`Fetching Temporal's Java test server ${TEST_SERVER_VERSION} with Maven (about 33 MB, once)...`);
   const work = await mkdtemp(path.join(os.tmpdir(), 'oco-test-server-'));
   try {

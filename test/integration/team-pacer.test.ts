@@ -262,7 +262,8 @@ describe('team pacer', () => {
     const teamId = new mongoose.Types.ObjectId().toHexString();
     const stubs = await pacedWorker(teamId, limits);
     const { worker, taskQueue } = stubs;
-    const inputs = Array.from({ length: 14 }, () => callInput({ teamId }));
+    // Calls of a second: they are asked for faster than they end, so that more wait than fit in memory.
+    const inputs = Array.from({ length: 14 }, () => callInput({ teamId, ringTimeoutSeconds: 1 }));
     await worker.runUntil(async () => {
       const pacer = await client.workflow.start(teamPacerWorkflow, {
         workflowId: pacerWorkflowId(teamId),
