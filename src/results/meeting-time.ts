@@ -480,7 +480,6 @@ interface Placed {
   time: Temporal.PlainTime;
 }
 
-/** Fills a missing day or time from the standing proposal or the day under discussion (rule 6). */
 /**
  * The offered slot a human mention answers: with several offered, the one on the day and at the time
  * it names ("Tuesday works" to "Tuesday at 3pm or Wednesday at 10am?", "3pm please", "Tuesday at
@@ -500,6 +499,7 @@ function offerFor(slot: ZonedSlot, offers: readonly ZonedSlot[]): ZonedSlot | nu
   return matching ?? offers[offers.length - 1] ?? null;
 }
 
+/** Fills a missing day or time from the standing proposal or the day under discussion (rule 6). */
 function complete(slot: ZonedSlot, proposal: ZonedSlot | null, context: ContextDate | null): ZonedSlot {
   let { date, weekdayFlexible, time, offsetMinutes, timeZone } = slot;
   if (!date && time) {
