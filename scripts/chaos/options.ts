@@ -27,6 +27,11 @@ export interface ChaosOptions {
   verbose: boolean;
   /** A workflow bundle built already (the test suite's); otherwise one is built once per run. */
   workflowBundlePath?: string;
+  /**
+   * A compiled build's folder (`npm run build`'s `dist`, or the test suite's) to run the API, worker
+   * and emulator from, as the deployment image runs them; otherwise their sources run through tsx.
+   */
+  dist?: string;
   /** Seeds the random choices (kill moments, emulator faults), so a run can be repeated. */
   seed: number;
   timing: Timing;
@@ -95,6 +100,7 @@ export function chaosOptions(input: Partial<Omit<ChaosOptions, 'timing'>> & { ti
     keep: input.keep ?? false,
     verbose: input.verbose ?? false,
     workflowBundlePath: input.workflowBundlePath,
+    dist: input.dist,
     seed: input.seed ?? Date.now() % 1_000_000,
     timing: { ...(quick ? QUICK : FULL), ...input.timing },
   } satisfies ChaosOptions;
@@ -105,7 +111,7 @@ export class UsageError extends Error {
 }
 
 export const USAGE = `Usage: npm run chaos -- [--quick] [--calls N] [--batch N] [--only ${SCENARIO_NAMES.join(',')}]
-                        [--json FILE] [--seed N] [--keep] [--verbose]`;
+                        [--json FILE] [--seed N] [--dist DIR] [--keep] [--verbose]`;
 
 /** The command line's options (`npm run chaos -- ...`). */
 export function parseChaosArgs(argv: string[]): ChaosOptions {
@@ -120,6 +126,7 @@ export function parseChaosArgs(argv: string[]): ChaosOptions {
         only: { type: 'string' },
         json: { type: 'string' },
         seed: { type: 'string' },
+        dist: { type: 'string' },
         keep: { type: 'boolean' },
         verbose: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -156,5 +163,6 @@ export function parseChaosArgs(argv: string[]): ChaosOptions {
     keep: values.keep ?? false,
     verbose: values.verbose ?? false,
     seed: count(values.seed, '--seed', 2 ** 31 - 1),
+    dist: values.dist,
   });
 }

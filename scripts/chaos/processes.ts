@@ -61,7 +61,7 @@ export class ServiceProcess {
 
   start(): void {
     if (this.running) throw new Error(`${this.name} is already running`);
-    const script = path.join(ROOT, this.script);
+    const script = path.resolve(ROOT, this.script);
     const args = script.endsWith('.js') ? [script] : ['--import', 'tsx', script];
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
@@ -144,6 +144,8 @@ export interface ChaosStack {
 /** Starts the servers, bundles the workflow code once, then the emulator, a worker and the API. */
 export async function startChaosStack(options: {
   workflowBundlePath?: string;
+  /** ChaosOptions' `dist`. */
+  dist?: string;
   keep: boolean;
   verbose: boolean;
   log: Log;
@@ -248,15 +250,17 @@ export async function startChaosStack(options: {
       // A call silent this long asks its provider how it stands (default 30 s; calls here last ~2 s).
       CALL_STATUS_POLL_SECONDS: '5',
     };
-    const emulator = new ServiceProcess('emulator', 'src/main/emulator.ts', env, tail('emulator'), options.log);
+    const dist = options.dist;
+    const main = (name: string) => (dist ? path.resolve(dist, 'src', 'main', `${name}.js`) : `src/main/${name}.ts`);
+    const emulator = new ServiceProcess('emulator', main('emulator'), env, tail('emulator'), options.log);
     const worker = new ServiceProcess(
       'worker',
-      'src/main/worker.ts',
+      main('worker'),
       { ...env, WORKFLOW_BUNDLE_PATH: bundlePath },
       tail('worker'),
       options.log,
     );
-    const api = new ServiceProcess('api', 'src/main/api.ts', env, tail('api'), options.log);
+    const api = new ServiceProcess('api', main('api'), env, tail('api'), options.log);
     processes.push(emulator, worker, api);
 
     const client = temporal;

@@ -41,6 +41,7 @@ export async function runChaos(
     );
     stack = await startChaosStack({
       workflowBundlePath: options.workflowBundlePath,
+      dist: options.dist,
       keep: options.keep,
       verbose: options.verbose,
       log,

@@ -12,13 +12,14 @@ export async function expectNothingLostThrough(scenarios: ScenarioName[]): Promi
     // Three calls per provider: every provider, outcome and state still met. A batch of 150 for the API
     // kill: the kill lands while its workflows start (about a second and a half), and cancelling it
     // afterwards, a call at a time through each workflow, takes half as long as the CLI's 300.
-    // The suite's workflow bundle.
+    // The suite's workflow bundle, and its compiled build: the service's processes start again and again.
     chaosOptions({
       quick: true,
       calls: 9,
       batchSize: 150,
       only: scenarios,
       workflowBundlePath: inject('workflowBundlePath'),
+      dist: inject('compiledDistPath'),
     }),
     (line) => process.stdout.write(`${line}\n`),
   );

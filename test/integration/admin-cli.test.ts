@@ -1,5 +1,4 @@
 // The operator command line as a script would use it: one JSON object on stdout per command.
-import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import { createSecretBox } from '../../src/crypto/secret-box';
 import { CallTemplate } from '../../src/data/models/call-template';
 import { Team } from '../../src/data/models/team';
 import { freePort } from '../../src/local/servers';
+import { runAdmin, type AdminResult } from '../helpers/admin-cli';
 import { withDatabase } from '../helpers/database-uri';
 import { startReceiver } from '../helpers/receiver';
 
@@ -22,25 +22,13 @@ const env = {
   LOG_LEVEL: 'silent',
 };
 
-function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function admin(...args: string[]): Promise<AdminResult> {
   return adminWith({}, ...args);
 }
 
 /** The CLI with some variables of its environment changed. */
-function adminWith(
-  changed: NodeJS.ProcessEnv,
-  ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', path.resolve('src/main/admin.ts'), ...args],
-      { env: { ...env, ...changed } },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
+function adminWith(changed: NodeJS.ProcessEnv, ...args: string[]): Promise<AdminResult> {
+  return runAdmin({ ...env, ...changed }, args);
 }
 
 async function json(...args: string[]) {
