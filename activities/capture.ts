@@ -214,6 +214,18 @@ export function createCaptureActivities(
               return { text: u.text, speaker: u.speaker, at: new Date(lastMs) };
             }),
           );
+    // A try the server gave up on can still be writing when the call, queued again for its redial, is
+    // deleted (the only time a call that was answered can be). The delete removes what it finds; what
+    // a write of this try added after it is removed here, so that no recording or transcript of a
+    // deleted call stays behind. (Read after the writes: a delete after this read removes them itself.)
+    if ((recordingUrl !== undefined || stored.length > 0) && !(await calls.findById(input.callId))) {
+      await conversations.remove(call);
+      throw ApplicationFailure.create({
+        type: FAILURES.callRecordMissing,
+        message: `phone call ${input.callId} was deleted while its outputs were being stored`,
+        nonRetryable: true,
+      });
+    }
 
     const results =
       spoken === null

@@ -18,7 +18,8 @@
 //   run's folder with every process's log), --verbose (echo the processes' output), --all,
 //   --tsx (run the API, worker and emulator from their TypeScript sources through tsx instead of
 //   compiling them first with `npm run build`, as the deployment image runs them; quicker to start,
-//   more memory: npm test's quick run uses it)
+//   more memory), --dist DIR (run them from a compiled build made already, `npm run build`'s `dist`
+//   or the test suite's, without building: npm test's quick run uses the suite's)
 // BENCH_LOG_LEVEL (default warn) sets the API's, workers' and emulator's LOG_LEVEL, for a look with --keep.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { appendFile, chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -124,6 +125,8 @@ export interface BenchOptions {
   temporalPostgres: boolean;
   /** `--tsx`: the service from its TypeScript sources; otherwise compiled (`npm run build`) first. */
   tsx: boolean;
+  /** `--dist DIR`: the service from this compiled build, without building one. */
+  dist?: string;
   /** A bundle of workflows/ built ahead of time (BENCH_WORKFLOW_BUNDLE); otherwise bundled at start. */
   workflowBundlePath?: string;
   log(line: string): void;
@@ -162,7 +165,7 @@ export interface BenchReport {
 class UsageError extends Error {}
 
 const USAGE = `usage: npm run bench -- [--quick] [--all] [--no-append] [--out-dir DIR] [--results-md FILE]
-                        [--keep] [--verbose] [--list] [--temporal-postgres] [--tsx] [scenario ...] [scenario.param=value ...]`;
+                        [--keep] [--verbose] [--list] [--temporal-postgres] [--tsx | --dist DIR] [scenario ...] [scenario.param=value ...]`;
 
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
   const options: BenchOptions = {
@@ -203,6 +206,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     else if (flag === '--list') options.list = true;
     else if (flag === '--temporal-postgres') options.temporalPostgres = true;
     else if (flag === '--tsx') options.tsx = true;
+    else if (flag === '--dist') options.dist = path.resolve(value());
     else if (flag === '--out-dir') options.outDir = path.resolve(value());
     else if (flag === '--results-md') options.resultsFile = path.resolve(value());
     else if (flag.startsWith('--')) throw new UsageError(`unknown option ${flag}\n${USAGE}`);
@@ -216,6 +220,8 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     } else if (names.has(arg)) options.scenarios.push(arg);
     else throw new UsageError(`unknown scenario ${arg}; scenarios: ${[...names].join(', ')}\n${USAGE}`);
   }
+  if (options.tsx && options.dist)
+    throw new UsageError(`--tsx and --dist each choose how the service runs: give one\n${USAGE}`);
   if (options.temporalPostgres && options.temporalAddress)
     throw new UsageError(
       `--temporal-postgres starts its own Temporal server: it cannot be combined with TEMPORAL_ADDRESS (${options.temporalAddress})`,
@@ -334,11 +340,12 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
     // Built here, with its progress shown, rather than among the servers' lines (once, about 2 minutes).
     if (options.temporalPostgres) await ensureTemporalServerBinaries(log);
     // Compiled while the servers start; awaited before the service processes start.
-    const compiled = options.tsx
-      ? Promise.resolve()
-      : runBuild().then(({ seconds, lastLine }) =>
-          log(`Compiled the service (npm run build, ${seconds.toFixed(1)} s)${lastLine ? `: ${lastLine}` : ''}`),
-        );
+    const compiled =
+      options.tsx || options.dist
+        ? Promise.resolve()
+        : runBuild().then(({ seconds, lastLine }) =>
+            log(`Compiled the service (npm run build, ${seconds.toFixed(1)} s)${lastLine ? `: ${lastLine}` : ''}`),
+          );
     compiled.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
     let temporalOnPostgres: TemporalOnPostgres | null = null;
     // FerretDB's PostgreSQL when this run started it: the lists scenario has it analyse its tables.
@@ -473,8 +480,13 @@ async function startBenchStack(options: BenchOptions, t0: number): Promise<Bench
       return p;
     };
     await compiled;
-    // As deployed: compiled JavaScript (`npm run build`), unless --tsx.
-    const main = (name: string) => (options.tsx ? `src/main/${name}.ts` : `dist/src/main/${name}.js`);
+    // As deployed: compiled JavaScript (`npm run build`, or --dist's), unless --tsx.
+    const main = (name: string) =>
+      options.tsx
+        ? `src/main/${name}.ts`
+        : options.dist
+          ? path.join(options.dist, 'src', 'main', `${name}.js`)
+          : `dist/src/main/${name}.js`;
     const emulator = service('emulator', main('emulator'), emulatorEnv);
     const workerEnv = { ...serviceEnv, WORKFLOW_BUNDLE_PATH: workflowBundlePath };
     const worker = service('worker', main('worker'), workerEnv);
@@ -758,7 +770,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     quick: options.quick,
     machine: machineInfo,
     servers: stack.servers,
-    processes: `API, ${options.temporalPostgres ? 'two workers (one task queue)' : 'worker'} and provider emulator as separate processes (${options.tsx ? 'node --import tsx src/main/<name>.ts' : 'compiled: node dist/src/main/<name>.js'}); baselines on a bench-only worker process; load from autocannon and a raw Temporal client process over loopback`,
+    processes: `API, ${options.temporalPostgres ? 'two workers (one task queue)' : 'worker'} and provider emulator as separate processes (${options.tsx ? 'node --import tsx src/main/<name>.ts' : `compiled: node ${options.dist ? '<--dist>' : 'dist'}/src/main/<name>.js`}); baselines on a bench-only worker process; load from autocannon and a raw Temporal client process over loopback`,
     scenarios: reports,
   };
   await mkdir(options.outDir, { recursive: true });

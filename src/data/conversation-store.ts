@@ -25,6 +25,8 @@ export interface ConversationStore {
   saveRecording(call: CallRef, audio: Buffer, contentType: string): Promise<string>;
   /** Replaces the call's transcript with these utterances, in spoken order. */
   replaceTranscript(call: CallRef, utterances: UtteranceRecord[]): Promise<TranscriptView[]>;
+  /** Removes the call's recording and transcript (removeConversation). */
+  remove(call: CallRef): Promise<void>;
 }
 
 export function createConversationStore(): ConversationStore {
@@ -71,6 +73,7 @@ export function createConversationStore(): ConversationStore {
       });
       return docs.map(toTranscriptView);
     },
+    remove: removeConversation,
   };
 }
 

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, expect, inject, it } from 'vitest';
 import { FERRETDB_VERSION, TEMPORAL_CLI_VERSION } from '../../src/local/binaries';
 import { FERRETDB_GC_PERCENT } from '../../src/local/servers';
 import { benchEnv, ROOT } from '../helpers/bench';
@@ -38,7 +38,7 @@ async function interruptBench(
   const [name, value] = MARK.split('=') as [string, string];
   const bench = spawn(
     process.execPath,
-    ['--import', 'tsx', 'bench/run.ts', '--quick', '--tsx', '--no-append', ...args],
+    ['--import', 'tsx', 'bench/run.ts', '--quick', '--dist', inject('compiledDistPath'), '--no-append', ...args],
     {
       cwd: ROOT,
       env: benchEnv({ ...env, [name]: value }),

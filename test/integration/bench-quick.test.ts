@@ -1,13 +1,13 @@
-// `npm run bench -- --quick --tsx` once (from the sources: compiling first would cost the suite time), so
-// that the harness cannot rot: on the suite's servers (MONGODB_URI, TEMPORAL_ADDRESS and the suite's
-// workflow bundle), with its JSON file in a temporary folder and nothing appended to bench/results.md.
+// `npm run bench -- --quick` once, so that the harness cannot rot: on the suite's servers (MONGODB_URI,
+// TEMPORAL_ADDRESS and the suite's workflow bundle) and its compiled build (`--dist`: building one
+// would cost the suite time), with its JSON file in a temporary folder and nothing appended to bench/results.md.
 // It asserts that every default scenario ran and that the JSON is well formed, never how fast anything
 // was: a budget not met is a figure, not a failure.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { selectedScenarios } from '../../bench/run';
 import { benchEnv, ROOT } from '../helpers/bench';
 
@@ -23,7 +23,8 @@ afterAll(async () => {
 
 function runQuickBench(): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '-s', 'bench', '--', '--quick', '--tsx', '--no-append', '--out-dir', outDir], {
+    const args = ['--quick', '--dist', inject('compiledDistPath'), '--no-append', '--out-dir', outDir];
+    const child = spawn('npm', ['run', '-s', 'bench', '--', ...args], {
       cwd: ROOT,
       env: benchEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],

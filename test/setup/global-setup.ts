@@ -83,9 +83,9 @@ async function startServers(): Promise<Servers> {
     for (const server of servers.reverse()) await server.stop().catch(() => undefined);
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   };
-  // Built while the servers start; awaited once they are up (a server's failure leaves it unawaited).
+  // Built while the servers start, and awaited once they are up.
   const building = Promise.all([bundleWorkflows(dir), compileService(dir)]);
-  building.catch(() => undefined);
+  building.catch(() => undefined); // a server's failure comes first: this one must not go unhandled
   try {
     // One draw for the four, so that no two are the same.
     const [postgresPort, mongoPort, temporalPort, temporalUiPort] = (await freePorts(4)) as [
@@ -126,6 +126,8 @@ async function startServers(): Promise<Servers> {
     const [workflowBundlePath, compiledDistPath] = await building;
     return { mongoUri, temporalAddress, temporalUiUrl, workflowBundlePath, compiledDistPath, stop: teardown };
   } catch (err) {
+    // Not while the build still writes into the folder.
+    await building.catch(() => undefined);
     await teardown();
     throw err;
   }

@@ -532,8 +532,8 @@ describe('recordStatus and deleteCallRecord', () => {
 });
 
 describe('captureCallOutputs', () => {
-  it('stores the recording under a stable token, the transcript in spoken order and the results; a retry rewrites the same', async () => {
-    const { memory, activities } = setUp();
+  /** A recorded Twilio call that talked about a meeting and has ended, stored; the capture's input. */
+  async function endedConversation(memory: ReturnType<typeof setUp>['memory']) {
     const template = templateDoc();
     const request = harness.request('twilio', { to: numberForScenario('meeting-tuesday', '+1415555') });
     const placed = await harness.provider('twilio').placeCall(request);
@@ -544,14 +544,21 @@ describe('captureCallOutputs', () => {
       providerCallId: placed.providerCallId,
     });
     memory.add(template, call);
-    const answeredAt = new Date(Date.now() - 60_000).toISOString();
-    const input = {
-      callId: request.callId,
-      providerCallId: placed.providerCallId,
-      record: true,
-      answeredAt,
-      endedAt: new Date().toISOString(),
+    return {
+      request,
+      input: {
+        callId: request.callId,
+        providerCallId: placed.providerCallId,
+        record: true,
+        answeredAt: new Date(Date.now() - 60_000).toISOString(),
+        endedAt: new Date().toISOString(),
+      },
     };
+  }
+
+  it('stores the recording under a stable token, the transcript in spoken order and the results; a retry rewrites the same', async () => {
+    const { memory, activities } = setUp();
+    const { request, input } = await endedConversation(memory);
 
     const first = await run(activities.captureCallOutputs, [input]);
     const second = await run(activities.captureCallOutputs, [input], 2);
@@ -570,6 +577,25 @@ describe('captureCallOutputs', () => {
     expect(first.transcriptEvent).toMatchObject({ phoneCallId: request.callId, transcripts: expect.any(Array) });
     expect(stored.resultValues.map((r) => r.columnName)).toEqual(['interested', 'meetingTime']);
     expect(stored.fixedMeetingTime).toBeInstanceOf(Date);
+  });
+
+  it('leaves no recording or transcript of a call deleted while a try the server gave up on still writes', async () => {
+    const { memory, activities } = setUp();
+    const { request, input } = await endedConversation(memory);
+    // The call, queued again for its redial, is deleted (its record, then what it finds of its
+    // conversation) just before this try's recording lands.
+    const { conversations } = memory.stores;
+    const save = conversations.saveRecording.bind(conversations);
+    conversations.saveRecording = async (ref, audio, contentType) => {
+      memory.calls.delete(request.callId);
+      await conversations.remove(ref);
+      return save(ref, audio, contentType);
+    };
+    const failure = await failureOf(run(activities.captureCallOutputs, [input]));
+    expect(failure.type).toBe(FAILURES.callRecordMissing);
+    expect(failure.nonRetryable).toBe(true);
+    expect(memory.recordings.has(request.callId)).toBe(false);
+    expect(memory.transcripts.has(request.callId)).toBe(false);
   });
 });
 

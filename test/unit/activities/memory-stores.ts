@@ -125,6 +125,10 @@ export function memoryStores() {
       recordings.set(key, { token, audio });
       return token;
     },
+    async remove(call) {
+      recordings.delete(call._id.toHexString());
+      transcripts.delete(call._id.toHexString());
+    },
     async replaceTranscript(call, utterances) {
       transcripts.set(call._id.toHexString(), utterances);
       return utterances.map((u, i) => ({
