@@ -4,15 +4,15 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 // Projects: `unit` needs no server; `workflows` runs workflow code with stub activities on Temporal's
 // time-skipping test server; `integration` and `integration-timing` run against real MongoDB
 // (FerretDB) and a real Temporal dev server that test/setup/global-setup.ts starts once per run.
-// Files run two at a time (the timing group's three), whatever the machine: every integration file has its own database, task
+// Files run two at a time, whatever the machine: every integration file has its own database, task
 // queue, API, worker and emulator, and most of their time is spent waiting on timers, so two lanes
 // halve the run on 2 cores (Vitest's default there would be a single lane).
 // Integration files whose calls race real timers: dial spacing and provider rate limits measured at
 // the emulator, machine greetings at 10x speed, call lengths. They run in a group of their own, after
-// the rest, so that no heavy file (the 10,000-call batch, the chaos runs) shares the servers with them,
-// and three at a time: they wait on their timers much of the time, and at two lanes the two cores
-// were about half idle through the group (2026-11-30: the group alone in 120-126 s at three lanes,
-// three runs, all green, against about 175 s at two in whole runs).
+// the rest, so that no heavy file (the 10,000-call batch, the chaos runs) shares the servers with them.
+// Two at a time, not three: three took the group alone 120-126 s (three runs, against about 175 s at
+// two in whole runs), but in a whole run its first 80 s held both cores at 100 % and a campaign
+// test's worker restart took 49 s instead of 7 (2026-11-30).
 const TIMING = [
   'test/integration/campaign-burst.test.ts',
   'test/integration/campaigns.test.ts',
@@ -22,11 +22,11 @@ const TIMING = [
 ];
 // The longest files start first in their group, so that neither lane is left with a long file at the
 // end (on 2 cores, 2026-11-27: the batch 143 s, the chaos runs 83 and 62, the quick bench 108, the
-// list pages 73, the operator's calls 48; in the timing group, 2026-11-30, the pacer 100, the burst
-// 66-73, machine detection 70-88: with the campaigns beside the burst instead, the group took 155 s).
-// The quick bench comes after both chaos runs, by when the batch is about done: its scenarios have
-// leads and deadlines that a 10,000-call batch beside them could overrun. Vitest's own order follows
-// durations cached by an earlier run (file sizes on a fresh clone); this one is the same everywhere.
+// list pages 73, the operator's calls 48; in the timing group the pacer 102, the burst 98, machine
+// detection 78). The quick bench comes after both chaos runs, by when the batch is about done: its
+// scenarios have leads and deadlines that a 10,000-call batch beside them could overrun. Vitest's own
+// order follows durations cached by an earlier run (file sizes on a fresh clone); this one is the same
+// everywhere.
 const FIRST = [
   'test/integration/batch-and-list.test.ts',
   'test/integration/chaos-faults.test.ts',
@@ -119,7 +119,6 @@ export default defineConfig({
           name: 'integration-timing',
           include: TIMING,
           sequence: { groupOrder: 1 },
-          maxWorkers: 3,
           ...integration,
         },
       },

@@ -218,7 +218,9 @@ export function createCaptureActivities(
     // deleted (the only time a call that was answered can be). The delete removes what it finds; what
     // a write of this try added after it is removed here, so that no recording or transcript of a
     // deleted call stays behind. (Read after the writes: a delete after this read removes them itself.)
-    if ((recordingUrl !== undefined || stored.length > 0) && !(await calls.findById(input.callId))) {
+    // A capture that writes the final status is never followed by a redial: no read for it.
+    const wrote = recordingUrl !== undefined || stored.length > 0;
+    if (!input.final && wrote && !(await calls.findById(input.callId))) {
       await conversations.remove(call);
       throw ApplicationFailure.create({
         type: FAILURES.callRecordMissing,

@@ -84,8 +84,9 @@ async function startServers(): Promise<Servers> {
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   };
   // Built while the servers start, and awaited once they are up.
-  const building = Promise.all([bundleWorkflows(dir), compileService(dir)]);
-  building.catch(() => undefined); // a server's failure comes first: this one must not go unhandled
+  const builds = [bundleWorkflows(dir), compileService(dir)] as const;
+  const built = Promise.all(builds);
+  built.catch(() => undefined); // a server's failure comes first: this one must not go unhandled
   try {
     // One draw for the four, so that no two are the same.
     const [postgresPort, mongoPort, temporalPort, temporalUiPort] = (await freePorts(4)) as [
@@ -123,11 +124,11 @@ async function startServers(): Promise<Servers> {
       temporalAddress = temporal.address;
       temporalUiUrl = temporal.uiUrl;
     }
-    const [workflowBundlePath, compiledDistPath] = await building;
+    const [workflowBundlePath, compiledDistPath] = await built;
     return { mongoUri, temporalAddress, temporalUiUrl, workflowBundlePath, compiledDistPath, stop: teardown };
   } catch (err) {
-    // Not while the build still writes into the folder.
-    await building.catch(() => undefined);
+    // Not while either build still writes into the folder.
+    await Promise.allSettled(builds);
     await teardown();
     throw err;
   }
@@ -157,7 +158,15 @@ async function compileService(dir: string): Promise<string> {
   const dist = path.join(root, 'dist');
   const tsc = require.resolve('typescript/bin/tsc');
   const args = ['-p', 'tsconfig.build.json', '--noCheck', '--outDir', dist, '--sourceMap', 'false'];
-  await promisify(execFile)(process.execPath, [tsc, ...args], { cwd: process.cwd() });
+  try {
+    await promisify(execFile)(process.execPath, [tsc, ...args], { cwd: process.cwd() });
+  } catch (err) {
+    // tsc says what failed on stdout.
+    const { stdout = '', stderr = '' } = err as { stdout?: string; stderr?: string };
+    throw new Error(`compiling the service for the tests failed (tsc ${args.join(' ')}):\n${stdout}${stderr}`, {
+      cause: err,
+    });
+  }
   return dist;
 }
 
