@@ -2,17 +2,36 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Projects: `unit` needs no server; `workflows` runs workflow code with stub activities on Temporal's
-// time-skipping test server; `integration` and `integration-timing` run against real MongoDB
-// (FerretDB) and a real Temporal dev server that test/setup/global-setup.ts starts once per run.
-// Files run two at a time, whatever the machine: every integration file has its own database, task
-// queue, API, worker and emulator, and most of their time is spent waiting on timers, so two lanes
-// halve the run on 2 cores (Vitest's default there would be a single lane).
-// Integration files whose calls race real timers: dial spacing and provider rate limits measured at
-// the emulator, machine greetings at 10x speed, call lengths. They run in a group of their own, after
-// the rest, so that no heavy file (the 10,000-call batch, the chaos runs) shares the servers with them.
-// Two at a time, not three: three took the group alone 120-126 s (three runs, against about 175 s at
-// two in whole runs), but in a whole run its first 80 s held both cores at 100 % and a campaign
-// test's worker restart took 49 s instead of 7 (2026-11-30).
+// time-skipping test server; the `integration-*` projects run against real MongoDB (FerretDB) and a
+// real Temporal dev server that test/setup/global-setup.ts starts once per run. Every integration file
+// has its own database, task queue, API, worker and emulator.
+//
+// Three groups, one after another, each with its own number of lanes (files at a time):
+// 1. `unit`, `workflows` and `integration-heavy`, two lanes. The heavy files keep both cores busy on
+//    their own: the 10,000-call batch, the chaos runs and the benches start processes and servers,
+//    the CLI's files start a Node process per command, the list pages seed thousands of calls.
+// 2. `integration` and `integration-own-process`, three lanes. These files spend most of their time
+//    waiting on workflow timers, retries and calls: at two lanes the cores were 20-60 % busy through
+//    them, at three 60-90 % (2026-11-30). Tried on 2026-11-27, before the lanes shared their processes
+//    and the CLI ran compiled, these groups made the run longer; now its Vitest time fell from 756-785
+//    s to 723 s, at a slower hour of the machine.
+// 3. `integration-timing`, two lanes: files whose calls race real timers (dial spacing and provider
+//    rate limits measured at the emulator, machine greetings at 10x speed, call lengths), after the
+//    rest, so that nothing heavy shares the servers with them. Three lanes took the group alone
+//    120-126 s against about 175 s, but held both cores at 100 % for its first 80 s (2026-11-30).
+const HEAVY = [
+  'test/integration/batch-and-list.test.ts',
+  'test/integration/chaos-faults.test.ts',
+  'test/integration/chaos.test.ts',
+  'test/integration/bench-quick.test.ts',
+  'test/integration/call-list.test.ts',
+  'test/integration/admin-cli.test.ts',
+  'test/integration/schemathesis.test.ts',
+  'test/integration/bench-interrupt.test.ts',
+  'test/integration/operator-calls.test.ts',
+  'test/integration/npm-start.test.ts',
+  'test/integration/operator-setup.test.ts',
+];
 const TIMING = [
   'test/integration/campaign-burst.test.ts',
   'test/integration/campaigns.test.ts',
@@ -20,20 +39,18 @@ const TIMING = [
   'test/integration/telephony-timing.test.ts',
   'test/integration/machine-detection.test.ts',
 ];
-// The longest files start first in their group, so that neither lane is left with a long file at the
-// end (on 2 cores, 2026-11-27: the batch 143 s, the chaos runs 83 and 62, the quick bench 108, the
-// list pages 73, the operator's calls 48; in the timing group the pacer 102, the burst 98, machine
-// detection 78). The quick bench comes after both chaos runs, by when the batch is about done: its
-// scenarios have leads and deadlines that a 10,000-call batch beside them could overrun. Vitest's own
-// order follows durations cached by an earlier run (file sizes on a fresh clone); this one is the same
-// everywhere.
+// The longest files start first in their group, so that no lane is left alone with a long file at the
+// end (2 cores, 2026-11-30: the batch 100 s, the chaos runs 80 and 58, the quick bench 73, the list
+// pages 73; the provider's time limit 35, the unreachable provider 31, dispatch 32; in the timing group
+// the pacer 97, machine detection 66, the burst 61, campaigns 41-83). The quick bench comes after both
+// chaos runs, by when the batch is about done: its scenarios have leads and deadlines that a
+// 10,000-call batch beside them could overrun. Vitest's own order follows durations cached by an
+// earlier run (file sizes on a fresh clone); this one is the same everywhere.
 const FIRST = [
-  'test/integration/batch-and-list.test.ts',
-  'test/integration/chaos-faults.test.ts',
-  'test/integration/chaos.test.ts',
-  'test/integration/bench-quick.test.ts',
-  'test/integration/call-list.test.ts',
-  'test/integration/operator-calls.test.ts',
+  ...HEAVY.slice(0, 5),
+  'test/integration/provider-time-limit.test.ts',
+  'test/integration/dispatch.test.ts',
+  'test/integration/provider-unreachable.test.ts',
   'test/integration/team-pacer.test.ts',
   'test/integration/campaign-burst.test.ts',
   'test/integration/machine-detection.test.ts',
@@ -100,9 +117,19 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'integration-heavy',
+          include: HEAVY,
+          ...integration,
+          isolate: false,
+        },
+      },
+      {
+        test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          exclude: [...TIMING, ...OWN_PROCESS],
+          exclude: [...HEAVY, ...TIMING, ...OWN_PROCESS],
+          sequence: { groupOrder: 1 },
+          maxWorkers: 3,
           ...integration,
           isolate: false,
         },
@@ -111,6 +138,8 @@ export default defineConfig({
         test: {
           name: 'integration-own-process',
           include: OWN_PROCESS,
+          sequence: { groupOrder: 1 },
+          maxWorkers: 3,
           ...integration,
         },
       },
@@ -118,7 +147,7 @@ export default defineConfig({
         test: {
           name: 'integration-timing',
           include: TIMING,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           ...integration,
         },
       },

@@ -63,6 +63,28 @@ export async function eventually<T>(
   }
 }
 
+/**
+ * Reads a call through the API until its status is one of `statuses`, and answers that read: the
+ * wait most call tests make for a call to be answered, to ring or to end.
+ */
+export async function callReaching(
+  api: ReturnType<typeof apiClient>,
+  id: string,
+  statuses: string | string[],
+  timeoutMs = 30_000,
+  what = `the call to be ${[statuses].flat().join(' or ')}`,
+): Promise<any> {
+  const wanted = [statuses].flat();
+  return eventually(
+    async () => {
+      const call = (await api.get(`/v1/phoneCalls/${id}`)).body.data;
+      return wanted.includes(call?.status) ? call : undefined;
+    },
+    timeoutMs,
+    what,
+  );
+}
+
 export const ERROR_SHAPE_KEYS = ['error', 'payload'];
 
 /** Asserts the documented error shape and returns the messages. */

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { deliveryWorkflowId } from '../../src/contracts/ids';
-import { apiClient, eventually } from '../helpers/http';
+import { apiClient, callReaching, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
 
@@ -56,10 +56,7 @@ it('finds a completed call by its search attributes and reads its named steps an
   );
   expect(created.status).toBe(201);
   const id = created.body.data._id as string;
-  await eventually(
-    async () => (await client.get(`/v1/phoneCalls/${id}`)).body.data.status === 'completed' || undefined,
-    60_000,
-  );
+  await callReaching(client, id, 'completed', 60_000);
   await eventually(async () => receiver.at('/ui').some((r) => r.body.includes('phoneCall.completed')) || undefined);
 
   const ui = temporalUi();

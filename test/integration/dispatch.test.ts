@@ -30,7 +30,7 @@ import { createLogger } from '../../src/logger';
 import { createApiApp, listen } from '../../src/main/api';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { CALL_DELETED_SINCE } from '../../src/api/routes/phone-calls';
-import { apiClient, errorMessages, eventually } from '../helpers/http';
+import { apiClient, callReaching, errorMessages, eventually } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
@@ -238,11 +238,7 @@ it('the reconciler starts the workflows of a batch left pending by a crash', asy
   expect((await DispatchBatch.findById(batch._id).lean())?.state).toBe('started');
   const api = apiClient(stack.baseUrl, stack.team.key);
   for (const id of ids) {
-    await eventually(
-      async () =>
-        (await api.get(`/v1/phoneCalls/${id.toHexString()}`)).body.data.status === 'completed' ? true : undefined,
-      60_000,
-    );
+    await callReaching(api, id.toHexString(), 'completed', 60_000);
   }
   expect(stack.emulator.callsTo('+14155556002')).toBe(1);
   expect(stack.emulator.callsTo('+14155556003')).toBe(1);
@@ -472,18 +468,7 @@ describe('a retry with the Idempotency-Key of a request whose API process died',
   }
 
   const ended = (api: ReturnType<typeof apiClient>, ids: string[]) =>
-    Promise.all(
-      ids.map((id) =>
-        eventually(
-          async () => {
-            const call = (await api.get(`/v1/phoneCalls/${id}`)).body.data as { status: string };
-            return call.status === 'completed' ? call : undefined;
-          },
-          60_000,
-          `call ${id} to complete`,
-        ),
-      ),
-    );
+    Promise.all(ids.map((id) => callReaching(api, id, 'completed', 60_000, `call ${id} to complete`)));
 
   it('gets the calls that request wrote, each dialled once, and the same answer after', async () => {
     const api = apiClient(stack.baseUrl, stack.team.key);

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTemplate } from '../../src/admin/commands';
 import { numberForScenario, scenarioFor } from '../../src/emulator';
-import { apiClient, eventually } from '../helpers/http';
+import { apiClient, callReaching } from '../helpers/http';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
@@ -31,14 +31,7 @@ async function meetingTimeOfCall(to: string, extra: Record<string, unknown> = {}
   const res = await api.post('/v1/phoneCalls', seededCallBody({ ...stack.team, templateId }, to, extra));
   expect(res.status).toBe(201);
   const id = res.body.data._id as string;
-  const call = await eventually(
-    async () => {
-      const read = (await api.get(`/v1/phoneCalls/${id}`)).body.data;
-      return read.status === 'completed' ? read : undefined;
-    },
-    60_000,
-    `call ${id} to complete`,
-  );
+  const call = await callReaching(api, id, 'completed', 60_000);
   expect(call.resultValues).toEqual([{ columnName: 'meetingTime', value: call.fixedMeetingTime }]);
   // "Tuesday" is the next one: within a week of the call.
   const ahead = Date.parse(call.fixedMeetingTime) - Date.parse(call.callStartedAt);

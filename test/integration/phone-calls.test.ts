@@ -9,7 +9,7 @@ import { createSecretBox } from '../../src/crypto/secret-box';
 import { phoneCallCreateSchema } from '../../src/schemas/phone-calls';
 import { SA_PROVIDER, SA_STATUS, SA_TEAM_ID, SA_TO_NUMBER } from '../../src/contracts/search-attributes';
 import { callStateQuery } from '../../workflows/messages';
-import { apiClient, errorMessages, eventually } from '../helpers/http';
+import { apiClient, callReaching, errorMessages, eventually } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
@@ -470,14 +470,7 @@ describe('scheduling and deletion', () => {
     await new Promise((r) => setTimeout(r, 2_500));
     expect(stack.emulator.callsTo(to)).toBe(0);
     expect((await api.get(`/v1/phoneCalls/${res.body.data._id}`)).body.data.status).toBe('queued');
-    const completed = await eventually(
-      async () => {
-        const call = (await api.get(`/v1/phoneCalls/${res.body.data._id}`)).body.data;
-        return call.status === 'completed' ? call : undefined;
-      },
-      60_000,
-      'the call to complete',
-    );
+    const completed = await callReaching(api, res.body.data._id, 'completed', 60_000);
     expect(Date.parse(completed.callTriggeredAt)).toBeGreaterThanOrEqual(at.getTime());
     expect(stack.emulator.callsTo(to)).toBe(1);
   });
@@ -503,14 +496,7 @@ describe('scheduling and deletion', () => {
     await new Promise((r) => setTimeout(r, 4_000));
     expect(stack.emulator.callsTo(to)).toBe(0);
     await stack.startWorker();
-    await eventually(
-      async () => {
-        const call = (await api.get(`/v1/phoneCalls/${res.body.data._id}`)).body.data;
-        return call.status === 'completed' ? call : undefined;
-      },
-      60_000,
-      'the call to complete after the restart',
-    );
+    await callReaching(api, res.body.data._id, 'completed', 60_000, 'the call to complete after the restart');
     expect(stack.emulator.callsTo(to)).toBe(1);
   });
 
@@ -574,10 +560,7 @@ describe('scheduling and deletion', () => {
     const to = '+14155553005';
     const res = await api.post('/v1/phoneCalls', callBody({ toPhoneNumber: to, callDelayedUntil: undefined }));
     const id = res.body.data._id;
-    await eventually(
-      async () => ((await api.get(`/v1/phoneCalls/${id}`)).body.data.status === 'completed' ? true : undefined),
-      60_000,
-    );
+    await callReaching(api, id, 'completed', 60_000);
     expect(errorMessages(await api.delete(`/v1/phoneCalls/${id}`), 400)).toEqual([
       'only queued calls can be deleted; status is completed',
     ]);

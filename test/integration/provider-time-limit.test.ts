@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTemplate } from '../../src/admin/commands';
 import { callStateQuery } from '../../workflows/messages';
-import { apiClient, eventually } from '../helpers/http';
+import { apiClient, callReaching, eventually } from '../helpers/http';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
@@ -17,8 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-const read = async (id: string) => (await api.get(`/v1/phoneCalls/${id}`)).body.data;
 
 it('a call whose hang-up fails at the maximum duration is ended by the provider at its time limit', async () => {
   const { callTemplateId } = await createTemplate({
@@ -32,11 +30,7 @@ it('a call whose hang-up fails at the maximum duration is ended by the provider 
   const created = await api.post('/v1/phoneCalls', seededCallBody({ ...stack.team, templateId: callTemplateId }, to));
   expect(created.status).toBe(201);
   const id = created.body.data._id as string;
-  await eventually(
-    async () => ((await read(id)).status === 'inProgress' ? true : undefined),
-    30_000,
-    'the call to be answered',
-  );
+  await callReaching(api, id, 'inProgress', 30_000, 'the call to be answered');
   const emulated = () => stack.emulator.calls().find((c) => c.to === to)!;
   // From now on the provider's API refuses every request (503): each try of the hang-up, the polls.
   stack.emulator.setFaults({ refuseShare: 1 });
@@ -60,13 +54,6 @@ it('a call whose hang-up fails at the maximum duration is ended by the provider 
     stack.emulator.setFaults(null);
   }
   // The workflow ended the call at its maximum duration, as it does when its hang-up works.
-  const call = await eventually(
-    async () => {
-      const current = await read(id);
-      return current.status === 'failed' || current.status === 'completed' ? current : undefined;
-    },
-    60_000,
-    'the call to end',
-  );
+  const call = await callReaching(api, id, ['failed', 'completed'], 60_000, 'the call to end');
   expect(call).toMatchObject({ status: 'failed', statusExtraInfo: { statusCode: 'max-duration' } });
 });

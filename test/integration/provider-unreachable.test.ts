@@ -4,7 +4,7 @@
 // emulator stops). Not in the timing group: it waits about 30 s on the workflow's own
 // timers and the hang-up's retries, and checks only a lower bound.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { apiClient, eventually } from '../helpers/http';
+import { apiClient, callReaching } from '../helpers/http';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
@@ -17,23 +17,14 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const read = async (id: string) => (await api.get(`/v1/phoneCalls/${id}`)).body.data;
-
 it('ends a ringing call even when the provider can no longer be reached', async () => {
   // Nobody answers a number ending 1408.
   const created = await api.post('/v1/phoneCalls', seededCallBody(stack.team, '+14155561408'));
   expect(created.status).toBe(201);
   const id = created.body.data._id as string;
-  await eventually(async () => ((await read(id)).status === 'ringing' ? true : undefined), 20_000, 'the call to ring');
+  await callReaching(api, id, 'ringing', 20_000, 'the call to ring');
   await stack.emulator.stop();
-  const call = await eventually(
-    async () => {
-      const current = await read(id);
-      return current.status === 'noAnswer' ? current : undefined;
-    },
-    60_000,
-    'the call to end although the provider is gone',
-  );
+  const call = await callReaching(api, id, 'noAnswer', 60_000, 'the call to end although the provider is gone');
   // The workflow's own hang-up, 10 s after the ring timeout: nothing told it the call had ended.
   expect(call.statusExtraInfo.statusCode).toBe('no-answer');
   expect(Date.parse(call.callEndedAt) - Date.parse(call.callTriggeredAt)).toBeGreaterThanOrEqual(14_000);

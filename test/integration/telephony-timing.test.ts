@@ -4,7 +4,7 @@
 // hang-up 10 s later, for a provider that no longer answers, is in provider-unreachable.test.ts).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTemplate } from '../../src/admin/commands';
-import { apiClient, eventually } from '../helpers/http';
+import { apiClient, callReaching, eventually } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
@@ -39,14 +39,7 @@ it("hangs up an answered call that outlives the template's maximum duration", as
   });
   const to = '+14155559201';
   const id = await place(to, callTemplateId);
-  const call = await eventually(
-    async () => {
-      const current = await read(id);
-      return current.status === 'failed' || current.status === 'completed' ? current : undefined;
-    },
-    60_000,
-    'the call to end',
-  );
+  const call = await callReaching(api, id, ['failed', 'completed'], 60_000, 'the call to end');
   expect(call).toMatchObject({ status: 'failed', statusExtraInfo: { statusCode: 'max-duration' } });
   const lasted = (Date.parse(call.callEndedAt) - Date.parse(call.callStartedAt)) / 1000;
   expect(lasted).toBeGreaterThanOrEqual(2);
@@ -65,20 +58,9 @@ it("hangs up an answered call that outlives the template's maximum duration", as
 it('an operator cancelling a live call hangs up and ends it as cancelled', async () => {
   const to = '+14155559202';
   const id = await place(to);
-  await eventually(
-    async () => ((await read(id)).status === 'inProgress' ? true : undefined),
-    30_000,
-    'the call to be answered',
-  );
+  await callReaching(api, id, 'inProgress', 30_000, 'the call to be answered');
   await stack.temporal.workflow.getHandle(`phoneCall-${id}`).cancel();
-  const call = await eventually(
-    async () => {
-      const current = await read(id);
-      return current.status === 'cancelled' ? current : undefined;
-    },
-    30_000,
-    'the call to be cancelled',
-  );
+  const call = await callReaching(api, id, 'cancelled');
   expect(call.statusExtraInfo.statusCode).toBe('cancelled-by-operator');
   expect(call.callEndedAt).toBeTypeOf('string');
   const emulated = await eventually(
@@ -98,14 +80,7 @@ it('an operator cancelling a live call hangs up and ends it as cancelled', async
 it('a call nobody answers rings for the ring timeout: the provider is told it, and ends the call', async () => {
   const to = '+14155551408';
   const id = await place(to);
-  const call = await eventually(
-    async () => {
-      const current = await read(id);
-      return current.status === 'noAnswer' ? current : undefined;
-    },
-    30_000,
-    'the call to end unanswered',
-  );
+  const call = await callReaching(api, id, 'noAnswer', 30_000, 'the call to end unanswered');
   expect(call.statusExtraInfo.statusCode).toBe('no-answer');
   expect(Date.parse(call.callEndedAt) - Date.parse(call.callTriggeredAt)).toBeLessThan(10_000);
   const emulated = await eventually(

@@ -17,7 +17,7 @@ import { createKey, revokeKey } from '../../src/admin/commands';
 import { authenticateApiKey } from '../../src/auth/api-keys';
 import { SCOPES, type Scope } from '../../src/contracts/scopes';
 import { Team } from '../../src/data/models/team';
-import { apiClient, errorMessages, eventually, type ApiResponse } from '../helpers/http';
+import { apiClient, callReaching, errorMessages, eventually, type ApiResponse } from '../helpers/http';
 import { documentReader, type Json } from '../helpers/openapi-document';
 import { startReceiver } from '../helpers/receiver';
 import { seededCallBody, startTestStack, type SeededTeam, type TestStack } from '../helpers/stack';
@@ -511,12 +511,7 @@ beforeAll(async () => {
 
   // A's completed call: ended, transcribed, and both endpoints' deliveries delivered.
   const completedCallId = completed.data._id as string;
-  await eventually(
-    async () =>
-      (await apiA.get(`/v1/phoneCalls/${completedCallId}`)).body.data.status === 'completed' ? true : undefined,
-    60_000,
-    "A's call to complete",
-  );
+  await callReaching(apiA, completedCallId, 'completed', 60_000, "A's call to complete");
   const deliveries = await eventually(
     async () => {
       const list = (await apiA.get(`/v1/phoneCalls/${completedCallId}/webhookDeliveries`)).body.data as Json[];

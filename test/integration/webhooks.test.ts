@@ -11,7 +11,7 @@ import { Webhook } from '../../src/data/models/webhook';
 import { WebhookDelivery } from '../../src/data/models/webhook-delivery';
 import { createLogger } from '../../src/logger';
 import { createApiApp, listen } from '../../src/main/api';
-import { apiClient, errorMessages, eventually } from '../helpers/http';
+import { apiClient, callReaching, errorMessages, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
@@ -464,15 +464,7 @@ describe('delivery', () => {
     await stack.temporal.workflow
       .getHandle(`webhookDelivery-${callId}-wh-${hook._id}`)
       .terminate('test: the stream ends early');
-    const call = await eventually(
-      async () => {
-        const current = (await client.get(`/v1/phoneCalls/${callId}`)).body.data;
-        return current.status === 'completed' ? current : undefined;
-      },
-      60_000,
-      'the call to complete',
-    );
-    expect(call.status).toBe('completed');
+    await callReaching(client, callId, 'completed', 60_000);
     const types = await eventually(
       async () => {
         const seen = receiver
@@ -636,10 +628,7 @@ describe('delivery', () => {
       method: 'POST',
     });
     const callId = await placeCall(client, team.teamId, team.templateId, '+14155558004');
-    await eventually(
-      async () => ((await client.get(`/v1/phoneCalls/${callId}`)).body.data.status === 'completed' ? true : undefined),
-      60_000,
-    );
+    await callReaching(client, callId, 'completed', 60_000);
     await stack.stopWorker();
     const back = await startReceiver(port);
     try {
