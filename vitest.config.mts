@@ -1,24 +1,27 @@
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-// Projects: `unit` needs no server; `workflows` runs workflow code with stub activities on Temporal's
-// time-skipping test server; the `integration-*` projects run against real MongoDB (FerretDB) and a
-// real Temporal dev server that test/setup/global-setup.ts starts once per run. Every integration file
-// has its own database, task queue, API, worker and emulator.
+// Projects: `unit` needs no server; `workflows` runs workflow code with stub activities on
+// Temporal's time-skipping test server; the `integration-*` projects run against real MongoDB
+// (FerretDB) and a real Temporal dev server that test/setup/global-setup.ts starts once per run.
+// Every integration file has its own database, task queue, API, worker and emulator.
 //
 // Three groups, one after another, each with its own number of lanes (files at a time):
-// 1. `unit`, `workflows` and `integration-heavy`, two lanes. The heavy files keep both cores busy on
-//    their own: the 10,000-call batch, the chaos runs and the benches start processes and servers,
-//    the CLI's files start a Node process per command, the list pages seed thousands of calls.
+// 1. `unit`, `workflows` and `integration-heavy`, two lanes. The heavy files keep both cores busy
+//    on their own: the 10,000-call batch, the chaos runs and the benches start processes and
+//    servers, the CLI's files start a Node process per command, the list pages seed thousands of
+//    calls.
 // 2. `integration` and `integration-own-process`, three lanes. These files spend most of their time
-//    waiting on workflow timers, retries and calls: at two lanes the cores were 20-60 % busy through
-//    them, at three 60-90 % (2026-11-30). Tried on 2026-11-27, before the lanes shared their processes
-//    and the CLI ran compiled, these groups made the run longer; now its Vitest time fell from 756-785
-//    s to 723 s, at a slower hour of the machine.
+//    waiting on workflow timers, retries and calls: at two lanes the cores were 20-60 % busy
+//    through them, at three 60-90 % (2026-11-30). Tried on 2026-11-27, before the lanes shared
+//    their processes and the CLI ran compiled, these groups made the run longer; now its Vitest
+//    time fell from 756-785 s to 723 s, at a slower hour of the machine.
 // 3. `integration-timing`, two lanes: files whose calls race real timers (dial spacing and provider
 //    rate limits measured at the emulator, machine greetings at 10x speed, call lengths), after the
 //    rest, so that nothing heavy shares the servers with them. Three lanes took the group alone
 //    120-126 s against about 175 s, but held both cores at 100 % for its first 80 s (2026-11-30).
+//    Within the pacer's and machine detection's files, the cases that measure no rate run several
+//    at a time instead (it.concurrent): the group's longest lane went from about 140 s to 90.
 const HEAVY = [
   'test/integration/batch-and-list.test.ts',
   'test/integration/chaos-faults.test.ts',
@@ -39,20 +42,22 @@ const TIMING = [
   'test/integration/telephony-timing.test.ts',
   'test/integration/machine-detection.test.ts',
 ];
-// The longest files start first in their group, so that no lane is left alone with a long file at the
-// end (2 cores, 2026-11-30: the batch 100 s, the chaos runs 80 and 58, the quick bench 73, the list
-// pages 73; the provider's time limit 35, the unreachable provider 31, dispatch 32; in the timing group
-// the pacer 97, machine detection 66, the burst 61, campaigns 41-83). The quick bench comes after both
-// chaos runs, by when the batch is about done: its scenarios have leads and deadlines that a
-// 10,000-call batch beside them could overrun. Vitest's own order follows durations cached by an
-// earlier run (file sizes on a fresh clone); this one is the same everywhere.
+// The longest files start first in their group, so that no lane is left alone with a long file at
+// the end (2 cores, 2026-11-30: the batch 100 s, the chaos runs 80 and 58, the quick bench 73, the
+// list pages 73; the provider's time limit 35, the unreachable provider 31, dispatch 32; in the
+// timing group the burst 60, campaigns 38-83, the pacer 35, machine detection 25). The quick
+// bench comes after both chaos runs, by when the batch is about done: its scenarios have leads and
+// deadlines that a 10,000-call batch beside them could overrun. Vitest's own order follows
+// durations cached by an earlier run (file sizes on a fresh clone); this one is the same
+// everywhere.
 const FIRST = [
   ...HEAVY.slice(0, 5),
   'test/integration/provider-time-limit.test.ts',
   'test/integration/dispatch.test.ts',
   'test/integration/provider-unreachable.test.ts',
-  'test/integration/team-pacer.test.ts',
   'test/integration/campaign-burst.test.ts',
+  'test/integration/team-pacer.test.ts',
+  'test/integration/campaigns.test.ts',
   'test/integration/machine-detection.test.ts',
 ];
 
@@ -69,13 +74,14 @@ class FileOrder extends BaseSequencer {
 }
 
 // Unit, workflow and most integration files run one after another in their lane's process
-// (`isolate: false`): importing the SDK, Mongoose and the service again for every file cost 110 s of the
-// lanes' time per run (2.8 s per integration file), 33-45 s this way. Every file still starts and stops
-// its own stack, database and task queue; what a process keeps is module state (loaded code, remembered
-// lookups keyed by ids that no two files share) and Temporal's Runtime, which a process installs once.
-// These files need a process of their own: they install that Runtime themselves, or read what the SDK
-// logs through the Runtime of the process's first worker. The timing group keeps isolation: its pacer
-// file installs the Runtime too, and its files are the ones least to be disturbed.
+// (`isolate: false`): importing the SDK, Mongoose and the service again for every file cost 110 s
+// of the lanes' time per run (2.8 s per integration file), 33-45 s this way. Every file still
+// starts and stops its own stack, database and task queue; what a process keeps is module state
+// (loaded code, remembered lookups keyed by ids that no two files share) and Temporal's Runtime,
+// which a process installs once. These files need a process of their own: they install that Runtime
+// themselves, or read what the SDK logs through the Runtime of the process's first worker. The
+// timing group keeps isolation: its pacer file installs the Runtime too, and its files are the ones
+// least to be disturbed.
 const OWN_PROCESS = [
   'test/integration/cancel-during-dial.test.ts',
   'test/integration/capture-liveness.test.ts',

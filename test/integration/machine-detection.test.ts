@@ -81,37 +81,42 @@ const numberFor = (provider: ProviderName, lastFour: string, slot: number) =>
 
 const emulated = (to: string) => stack.emulator.calls().filter((c) => c.to.replace(/\D/g, '') === to.slice(1));
 
+// The three providers' runs of each case go at once (it.concurrent): every run has its own team,
+// number and receiver path. The file took 66 s with one call at a time.
 describe('answering-machine detection', () => {
-  it.each(PROVIDERS)('hangs up on a machine: noAnswer, answering-machine, no transcript (%s)', async (provider) => {
-    const { call } = await amdTeam(`AMD hang up ${provider}`, 'hangUp');
-    const to = numberFor(provider, MACHINE_BEEP, 1);
-    const hook = {
-      url: `${receiver.url}/amd-${provider}`,
-      subscribedEvent: 'phoneCall.noAnswer',
-      secret: 'amd webhook secret',
-    };
-    const { call: ended, transcript } = await call(to, provider, { phoneCallWebhooks: [hook] });
-    expect([ended.status, ended.statusExtraInfo?.statusCode, ended.answeredBy]).toEqual([
-      'noAnswer',
-      'answering-machine',
-      'machine',
-    ]);
-    expect(ended.callStartedAt).toBeDefined();
-    expect(ended.attempts.map((a) => [a.status, a.statusCode, a.answeredBy])).toEqual([
-      ['noAnswer', 'answering-machine', 'machine'],
-    ]);
-    // The greeting is nobody's words: nothing is stored, no results come of it.
-    expect(transcript).toEqual([]);
-    expect(ended.customTagsHitOnCall).toEqual([]);
-    expect(ended.fixedMeetingTime).toBeUndefined();
-    const [line] = emulated(to);
-    expect(line).toMatchObject({ answeredBy: 'machine', end: { hungUpBy: 'caller' } });
-    expect(line!.spoken.filter((u) => u.speaker === 'agent').map((u) => u.text)).not.toContain(FILLED);
-    const delivered = await eventually(async () => receiver.at(`/amd-${provider}`)[0]);
-    expect(JSON.parse(delivered.body).data).toMatchObject({ answeredBy: 'machine', status: 'noAnswer' });
-  });
+  it.concurrent.each(PROVIDERS)(
+    'hangs up on a machine: noAnswer, answering-machine, no transcript (%s)',
+    async (provider) => {
+      const { call } = await amdTeam(`AMD hang up ${provider}`, 'hangUp');
+      const to = numberFor(provider, MACHINE_BEEP, 1);
+      const hook = {
+        url: `${receiver.url}/amd-${provider}`,
+        subscribedEvent: 'phoneCall.noAnswer',
+        secret: 'amd webhook secret',
+      };
+      const { call: ended, transcript } = await call(to, provider, { phoneCallWebhooks: [hook] });
+      expect([ended.status, ended.statusExtraInfo?.statusCode, ended.answeredBy]).toEqual([
+        'noAnswer',
+        'answering-machine',
+        'machine',
+      ]);
+      expect(ended.callStartedAt).toBeDefined();
+      expect(ended.attempts.map((a) => [a.status, a.statusCode, a.answeredBy])).toEqual([
+        ['noAnswer', 'answering-machine', 'machine'],
+      ]);
+      // The greeting is nobody's words: nothing is stored, no results come of it.
+      expect(transcript).toEqual([]);
+      expect(ended.customTagsHitOnCall).toEqual([]);
+      expect(ended.fixedMeetingTime).toBeUndefined();
+      const [line] = emulated(to);
+      expect(line).toMatchObject({ answeredBy: 'machine', end: { hungUpBy: 'caller' } });
+      expect(line!.spoken.filter((u) => u.speaker === 'agent').map((u) => u.text)).not.toContain(FILLED);
+      const delivered = await eventually(async () => receiver.at(`/amd-${provider}`)[0]);
+      expect(JSON.parse(delivered.body).data).toMatchObject({ answeredBy: 'machine', status: 'noAnswer' });
+    },
+  );
 
-  it.each(PROVIDERS)('leaves the message after a greeting with a beep (%s)', async (provider) => {
+  it.concurrent.each(PROVIDERS)('leaves the message after a greeting with a beep (%s)', async (provider) => {
     const { call } = await amdTeam(`AMD message beep ${provider}`, 'leaveMessage');
     const to = numberFor(provider, MACHINE_BEEP, 2);
     const { call: ended, transcript } = await call(to, provider);
@@ -129,14 +134,14 @@ describe('answering-machine detection', () => {
     expect(line!.end?.outcome).toBe('completed');
   });
 
-  it.each(PROVIDERS)('leaves the message after a greeting that ends in silence (%s)', async (provider) => {
+  it.concurrent.each(PROVIDERS)('leaves the message after a greeting that ends in silence (%s)', async (provider) => {
     const { call } = await amdTeam(`AMD message silence ${provider}`, 'leaveMessage');
     const { call: ended, transcript } = await call(numberFor(provider, MACHINE_SILENCE, 3), provider);
     expect([ended.status, ended.statusExtraInfo?.statusCode]).toEqual(['completed', 'voicemail-left']);
     expect(transcript.map((u) => u.text)).toEqual([FILLED]);
   });
 
-  it.each(PROVIDERS)('hangs up on a fax even when a message is to be left (%s)', async (provider) => {
+  it.concurrent.each(PROVIDERS)('hangs up on a fax even when a message is to be left (%s)', async (provider) => {
     const { call } = await amdTeam(`AMD fax ${provider}`, 'leaveMessage');
     const to = numberFor(provider, FAX, 4);
     const { call: ended } = await call(to, provider);
@@ -149,7 +154,7 @@ describe('answering-machine detection', () => {
     expect(emulated(to)[0]!.spoken.some((u) => u.text === FILLED)).toBe(false);
   });
 
-  it.each(PROVIDERS)('never takes a person with a long greeting for a machine (%s)', async (provider) => {
+  it.concurrent.each(PROVIDERS)('never takes a person with a long greeting for a machine (%s)', async (provider) => {
     const { call } = await amdTeam(`AMD long greeting ${provider}`, 'hangUp');
     const { call: ended, transcript } = await call(numberFor(provider, LONG_GREETING, 5), provider);
     expect([ended.status, ended.statusExtraInfo?.statusCode, ended.answeredBy]).toEqual([
@@ -162,18 +167,21 @@ describe('answering-machine detection', () => {
     expect(ended.fixedMeetingTime).toBeDefined();
   });
 
-  it.each(PROVIDERS)('with detection off, a greeting is taken for a person as before (%s)', async (provider) => {
-    const { call } = await amdTeam(`AMD off ${provider}`, 'off');
-    const to = numberFor(provider, MACHINE_BEEP, 6);
-    const { call: ended, transcript } = await call(to, provider);
-    expect([ended.status, ended.statusExtraInfo?.statusCode, ended.answeredBy]).toEqual([
-      'completed',
-      'completed',
-      undefined,
-    ]);
-    expect(transcript[0]).toMatchObject({ speaker: 'human', text: expect.stringContaining('leave a message') });
-    expect(emulated(to)[0]).toMatchObject({ machineDetection: null, answeredBy: null });
-  });
+  it.concurrent.each(PROVIDERS)(
+    'with detection off, a greeting is taken for a person as before (%s)',
+    async (provider) => {
+      const { call } = await amdTeam(`AMD off ${provider}`, 'off');
+      const to = numberFor(provider, MACHINE_BEEP, 6);
+      const { call: ended, transcript } = await call(to, provider);
+      expect([ended.status, ended.statusExtraInfo?.statusCode, ended.answeredBy]).toEqual([
+        'completed',
+        'completed',
+        undefined,
+      ]);
+      expect(transcript[0]).toMatchObject({ speaker: 'human', text: expect.stringContaining('leave a message') });
+      expect(emulated(to)[0]).toMatchObject({ machineDetection: null, answeredBy: null });
+    },
+  );
 
   it('redials a call a machine answered, as the policy says for noAnswer', async () => {
     const { call } = await amdTeam('AMD redial', 'hangUp', true);

@@ -215,47 +215,52 @@ describe('team pacer', () => {
     expect(signals.length).toBeLessThanOrEqual(2 * inputs.length * 0.75);
   });
 
-  it('asks for and gives back slots by local activity, without patch markers once the input says so', async () => {
-    const limits: PacingLimits = { maxConcurrentCalls: 5, dialsPerSecond: { twilio: 100, vonage: 3, telnyx: 1 } };
-    const teamId = new mongoose.Types.ObjectId().toHexString();
-    const stubs = await pacedWorker(teamId, limits);
-    const current = callInput({ teamId, slotsByLocalActivity: true });
-    const earlier = callInput({ teamId }); // as calls created before the field started
-    await stubs.worker.runUntil(async () => {
-      await Promise.all([current, earlier].map(async (args) => (await stubs.start(args)).result()));
-      const pacer = client.workflow.getHandle(pacerWorkflowId(teamId));
-      expect((await pacer.query(pacingStateQuery)).liveCalls).toBe(0); // both slots given back
-    });
-    const { EventType } = temporal.api.enums.v1;
-    const history = async (args: CallWorkflowInput) => {
-      const { events } = await client.workflow.getHandle(callWorkflowId(args.callId)).fetchHistory();
-      const markers = events!
-        .filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED)
-        .map((e) => e.markerRecordedEventAttributes!.markerName);
-      const upserts = events!.filter((e) => e.eventType === EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
-      const changeVersions = upserts.filter(
-        (e) =>
-          'TemporalChangeVersion' in
-          (e.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes!.indexedFields ?? {}),
-      );
-      return { markers, changeVersions: changeVersions.length };
-    };
-    const now = await history(current);
-    const before = await history(earlier);
-    // The same local activities both ways (ask and give back), so the same dial path...
-    for (const args of [current, earlier]) {
-      const mine = stubs.calls.filter((c) => JSON.stringify(c.input).includes(args.callId)).map((c) => c.name);
-      expect(mine).toEqual(expect.arrayContaining(['requestDialSlot', 'releaseDialSlot', 'dialCall']));
-    }
-    expect(stubs.dials.map((d) => d.callId).sort()).toEqual([current.callId, earlier.callId].sort());
-    // ...but only the call from before pays a marker and a search-attribute upsert for each patch.
-    expect(now.markers).not.toContain('core_patch');
-    expect(now.changeVersions).toBe(0);
-    expect(before.markers.filter((m) => m === 'core_patch')).toHaveLength(2);
-    expect(before.changeVersions).toBe(2);
-  });
+  // The tests from here on check what the pacer does, not how fast: each has its own team, task
+  // queue and worker, and they run five at a time (it.concurrent). The file took 93 s one at a time.
+  it.concurrent(
+    'asks for and gives back slots by local activity, without patch markers once the input says so',
+    async () => {
+      const limits: PacingLimits = { maxConcurrentCalls: 5, dialsPerSecond: { twilio: 100, vonage: 3, telnyx: 1 } };
+      const teamId = new mongoose.Types.ObjectId().toHexString();
+      const stubs = await pacedWorker(teamId, limits);
+      const current = callInput({ teamId, slotsByLocalActivity: true });
+      const earlier = callInput({ teamId }); // as calls created before the field started
+      await stubs.worker.runUntil(async () => {
+        await Promise.all([current, earlier].map(async (args) => (await stubs.start(args)).result()));
+        const pacer = client.workflow.getHandle(pacerWorkflowId(teamId));
+        expect((await pacer.query(pacingStateQuery)).liveCalls).toBe(0); // both slots given back
+      });
+      const { EventType } = temporal.api.enums.v1;
+      const history = async (args: CallWorkflowInput) => {
+        const { events } = await client.workflow.getHandle(callWorkflowId(args.callId)).fetchHistory();
+        const markers = events!
+          .filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED)
+          .map((e) => e.markerRecordedEventAttributes!.markerName);
+        const upserts = events!.filter((e) => e.eventType === EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
+        const changeVersions = upserts.filter(
+          (e) =>
+            'TemporalChangeVersion' in
+            (e.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes!.indexedFields ?? {}),
+        );
+        return { markers, changeVersions: changeVersions.length };
+      };
+      const now = await history(current);
+      const before = await history(earlier);
+      // The same local activities both ways (ask and give back), so the same dial path...
+      for (const args of [current, earlier]) {
+        const mine = stubs.calls.filter((c) => JSON.stringify(c.input).includes(args.callId)).map((c) => c.name);
+        expect(mine).toEqual(expect.arrayContaining(['requestDialSlot', 'releaseDialSlot', 'dialCall']));
+      }
+      expect(stubs.dials.map((d) => d.callId).sort()).toEqual([current.callId, earlier.callId].sort());
+      // ...but only the call from before pays a marker and a search-attribute upsert for each patch.
+      expect(now.markers).not.toContain('core_patch');
+      expect(now.changeVersions).toBe(0);
+      expect(before.markers.filter((m) => m === 'core_patch')).toHaveLength(2);
+      expect(before.changeVersions).toBe(2);
+    },
+  );
 
-  it('queues past its in-memory limit through spill pages, in order, and ends idle', async () => {
+  it.concurrent('queues past its in-memory limit through spill pages, in order, and ends idle', async () => {
     // 20 dials/s: the highest rate still granted one at a time (above it, calls granted in one burst
     // may dial in any order among themselves; see src/contracts/dial-spacing.ts).
     const limits: PacingLimits = { maxConcurrentCalls: 2, dialsPerSecond: { twilio: 20, vonage: 3, telnyx: 1 } };
@@ -296,7 +301,7 @@ describe('team pacer', () => {
     expect(new Set(stubs.dials.map((d) => d.callId))).toEqual(new Set(inputs.map((i) => i.callId)));
   });
 
-  it('continues as new again and again mid-campaign without losing a grant or a slot', async () => {
+  it.concurrent('continues as new again and again mid-campaign without losing a grant or a slot', async () => {
     const limits: PacingLimits = { maxConcurrentCalls: 3, dialsPerSecond: { twilio: 50, vonage: 3, telnyx: 1 } };
     const teamId = new mongoose.Types.ObjectId().toHexString();
     const stubs = await pacedWorker(teamId, limits);
@@ -326,7 +331,7 @@ describe('team pacer', () => {
     expect(stubs.maxLive()).toBeLessThanOrEqual(3);
   });
 
-  it('takes back the slot of a call terminated while it held one', async () => {
+  it.concurrent('takes back the slot of a call terminated while it held one', async () => {
     const limits: PacingLimits = { maxConcurrentCalls: 1, dialsPerSecond: { twilio: 10, vonage: 3, telnyx: 1 } };
     const teamId = new mongoose.Types.ObjectId().toHexString();
     const stubs = await pacedWorker(teamId, limits);
@@ -349,40 +354,43 @@ describe('team pacer', () => {
     expect(stubs.dials.map((d) => d.callId)).toEqual([first!.callId, second!.callId]);
   });
 
-  it('a paused call waiting in a spill page gives up its place, and holds no slot while paused', async () => {
-    const limits: PacingLimits = { maxConcurrentCalls: 1, dialsPerSecond: { twilio: 20, vonage: 3, telnyx: 1 } };
-    const teamId = new mongoose.Types.ObjectId().toHexString();
-    const stubs = await pacedWorker(teamId, limits);
-    const { worker, taskQueue } = stubs;
-    const first = callInput({ teamId, ringTimeoutSeconds: 4 });
-    const [b, c, d, e, f] = Array.from({ length: 5 }, () => callInput({ teamId }));
-    await worker.runUntil(async () => {
-      await client.workflow.start(teamPacerWorkflow, {
-        workflowId: pacerWorkflowId(teamId),
-        taskQueue,
-        args: [{ teamId, tuning: { memoryQueueMax: 2, spillPageSize: 2, idleMs: 1_000 } }],
+  it.concurrent(
+    'a paused call waiting in a spill page gives up its place, and holds no slot while paused',
+    async () => {
+      const limits: PacingLimits = { maxConcurrentCalls: 1, dialsPerSecond: { twilio: 20, vonage: 3, telnyx: 1 } };
+      const teamId = new mongoose.Types.ObjectId().toHexString();
+      const stubs = await pacedWorker(teamId, limits);
+      const { worker, taskQueue } = stubs;
+      const first = callInput({ teamId, ringTimeoutSeconds: 4 });
+      const [b, c, d, e, f] = Array.from({ length: 5 }, () => callInput({ teamId }));
+      await worker.runUntil(async () => {
+        await client.workflow.start(teamPacerWorkflow, {
+          workflowId: pacerWorkflowId(teamId),
+          taskQueue,
+          args: [{ teamId, tuning: { memoryQueueMax: 2, spillPageSize: 2, idleMs: 1_000 } }],
+        });
+        const handles = new Map<string, Awaited<ReturnType<typeof stubs.start>>>();
+        for (const args of [first, b!, c!, d!, e!, f!]) {
+          handles.set(args.callId, await stubs.start(args));
+          await waitFor(() => stubs.requested(args.callId));
+        }
+        // The first holds the slot, two wait in the workflow, the rest in MongoDB pages.
+        const spilledD = () => DialQueueEntry.exists({ teamId, callId: d!.callId });
+        await waitForAsync(async () => (await spilledD()) !== null);
+        await handles.get(d!.callId)!.executeUpdate(setPausedUpdate, { args: [true] });
+        await Promise.all([first, b!, c!, e!, f!].map((args) => handles.get(args.callId)!.result()));
+        const state = await client.workflow.getHandle(pacerWorkflowId(teamId)).query(pacingStateQuery);
+        expect({ live: state.liveCalls, waiting: state.waitingCalls }).toEqual({ live: 0, waiting: 0 });
+        expect(await spilledD()).toBeNull();
+        await handles.get(d!.callId)!.executeUpdate(setPausedUpdate, { args: [false] });
+        await handles.get(d!.callId)!.result();
       });
-      const handles = new Map<string, Awaited<ReturnType<typeof stubs.start>>>();
-      for (const args of [first, b!, c!, d!, e!, f!]) {
-        handles.set(args.callId, await stubs.start(args));
-        await waitFor(() => stubs.requested(args.callId));
-      }
-      // The first holds the slot, two wait in the workflow, the rest in MongoDB pages.
-      const spilledD = () => DialQueueEntry.exists({ teamId, callId: d!.callId });
-      await waitForAsync(async () => (await spilledD()) !== null);
-      await handles.get(d!.callId)!.executeUpdate(setPausedUpdate, { args: [true] });
-      await Promise.all([first, b!, c!, e!, f!].map((args) => handles.get(args.callId)!.result()));
-      const state = await client.workflow.getHandle(pacerWorkflowId(teamId)).query(pacingStateQuery);
-      expect({ live: state.liveCalls, waiting: state.waitingCalls }).toEqual({ live: 0, waiting: 0 });
-      expect(await spilledD()).toBeNull();
-      await handles.get(d!.callId)!.executeUpdate(setPausedUpdate, { args: [false] });
-      await handles.get(d!.callId)!.result();
-    });
-    expect(stubs.dials.map((dial) => dial.callId)).toEqual([first, b!, c!, e!, f!, d!].map((args) => args.callId));
-    expect(stubs.maxLive()).toBe(1);
-  });
+      expect(stubs.dials.map((dial) => dial.callId)).toEqual([first, b!, c!, e!, f!, d!].map((args) => args.callId));
+      expect(stubs.maxLive()).toBe(1);
+    },
+  );
 
-  it("forgets a withdrawn waiter's page entries, but not the one it asked with again since", async () => {
+  it.concurrent("forgets a withdrawn waiter's page entries, but not the one it asked with again since", async () => {
     const store = createPacingStore();
     const teamId = new mongoose.Types.ObjectId().toHexString();
     const waiter = (callId: string, ticket: number) => ({ callId, provider: 'twilio' as const, ticket });
@@ -396,126 +404,141 @@ describe('team pacer', () => {
     await DialQueueEntry.deleteMany({ teamId });
   });
 
-  it('grants a waiter once though it asks again (hourly) while it waits, in memory or in a page', async () => {
-    // Before, the repeat was queued beside the first request, and its copy came back from a page after
-    // the call had been served: granted again, it took a slot and a dial turn from the calls behind.
-    const teamId = new mongoose.Types.ObjectId().toHexString();
-    const { worker, startPacer, granted } = await grantRecordingWorker(teamId);
-    const names = ['a', 'b', 'c', 'd', 'e'];
-    await worker.runUntil(async () => {
-      const pacer = await startPacer();
-      // a holds the slot; b to e wait in two pages.
-      await pacer.signal(requestDialSlotsSignal, { requests: names.map(ask) });
-      await waitFor(() => granted.includes('a'));
-      // Each asks again while it waits: b and c come back from their page into the workflow's queue
-      // meanwhile, d and e are still in theirs.
-      await pacer.signal(requestDialSlotsSignal, { requests: names.slice(1).map(ask) });
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      await serveInTurn(pacer, names, granted);
-    });
-    expect(granted).toEqual(names);
-    expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
-  });
-
-  it('brings waiters in from its pages as soon as its grants leave room, not at the next signal or sweep', async () => {
-    // Before, the grants of a and b emptied the workflow's queue with a slot still free, and c waited
-    // in its page until something woke the pacer: a release, a request, or the sweep (a minute here).
-    const teamId = new mongoose.Types.ObjectId().toHexString();
-    const { worker, startPacer, granted } = await grantRecordingWorker(teamId, {
-      cap: 3,
-      tuning: { memoryQueueMax: 2, sweepMs: 60_000 },
-    });
-    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
-    await worker.runUntil(async () => {
-      const pacer = await startPacer();
-      // a and b wait in the workflow, c to g in pages of two; three slots.
-      await pacer.signal(requestDialSlotsSignal, { requests: names.map(ask) });
-      await waitFor(() => granted.length >= 3);
-      expect(granted).toEqual(['a', 'b', 'c']);
-      await serveInTurn(pacer, names, granted);
-    });
-    expect(granted).toEqual(names);
-    expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
-  });
-
-  it('sweeps beside its grants, a chunk of holders per activity: a slow sweep holds no grant back', async () => {
-    // Before, the loop waited for the sweep, which described every holder in one local activity: on a
-    // slow server with a cap in the thousands it could overrun its 30 s on every try, and no call was
-    // granted meanwhile. Here the sweep is held until the test lets it go.
-    const teamId = new mongoose.Types.ObjectId().toHexString();
-    let letGo!: () => void;
-    const held = new Promise<void>((resolve) => (letGo = resolve));
-    const described: string[][] = [];
-    const { worker, startPacer, granted } = await grantRecordingWorker(teamId, {
-      cap: 3,
-      tuning: { memoryQueueMax: 10, sweepMs: 500, sweepChunk: 2 },
-      findEndedCalls: async ({ callIds }) => {
-        described.push(callIds);
-        await held;
-        return callIds.filter((callId) => callId === 'b'); // b was terminated from the UI
-      },
-    });
-    await worker.runUntil(async () => {
-      try {
+  it.concurrent(
+    'grants a waiter once though it asks again (hourly) while it waits, in memory or in a page',
+    async () => {
+      // Before, the repeat was queued beside the first request, and its copy came back from a page after
+      // the call had been served: granted again, it took a slot and a dial turn from the calls behind.
+      const teamId = new mongoose.Types.ObjectId().toHexString();
+      const { worker, startPacer, granted } = await grantRecordingWorker(teamId);
+      const names = ['a', 'b', 'c', 'd', 'e'];
+      await worker.runUntil(async () => {
         const pacer = await startPacer();
-        await pacer.signal(requestDialSlotsSignal, { requests: ['a', 'b', 'c'].map(ask) });
-        // (Two or three of them are held as the sweep begins: the dial rate may space the third.)
-        await waitFor(() => granted.length === 3 && described.length === 1);
-        // The sweep is under way; a gives its slot back and d takes it.
-        await pacer.signal(releaseDialSlotsSignal, { callIds: ['a'] });
-        await pacer.signal(requestDialSlotsSignal, { requests: [ask('d'), ask('e')] });
-        await waitFor(() => granted.includes('d'));
-        expect(described).toHaveLength(1);
-        expect(granted).not.toContain('e'); // b, c and d hold the three slots
-        letGo();
-        // b's slot comes back from the sweep, and e takes it.
-        await waitFor(() => granted.includes('e'));
-        // A later sweep describes c, d and e two at a time.
-        await waitFor(() => described.some((chunk) => chunk.includes('e')));
-        expect(described.find((chunk) => chunk.includes('e'))).toEqual(['e']);
-        expect(described.every((chunk) => chunk.length <= 2)).toBe(true);
-        await pacer.signal(releaseDialSlotsSignal, { callIds: ['c', 'd', 'e'] });
-        await pacer.result();
-      } finally {
-        letGo();
-      }
-    });
-    expect(granted).toEqual(['a', 'b', 'c', 'd', 'e']);
-  });
+        // a holds the slot; b to e wait in two pages.
+        await pacer.signal(requestDialSlotsSignal, { requests: names.map(ask) });
+        await waitFor(() => granted.includes('a'));
+        // Each asks again while it waits: b and c come back from their page into the workflow's queue
+        // meanwhile, d and e are still in theirs.
+        await pacer.signal(requestDialSlotsSignal, { requests: names.slice(1).map(ask) });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        await serveInTurn(pacer, names, granted);
+      });
+      expect(granted).toEqual(names);
+      expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
+    },
+  );
 
-  it('a run started afresh clears the pages a terminated run left, and serves the calls in them when they ask', async () => {
-    const teamId = new mongoose.Types.ObjectId().toHexString();
-    // A terminated run had spilled x far along its pages; this run numbers its pages from 0.
-    await createPacingStore().spill(teamId, 5_000, [ask('x')], 2);
-    const { worker, startPacer, granted } = await grantRecordingWorker(teamId);
-    const names = ['a', 'x', 'b'];
-    await worker.runUntil(async () => {
-      const pacer = await startPacer();
-      await pacer.signal(requestDialSlotsSignal, { requests: names.map(ask) });
-      await serveInTurn(pacer, names, granted);
-    });
-    expect(granted).toEqual(names);
-    expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
-  });
+  it.concurrent(
+    'brings waiters in from its pages as soon as its grants leave room, not at the next signal or sweep',
+    async () => {
+      // Before, the grants of a and b emptied the workflow's queue with a slot still free, and c waited
+      // in its page until something woke the pacer: a release, a request, or the sweep (a minute here).
+      const teamId = new mongoose.Types.ObjectId().toHexString();
+      const { worker, startPacer, granted } = await grantRecordingWorker(teamId, {
+        cap: 3,
+        tuning: { memoryQueueMax: 2, sweepMs: 60_000 },
+      });
+      const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+      await worker.runUntil(async () => {
+        const pacer = await startPacer();
+        // a and b wait in the workflow, c to g in pages of two; three slots.
+        await pacer.signal(requestDialSlotsSignal, { requests: names.map(ask) });
+        await waitFor(() => granted.length >= 3);
+        expect(granted).toEqual(['a', 'b', 'c']);
+        await serveInTurn(pacer, names, granted);
+      });
+      expect(granted).toEqual(names);
+      expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
+    },
+  );
 
-  it('a spilled waiter written again (a retry, or the call asking again) keeps one entry, in its first place', async () => {
-    const store = createPacingStore();
-    const teamId = new mongoose.Types.ObjectId().toHexString();
-    const waiter = (callId: string, ticket: number) => ({ callId, provider: 'twilio' as const, ticket });
-    await store.spill(teamId, 0, [waiter('x', 1), waiter('y', 1)], 2);
-    await store.spill(teamId, 2, [waiter('x', 1), waiter('z', 1), waiter('x', 2)], 2);
-    const pages = [0, 1, 2].map((page) => store.loadPage(teamId, page));
-    const left = (await Promise.all(pages)).flat();
-    expect(left.map((w) => [w.seq, w.request.callId, w.request.ticket])).toEqual([
-      [0, 'x', 1],
-      [1, 'y', 1],
-      [3, 'z', 1],
-      [4, 'x', 2],
-    ]);
-    await DialQueueEntry.deleteMany({ teamId });
-  });
+  it.concurrent(
+    'sweeps beside its grants, a chunk of holders per activity: a slow sweep holds no grant back',
+    async () => {
+      // Before, the loop waited for the sweep, which described every holder in one local activity: on a
+      // slow server with a cap in the thousands it could overrun its 30 s on every try, and no call was
+      // granted meanwhile. Here the sweep is held until the test lets it go.
+      const teamId = new mongoose.Types.ObjectId().toHexString();
+      let letGo!: () => void;
+      const held = new Promise<void>((resolve) => (letGo = resolve));
+      const described: string[][] = [];
+      const { worker, startPacer, granted } = await grantRecordingWorker(teamId, {
+        cap: 3,
+        tuning: { memoryQueueMax: 10, sweepMs: 500, sweepChunk: 2 },
+        findEndedCalls: async ({ callIds }) => {
+          described.push(callIds);
+          await held;
+          return callIds.filter((callId) => callId === 'b'); // b was terminated from the UI
+        },
+      });
+      await worker.runUntil(async () => {
+        try {
+          const pacer = await startPacer();
+          await pacer.signal(requestDialSlotsSignal, { requests: ['a', 'b', 'c'].map(ask) });
+          // (Two or three of them are held as the sweep begins: the dial rate may space the third.)
+          await waitFor(() => granted.length === 3 && described.length === 1);
+          // The sweep is under way; a gives its slot back and d takes it.
+          await pacer.signal(releaseDialSlotsSignal, { callIds: ['a'] });
+          await pacer.signal(requestDialSlotsSignal, { requests: [ask('d'), ask('e')] });
+          await waitFor(() => granted.includes('d'));
+          expect(described).toHaveLength(1);
+          expect(granted).not.toContain('e'); // b, c and d hold the three slots
+          letGo();
+          // b's slot comes back from the sweep, and e takes it.
+          await waitFor(() => granted.includes('e'));
+          // A later sweep describes c, d and e two at a time.
+          await waitFor(() => described.some((chunk) => chunk.includes('e')));
+          expect(described.find((chunk) => chunk.includes('e'))).toEqual(['e']);
+          expect(described.every((chunk) => chunk.length <= 2)).toBe(true);
+          await pacer.signal(releaseDialSlotsSignal, { callIds: ['c', 'd', 'e'] });
+          await pacer.result();
+        } finally {
+          letGo();
+        }
+      });
+      expect(granted).toEqual(['a', 'b', 'c', 'd', 'e']);
+    },
+  );
 
-  it('a paused call gives up its place, waits, and is dialled after resume', async () => {
+  it.concurrent(
+    'a run started afresh clears the pages a terminated run left, and serves the calls in them when they ask',
+    async () => {
+      const teamId = new mongoose.Types.ObjectId().toHexString();
+      // A terminated run had spilled x far along its pages; this run numbers its pages from 0.
+      await createPacingStore().spill(teamId, 5_000, [ask('x')], 2);
+      const { worker, startPacer, granted } = await grantRecordingWorker(teamId);
+      const names = ['a', 'x', 'b'];
+      await worker.runUntil(async () => {
+        const pacer = await startPacer();
+        await pacer.signal(requestDialSlotsSignal, { requests: names.map(ask) });
+        await serveInTurn(pacer, names, granted);
+      });
+      expect(granted).toEqual(names);
+      expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
+    },
+  );
+
+  it.concurrent(
+    'a spilled waiter written again (a retry, or the call asking again) keeps one entry, in its first place',
+    async () => {
+      const store = createPacingStore();
+      const teamId = new mongoose.Types.ObjectId().toHexString();
+      const waiter = (callId: string, ticket: number) => ({ callId, provider: 'twilio' as const, ticket });
+      await store.spill(teamId, 0, [waiter('x', 1), waiter('y', 1)], 2);
+      await store.spill(teamId, 2, [waiter('x', 1), waiter('z', 1), waiter('x', 2)], 2);
+      const pages = [0, 1, 2].map((page) => store.loadPage(teamId, page));
+      const left = (await Promise.all(pages)).flat();
+      expect(left.map((w) => [w.seq, w.request.callId, w.request.ticket])).toEqual([
+        [0, 'x', 1],
+        [1, 'y', 1],
+        [3, 'z', 1],
+        [4, 'x', 2],
+      ]);
+      await DialQueueEntry.deleteMany({ teamId });
+    },
+  );
+
+  it.concurrent('a paused call gives up its place, waits, and is dialled after resume', async () => {
     const limits: PacingLimits = { maxConcurrentCalls: 1, dialsPerSecond: { twilio: 10, vonage: 3, telnyx: 1 } };
     const teamId = new mongoose.Types.ObjectId().toHexString();
     const stubs = await pacedWorker(teamId, limits);
