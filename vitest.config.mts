@@ -15,13 +15,13 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 //    waiting on workflow timers, retries and calls: at two lanes the cores were 20-60 % busy
 //    through them, at three 60-90 % (2026-11-30). Tried on 2026-11-27, before the lanes shared
 //    their processes and the CLI ran compiled, these groups made the run longer; now its Vitest
-//    time fell from 756-785 s to 723 s, at a slower hour of the machine.
+//    time fell from 756-797 s to 723 s, at a slower hour of the machine.
 // 3. `integration-timing`, two lanes: files whose calls race real timers (dial spacing and provider
 //    rate limits measured at the emulator, machine greetings at 10x speed, call lengths), after the
 //    rest, so that nothing heavy shares the servers with them. Three lanes took the group alone
 //    120-126 s against about 175 s, but held both cores at 100 % for its first 80 s (2026-11-30).
-//    Within the pacer's and machine detection's files, the cases that measure no rate run several
-//    at a time instead (it.concurrent): the group's longest lane went from about 140 s to 90.
+//    Within the pacer's and machine detection's files, the cases that measure no dial rate run five
+//    at a time instead (it.concurrent): the group's longest lane went from about 140 s to 116.
 const HEAVY = [
   'test/integration/batch-and-list.test.ts',
   'test/integration/chaos-faults.test.ts',
@@ -45,11 +45,11 @@ const TIMING = [
 // The longest files start first in their group, so that no lane is left alone with a long file at
 // the end (2 cores, 2026-11-30: the batch 100 s, the chaos runs 80 and 58, the quick bench 73, the
 // list pages 73; the provider's time limit 35, the unreachable provider 31, dispatch 32; in the
-// timing group the burst 60, campaigns 38-83, the pacer 35, machine detection 25). The quick
-// bench comes after both chaos runs, by when the batch is about done: its scenarios have leads and
-// deadlines that a 10,000-call batch beside them could overrun. Vitest's own order follows
-// durations cached by an earlier run (file sizes on a fresh clone); this one is the same
-// everywhere.
+// timing group, in a whole run, the burst 73, the pacer 60, campaigns 46 (83 when its worker
+// restart stalls), machine detection 29). The quick bench comes after both chaos runs, by when the
+// batch is about done: its scenarios have leads and deadlines that a 10,000-call batch beside them
+// could overrun. Vitest's own order follows durations cached by an earlier run (file sizes on a
+// fresh clone); this one is the same everywhere.
 const FIRST = [
   ...HEAVY.slice(0, 5),
   'test/integration/provider-time-limit.test.ts',

@@ -77,8 +77,10 @@ export async function callReaching(
   const wanted = [statuses].flat();
   return eventually(
     async () => {
-      const call = (await api.get(`/v1/phoneCalls/${id}`)).body.data;
-      return wanted.includes(call?.status) ? call : undefined;
+      const res = await api.get(`/v1/phoneCalls/${id}`);
+      // Thrown, so that a wait that times out on a refused read says why.
+      if (res.status !== 200) throw new Error(`GET /v1/phoneCalls/${id} answered ${res.status}`);
+      return wanted.includes(res.body.data.status) ? res.body.data : undefined;
     },
     timeoutMs,
     what,

@@ -31,7 +31,7 @@ async function meetingTimeOfCall(to: string, extra: Record<string, unknown> = {}
   const res = await api.post('/v1/phoneCalls', seededCallBody({ ...stack.team, templateId }, to, extra));
   expect(res.status).toBe(201);
   const id = res.body.data._id as string;
-  const call = await callReaching(api, id, 'completed', 60_000);
+  const call = await callReaching(api, id, 'completed', 60_000, `call ${id} to complete`);
   expect(call.resultValues).toEqual([{ columnName: 'meetingTime', value: call.fixedMeetingTime }]);
   // "Tuesday" is the next one: within a week of the call.
   const ahead = Date.parse(call.fixedMeetingTime) - Date.parse(call.callStartedAt);
