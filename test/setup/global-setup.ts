@@ -34,7 +34,7 @@ interface Servers {
   stop(): Promise<void>;
 }
 
-// Both integration projects (vitest.config.mts) run this setup; they share one set of servers,
+// Every integration project (vitest.config.mts) runs this setup; they share one set of servers,
 // stopped when the last of them tears down. Vitest runs every project's setup in its main process.
 const shared = globalThis as { ocoIntegrationServers?: { users: number; servers: Promise<Servers> } };
 
