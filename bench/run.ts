@@ -770,7 +770,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     quick: options.quick,
     machine: machineInfo,
     servers: stack.servers,
-    processes: `API, ${options.temporalPostgres ? 'two workers (one task queue)' : 'worker'} and provider emulator as separate processes (${options.tsx ? 'node --import tsx src/main/<name>.ts' : `compiled: node ${options.dist ? '<--dist>' : 'dist'}/src/main/<name>.js`}); baselines on a bench-only worker process; load from autocannon and a raw Temporal client process over loopback`,
+    processes: `API, ${options.temporalPostgres ? 'two workers (one task queue)' : 'worker'} and provider emulator as separate processes (${options.tsx ? 'node --import tsx src/main/<name>.ts' : `compiled: node ${options.dist ?? 'dist'}/src/main/<name>.js`}); baselines on a bench-only worker process; load from autocannon and a raw Temporal client process over loopback`,
     scenarios: reports,
   };
   await mkdir(options.outDir, { recursive: true });

@@ -1,8 +1,8 @@
-// `npm run bench -- --quick` once, so that the harness cannot rot: on the suite's servers (MONGODB_URI,
-// TEMPORAL_ADDRESS and the suite's workflow bundle) and its compiled build (`--dist`: building one
-// would cost the suite time), with its JSON file in a temporary folder and nothing appended to bench/results.md.
-// It asserts that every default scenario ran and that the JSON is well formed, never how fast anything
-// was: a budget not met is a figure, not a failure.
+// `npm run bench -- --quick` once, so that the harness cannot rot: on the suite's servers
+// (MONGODB_URI, TEMPORAL_ADDRESS and the suite's workflow bundle) and its compiled build (`--dist`:
+// building one would cost the suite time), with its JSON file in a temporary folder and nothing
+// appended to bench/results.md. It asserts that every default scenario ran and that the JSON is
+// well formed, never how fast anything was: a budget not met is a figure, not a failure.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';

@@ -1,8 +1,8 @@
 // A ringing call whose provider can no longer be reached still ends: the workflow hangs up itself
 // 10 s after the ring timeout (RING_TIMEOUT_SECONDS 4; the emulator's speed factor 0.5, as in
-// telephony-timing.test.ts, rather than the suite's 0.02, so that the call is still ringing when the
-// emulator stops). Not in the timing group: it waits about 30 s on the workflow's own
-// timers and the hang-up's retries, and checks only a lower bound.
+// telephony-timing.test.ts, rather than the suite's 0.02, so that the call is still ringing when
+// the emulator stops). Not in the timing group: it waits about 30 s on the workflow's own timers
+// and the hang-up's retries, and checks only a lower bound.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { apiClient, callReaching } from '../helpers/http';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';

@@ -146,9 +146,10 @@ async function bundleWorkflows(dir: string): Promise<string> {
 
 /**
  * The service compiled as the image runs it, for the tests that start its processes again and again
- * (the operator command line, the chaos runs, the quick bench): each start costs about 1.4 s less CPU than through
- * tsx, which transforms and maps every module it loads. Without a type check (the static checks make
- * it); `npm start`'s test and the new operator's setup still run the sources through tsx.
+ * (the operator command line, the chaos runs, the quick bench): each start costs about 1.4 s less
+ * CPU than through tsx, which transforms and maps every module it loads. Without a type check (the
+ * static checks make it); `npm start`'s test and the new operator's setup still run the sources
+ * through tsx.
  */
 async function compileService(dir: string): Promise<string> {
   const root = path.join(dir, 'compiled');
