@@ -10,9 +10,13 @@ import { reconcilePendingCalls, sweepStartedBatches, type Dispatcher } from './d
 
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
-export function startReconciler(deps: { dispatcher: Dispatcher; logger: Logger; afterSeconds: number }): () => void {
+export function startReconciler(deps: {
+  dispatcher: Dispatcher;
+  logger: Logger;
+  afterSeconds: number;
+}): () => Promise<void> {
   const everyMs = Math.min(30_000, Math.max(2_000, (deps.afterSeconds * 1000) / 4));
-  let running = false;
+  let pass: Promise<void> | null = null;
   let sweptAt = 0;
   let listBlocksLeft = false;
   const sweep = async () => {
@@ -35,14 +39,21 @@ export function startReconciler(deps: { dispatcher: Dispatcher; logger: Logger; 
       deps.logger.info({ removed: blocks.removed, more: blocks.more }, 'reconciler removed list blocks no list reads');
   };
   const timer = setInterval(() => {
-    if (running) return; // a slow pass is never overlapped by the next one
-    running = true;
-    reconcilePendingCalls({ dispatcher: deps.dispatcher, logger: deps.logger, olderThanMs: deps.afterSeconds * 1000 })
+    if (pass) return; // a slow pass is never overlapped by the next one
+    pass = reconcilePendingCalls({
+      dispatcher: deps.dispatcher,
+      logger: deps.logger,
+      olderThanMs: deps.afterSeconds * 1000,
+    })
       .then(sweep)
       .catch((err: unknown) => deps.logger.error({ err }, 'reconciler pass failed'))
       .finally(() => {
-        running = false;
+        pass = null;
       });
   }, everyMs);
-  return () => clearInterval(timer);
+  // Stops the passes, and resolves once a pass under way has ended (before its connections close).
+  return async () => {
+    clearInterval(timer);
+    await pass;
+  };
 }

@@ -185,7 +185,9 @@ async function main(): Promise<void> {
       await server.stop().catch((err: unknown) => say(`${server.name}: ${String(err)}`));
     if (stackFileWritten) removeStackSettings({ OCO_DATA_DIR: DATA });
     recorded.remove();
-    say('Stopped. Data is kept in .data/ for the next npm start.');
+    // Inside the project named from it (the default `.data/`), elsewhere in full (OCO_DATA_DIR).
+    const kept = path.relative(ROOT, DATA).startsWith('..') ? DATA : path.relative(ROOT, DATA) || '.';
+    say(`Stopped. Data is kept in ${kept}/ for the next npm start.`);
     process.exit(code);
   };
   process.on('SIGINT', () => void stopAll(0));

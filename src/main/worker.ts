@@ -50,7 +50,7 @@ async function main(): Promise<void> {
 
   const stop = (signal: string) => {
     logger.info({ signal }, 'worker stopping: no new tasks, finishing activities in flight');
-    stopReconciler();
+    void stopReconciler();
     worker.shutdown();
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
@@ -65,6 +65,9 @@ async function main(): Promise<void> {
     'worker running',
   );
   await worker.run();
+  // The SDK stops the worker on signals of its own too (SIGQUIT, SIGUSR2, or a SIGTERM that came while
+  // the worker started, before the handler above): the reconciler's timer must not keep the process.
+  await stopReconciler();
   await metricsServer?.close();
   await connection.close();
   await client.connection.close();

@@ -99,7 +99,7 @@ export async function startServiceStack(
   let running: {
     worker: CallWorker;
     done: Promise<void>;
-    stopReconciler: () => void;
+    stopReconciler: () => Promise<void>;
     metricsServer: { url: string; close(): Promise<void> };
   } | null = null;
   async function startWorker() {
@@ -123,9 +123,10 @@ export async function startServiceStack(
   }
   async function stopWorker() {
     if (!running) return;
-    running.stopReconciler();
+    const reconcilerStopped = running.stopReconciler();
     running.worker.shutdown();
     await running.done;
+    await reconcilerStopped;
     await running.metricsServer.close();
     running = null;
   }

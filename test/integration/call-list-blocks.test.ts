@@ -230,7 +230,7 @@ describe('old list blocks removed', () => {
       await eventually(async () => ((await kept(team)).length === 1 ? true : undefined), 20_000, 'the sweep');
       expect(await kept(team)).toEqual([4]);
     } finally {
-      stop();
+      await stop();
     }
   });
 

@@ -2,7 +2,8 @@
 // but the suite's servers, free ports and a data folder of its own): it comes up Ready with a curl that
 // places a call. Killed outright, it leaves its processes running in their own process groups; the
 // next `npm start` stops them and comes up, a second one beside it is refused, and a closed terminal
-// (SIGHUP) stops everything in order.
+// (SIGHUP) stops everything in order. Run through npm itself, it stops in order on a SIGTERM sent to
+// npm (a process manager's stop), and when its worker stops on a signal only the Temporal SDK heeds.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -52,6 +53,23 @@ function recordedPids(): number[] {
   const file = processRecordPath(dataDir);
   if (!existsSync(file)) return [];
   return (JSON.parse(readFileSync(file, 'utf8')) as { processes: Array<{ pid: number }> }).processes.map((p) => p.pid);
+}
+
+/** Runs `npm start` itself: npm, its script's shell and what that runs. */
+function npmItself() {
+  const child = spawn('npm', ['start'], {
+    cwd: ROOT,
+    env: { ...env, npm_config_update_notifier: 'false' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return { child, ...followOutput(child) };
+}
+
+/** Waits until none of `pids` runs any more (it fails, naming the ones left, after `timeoutMs`). */
+async function allGone(pids: number[], timeoutMs: number): Promise<void> {
+  await expect
+    .poll(() => pids.filter((pid) => processStartedAt(pid) !== null), { timeout: timeoutMs, interval: 250 })
+    .toEqual([]);
 }
 
 /** Runs `npm start`'s script, as `npm start` does. */
@@ -111,5 +129,33 @@ it('comes up again after being killed, stopping what it left running; refuses a 
   expect(await second.exited).toBe(0);
   expect(second.output()).toContain('Stopped.');
   for (const pid of running) expect(processStartedAt(pid), `pid ${pid}`).toBeNull();
+  expect(existsSync(processRecordPath(dataDir))).toBe(false);
+}, 240_000);
+
+it('stops in order on a SIGTERM sent to npm, and when its worker stops on a signal only the SDK heeds', async () => {
+  // The Temporal SDK stops a worker on SIGUSR2 (and SIGQUIT, and a SIGTERM that comes while the worker
+  // starts); the worker process then exits, and npm start stops the rest as for any process that exits.
+  const first = npmItself();
+  const firstOutput = await first.until('Ctrl-C stops everything.');
+  expect(firstOutput, firstOutput).toContain('Ready.');
+  const firstPids = recordedPids();
+  expect(firstPids).toHaveLength(3);
+  process.kill(firstPids[1]!, 'SIGUSR2'); // the worker (emulator, worker, api)
+  await allGone(firstPids, 30_000);
+  expect(await first.exited).toBe(1);
+  expect(first.output()).toContain('A service process exited unexpectedly (code 0); stopping.');
+  expect(first.output()).toContain('Stopped.');
+
+  // A process manager stops npm, not its script: the signal must reach npm start through npm's shell.
+  const second = npmItself();
+  const secondOutput = await second.until('Ctrl-C stops everything.');
+  expect(secondOutput, secondOutput).toContain('Ready.');
+  const secondPids = recordedPids();
+  expect(secondPids).toHaveLength(3);
+  second.child.kill('SIGTERM');
+  await allGone(secondPids, 45_000);
+  await second.exited;
+  expect(second.output()).toContain(`Stopped. Data is kept in ${dataDir}/ for the next npm start.`);
+  expect(second.output()).not.toContain('exited unexpectedly');
   expect(existsSync(processRecordPath(dataDir))).toBe(false);
 }, 240_000);
