@@ -55,7 +55,7 @@ function recordedPids(): number[] {
   return (JSON.parse(readFileSync(file, 'utf8')) as { processes: Array<{ pid: number }> }).processes.map((p) => p.pid);
 }
 
-/** Runs `npm start` itself: npm, its script's shell and what that runs. */
+/** Runs `npm start` itself: npm, and its script (`exec tsx src/main/start.ts`) under npm's shell. */
 function npmItself() {
   const child = spawn('npm', ['start'], {
     cwd: ROOT,
@@ -140,6 +140,8 @@ it('stops in order on a SIGTERM sent to npm, and when its worker stops on a sign
   expect(firstOutput, firstOutput).toContain('Ready.');
   const firstPids = recordedPids();
   expect(firstPids).toHaveLength(3);
+  // Once it runs: a SIGUSR2 before the SDK listens for it would end the process by Node's default.
+  await first.until('"msg":"worker running"');
   process.kill(firstPids[1]!, 'SIGUSR2'); // the worker (emulator, worker, api)
   await allGone(firstPids, 30_000);
   expect(await first.exited).toBe(1);
