@@ -71,14 +71,15 @@ function startNode(name: string, script: string, env: NodeJS.ProcessEnv): ChildP
   return child;
 }
 
-async function waitForReady(url: string, children: ChildProcess[], timeoutMs = 120_000): Promise<void> {
+/** Waits until `url` answers 200: the API's /readyz, then the worker's (polling its task queues). */
+async function waitForReady(what: string, url: string, children: ChildProcess[], timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
     const dead = children.find((c) => c.exitCode !== null);
     if (dead)
       throw new Error(
-        `a service process exited (code ${dead.exitCode}) before the API was ready; see its output above`,
+        `a service process exited (code ${dead.exitCode}) before the ${what} was ready; see its output above`,
       );
     try {
       const response = await fetch(url);
@@ -89,7 +90,7 @@ async function waitForReady(url: string, children: ChildProcess[], timeoutMs = 1
     }
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new Error(`the API was not ready within ${timeoutMs / 1000}s: ${last}`);
+  throw new Error(`the ${what} was not ready within ${timeoutMs / 1000}s: ${last}`);
 }
 
 async function admin(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<string, string>> {
@@ -265,7 +266,11 @@ async function main(): Promise<void> {
       children.push(child);
       recorded.add(name, child.pid);
     }
-    await waitForReady(`${apiUrl}/readyz`, children);
+    await waitForReady('API', `${apiUrl}/readyz`, children);
+    // "Ready." means a call placed now is dialled now: the worker polls (it may still be bundling its
+    // workflow code when the API answers). Without its port (WORKER_METRICS_PORT=0) there is nothing to ask.
+    if (PORTS.workerMetrics !== 0)
+      await waitForReady('worker', `http://127.0.0.1:${PORTS.workerMetrics}/readyz`, children);
     // From here on `npm run -s admin -- ...` in another terminal finds this stack by itself.
     writeStackSettings({ ...env, OCO_DATA_DIR: DATA });
     stackFileWritten = true;

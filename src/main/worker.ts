@@ -43,6 +43,7 @@ async function main(): Promise<void> {
           registry: metrics.registry,
           sdkMetricsUrl,
           logger,
+          workerStates: () => worker.states(),
         });
   const dispatcher = createDispatcher({ client, config: config });
 

@@ -1,5 +1,6 @@
 // Serving /metrics: the bearer check both processes share, and the worker's own small server, which
-// adds the Temporal SDK's metrics (served by the SDK on a loopback port) to ours.
+// adds the Temporal SDK's metrics (served by the SDK on a loopback port) to ours and answers the
+// worker's /healthz and /readyz (as the API's, without a key: they tell nothing about calls).
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +28,24 @@ export async function workerExposition(registry: Registry, sdkMetricsUrl: string
   }
 }
 
+/**
+ * The worker's readiness: ready while each of its Temporal workers polls (`RUNNING`); before `run`
+ * (still connecting, or bundling its workflow code) and from shutdown on, each names its state.
+ */
+export function workerReadiness(states: Record<string, string>): {
+  status: 'ready' | 'unavailable';
+  checks: Record<string, string>;
+} {
+  const checks = Object.fromEntries(
+    Object.entries(states).map(([taskQueue, state]) => [
+      taskQueue,
+      state === 'RUNNING' ? 'ok' : `not polling: ${state}`,
+    ]),
+  );
+  const ready = Object.keys(checks).length > 0 && Object.values(checks).every((check) => check === 'ok');
+  return { status: ready ? 'ready' : 'unavailable', checks };
+}
+
 export async function startWorkerMetricsServer(options: {
   host: string;
   port: number;
@@ -34,9 +53,19 @@ export async function startWorkerMetricsServer(options: {
   registry: Registry;
   sdkMetricsUrl: string | null;
   logger: Logger;
+  /** The process's Temporal workers' states by task queue (CallWorker.states). */
+  workerStates: () => Record<string, string>;
 }): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+    const path = (req.url ?? '').split('?')[0];
+    const json = (status: number, body: unknown) =>
+      res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+    if (req.method === 'GET' && path === '/healthz') return json(200, { status: 'ok' });
+    if (req.method === 'GET' && path === '/readyz') {
+      const readiness = workerReadiness(options.workerStates());
+      return json(readiness.status === 'ready' ? 200 : 503, readiness);
+    }
+    if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
       return;
     }

@@ -7,6 +7,7 @@ import {
   bundleWorkflowCode,
   type LogEntry,
   type LogLevel,
+  type State as WorkerState,
 } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -101,6 +102,8 @@ export interface CallWorker {
   /** Runs both until shutdown; one that stops (or fails) stops the other. */
   run(): Promise<void>;
   shutdown(): void;
+  /** Each worker's state by its task queue (`RUNNING` while it polls), for the worker's /readyz. */
+  states(): Record<string, WorkerState>;
 }
 
 function runTogether(workers: Worker[]): CallWorker {
@@ -118,6 +121,7 @@ function runTogether(workers: Worker[]): CallWorker {
       if (failed) throw failed.reason;
     },
     shutdown,
+    states: () => Object.fromEntries(workers.map((worker) => [worker.options.taskQueue, worker.getState()])),
   };
 }
 

@@ -117,6 +117,7 @@ export async function startServiceStack(
       registry: metrics.registry,
       sdkMetricsUrl,
       logger,
+      workerStates: () => worker.states(),
     });
     const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
     running = { worker, done: worker.run(), stopReconciler, metricsServer };

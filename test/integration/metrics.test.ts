@@ -1,7 +1,8 @@
 // Prometheus metrics on the real stack: the API's requests by route template, the worker's dials,
 // status changes, webhook attempts and activity failures, the Temporal SDK's own worker metrics,
-// and the bearer token that guards both endpoints.
+// the bearer token that guards both endpoints, and the worker's health and readiness beside them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webhookAttemptTaskQueue } from '../../src/contracts/ids';
 import { apiClient, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
@@ -124,5 +125,19 @@ describe('/metrics', () => {
     const api = await fetch(`${stack.baseUrl}/metrics`);
     expect(api.headers.get('www-authenticate')).toBe('Bearer');
     expect(await api.json()).toMatchObject({ error: { statusCode: 401 } });
+  });
+
+  it("answers the worker's /healthz and /readyz without the token: ready while both its workers poll", async () => {
+    const base = stack.workerMetricsUrl().replace(/\/metrics$/, '');
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({
+      status: 'ready',
+      checks: {
+        [stack.config.TEMPORAL_TASK_QUEUE]: 'ok',
+        [webhookAttemptTaskQueue(stack.config.TEMPORAL_TASK_QUEUE)]: 'ok',
+      },
+    });
+    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
   });
 });

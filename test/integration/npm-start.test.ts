@@ -1,8 +1,8 @@
 // `npm start` as a person runs it (src/main/start.ts, from a shell with none of the service's variables
-// but the suite's servers, free ports and a data folder of its own): it comes up Ready with a curl that
-// places a call. Killed outright, it leaves its processes running in their own process groups; the
-// next `npm start` stops them and comes up, a second one beside it is refused, and a closed terminal
-// (SIGHUP) stops everything in order. Run through npm itself, it stops in order on a SIGTERM sent to
+// but the suite's servers, free ports and a data folder of its own): it comes up Ready, its worker
+// polling, with a curl that places a call. Killed outright, it leaves its processes running in their
+// own process groups; the next `npm start` stops them and comes up, a second one beside it is
+// refused, and a closed terminal (SIGHUP) stops everything in order. Run through npm itself, it stops in order on a SIGTERM sent to
 // npm (a process manager's stop), and when its worker stops on a signal only the Temporal SDK heeds.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -11,6 +11,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { webhookAttemptTaskQueue } from '../../src/contracts/ids';
 import { processRecordPath, processStartedAt } from '../../src/local/leftover-processes';
 import { freePorts } from '../../src/local/servers';
 import { followOutput } from '../helpers/child-output';
@@ -86,6 +87,13 @@ it('comes up again after being killed, stopping what it left running; refuses a 
   const first = npmStart();
   const firstOutput = await first.until('Ctrl-C stops everything.');
   expect(firstOutput, firstOutput).toContain('Ready.');
+  // Ready means the worker polls: its /readyz (on its metrics port, no token) says so for both its queues.
+  const readiness = await fetch(`http://127.0.0.1:${env.WORKER_METRICS_PORT}/readyz`);
+  expect(readiness.status).toBe(200);
+  expect(await readiness.json()).toEqual({
+    status: 'ready',
+    checks: { [env.TEMPORAL_TASK_QUEUE!]: 'ok', [webhookAttemptTaskQueue(env.TEMPORAL_TASK_QUEUE!)]: 'ok' },
+  });
 
   // The printed curl places a call.
   const curl = /curl -sS -X POST (\S+) -H 'content-type: application\/json' -H 'service-api-key: (\S+)' -d '(.+)'/.exec(
