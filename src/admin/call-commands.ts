@@ -6,7 +6,7 @@ import { isTerminal } from '../contracts/call-status';
 import { PROVIDERS } from '../contracts/providers';
 import type { ApiSchemas } from '../client/api-client';
 import { answerOf, apiFor, type ApiTarget } from './api-target';
-import { CommandError } from './command-error';
+import { CommandError, withIdempotencyKey } from './command-error';
 
 type PhoneCall = ApiSchemas['PhoneCall'];
 type CreateRequest = ApiSchemas['PhoneCallCreateRequest'];
@@ -71,7 +71,9 @@ export async function createCall(target: ApiTarget, input: CallCreateInput) {
   const created = await answerOf(
     api,
     api.client.POST('/v1/phoneCalls', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } }),
-  );
+  ).catch((err: unknown) => {
+    throw withIdempotencyKey(err, idempotencyKey);
+  });
   return { ...brief(created.data), idempotencyKey };
 }
 

@@ -53,6 +53,23 @@ describe('POST /v1/phoneCalls/batch', () => {
       'phoneCalls.4.callTemplateId does not name a call template of this team',
     ]);
     expect(await PhoneCall.countDocuments({})).toBe(before);
+    // A problem of the envelope is listed with the elements', not before them: one corrected request goes.
+    expect(
+      errorMessages(
+        await api.post('/v1/phoneCalls/batch', {
+          phoneCalls: [element(1), element(2, { toPhoneNumber: 'x' }), element(3, { callTemplateId: 'c'.repeat(24) })],
+          fileId: '',
+          extra: 1,
+        }),
+        400,
+      ),
+    ).toEqual([
+      'fileId must not be empty',
+      'extra is not allowed',
+      'phoneCalls.1.toPhoneNumber must be a valid E.164 phone number',
+      'phoneCalls.2.callTemplateId does not name a call template of this team',
+    ]);
+    expect(await PhoneCall.countDocuments({})).toBe(before);
     expect(errorMessages(await api.post('/v1/phoneCalls/batch', { phoneCalls: [] }), 400)).toEqual([
       'phoneCalls must have at least 1 element',
     ]);

@@ -271,4 +271,28 @@ it('calls create queues one call; run again with its idempotency key, it creates
   const refused = await admin(...args, '--to', '+14155552402', '--json');
   expect(refused.code).toBe(2);
   expect(JSON.parse(refused.stdout).error).toMatch(/^400: .*firstName/);
+
+  // A create whose outcome is not known (here the API cannot be reached; a 5xx or a timeout alike)
+  // names the key it sent, so that the command run again with it creates the call at most once.
+  const lost = await runAdmin({ ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key }, [
+    ...args,
+    ...['--to', '+1 415 555 2403', '--var', 'firstName=Bo', '--at', at, '--api-url', 'http://127.0.0.1:9', '--json'],
+  ]);
+  expect(lost.code, lost.stdout).toBe(1);
+  const failure = JSON.parse(lost.stdout) as { error: string; idempotencyKey: string };
+  expect(failure.idempotencyKey).toMatch(/^cli-[0-9a-f-]{36}$/);
+  expect(failure.error).toContain(`--idempotency-key ${failure.idempotencyKey}`);
+  const retried = async () =>
+    JSON.parse(
+      (
+        await admin(
+          ...args,
+          ...['--to', '+1 415 555 2403', '--var', 'firstName=Bo', '--at', at],
+          ...['--idempotency-key', failure.idempotencyKey, '--json'],
+        )
+      ).stdout,
+    ) as { _id: string; idempotencyKey: string };
+  const first = await retried();
+  expect(first.idempotencyKey).toBe(failure.idempotencyKey);
+  expect((await retried())._id).toBe(first._id);
 });

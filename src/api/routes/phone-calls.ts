@@ -1,6 +1,7 @@
 // Endpoints 4-8: create, batch create, list, get, delete a queued call.
 import Router from '@koa/router';
 import { Types } from 'mongoose';
+import type { z } from 'zod';
 import { isObjectIdHex } from '../../contracts/ids';
 import {
   discardBatch,
@@ -34,7 +35,7 @@ import {
   type PhoneCallCreateInput,
 } from '../../schemas/phone-calls';
 import { webhookUrlProblem } from '../../webhooks/url-policy';
-import { formatIssues, parseOrThrow, parseQueryOrThrow } from '../validation';
+import { formatIssues, parseQueryOrThrow } from '../validation';
 import type { RequestState } from '../state';
 
 export interface PhoneCallsRouterDeps {
@@ -71,6 +72,22 @@ function parseCreate(element: unknown, prefix: string): { input?: PhoneCallCreat
   if (parsed.success) return { input: parsed.data, problems: [] };
   const fields = phoneCallCreateFields.safeParse(element);
   return { input: fields.data, problems: formatIssues(parsed.error.issues, element, prefix) };
+}
+
+/**
+ * A batch's envelope as the schema finds it, and its elements whenever `phoneCalls` itself is right
+ * (an array of 1 to 10,000), so that the elements are checked beside a problem elsewhere in the envelope.
+ */
+function parseBatchEnvelope(body: unknown): {
+  envelope?: z.output<typeof phoneCallBatchSchema>;
+  elements: unknown[];
+  problems: string[];
+} {
+  const parsed = phoneCallBatchSchema.safeParse(body);
+  if (parsed.success) return { envelope: parsed.data, elements: parsed.data.phoneCalls, problems: [] };
+  const given = typeof body === 'object' && body !== null ? (body as { phoneCalls?: unknown }).phoneCalls : undefined;
+  const elements = phoneCallBatchSchema.shape.phoneCalls.safeParse(given).data ?? [];
+  return { elements, problems: formatIssues(parsed.error.issues, body) };
 }
 
 /** Single creates' call records, a bulk write at a time under load. */
@@ -172,10 +189,10 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
 
   router.post('/batch', requireScope('calls:write'), async (ctx) => {
     const auth = authOf(ctx);
-    const envelope = parseOrThrow(phoneCallBatchSchema, ctx.request.body);
-    // All-or-nothing validation: every element is checked and every problem reported.
-    const problems: string[] = [];
-    const inputs = envelope.phoneCalls.flatMap((element, index) => {
+    // All-or-nothing validation: the envelope and every element are checked and every problem reported
+    // (an unknown top-level field does not hide the elements' problems).
+    const { envelope, elements, problems } = parseBatchEnvelope(ctx.request.body);
+    const inputs = elements.flatMap((element, index) => {
       const prefix = `phoneCalls.${index}`;
       const { input, problems: found } = parseCreate(element, prefix);
       for (const problem of found) problems.push(problem);
@@ -191,7 +208,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       );
     }
     const urlProblems = await webhookUrlProblems(inputs, deps.allowPrivateWebhookUrls);
-    if (problems.length || urlProblems.length)
+    if (!envelope || problems.length || urlProblems.length)
       throw invalidInput([...problems, ...urlProblems, ...(await teamProblems(inputs, auth))]);
     await withIdempotency(
       ctx,
