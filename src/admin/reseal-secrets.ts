@@ -18,7 +18,10 @@ export interface ResealCounts {
   examined: number;
   /** Documents rewritten: some value was sealed under a previous key. */
   resealed: number;
-  /** Documents with a value that opens under none of the keys (left as they are). */
+  /**
+   * Documents with a value that opens under none of the keys: that value is left as it is, the
+   * document's others are resealed (so a document may count here and in `resealed` too).
+   */
   unreadable: number;
   /**
    * Documents with a value under a previous key left as they are, for a later run: calls still live
@@ -100,24 +103,33 @@ async function resealCollection<T>(
   box: SecretBox,
 ): Promise<ResealCounts> {
   const counts: ResealCounts = { examined: 0, resealed: 0, unreadable: 0, live: 0 };
-  const reseal = (sealed: string) => (box.sealedWithCurrentKey(sealed) ? sealed : box.seal(box.open(sealed)));
+  // A value no key opens stays as it is; the document's other values are still resealed, or they would
+  // be lost with the previous key (a team's Twilio credentials beside Vonage ones nobody can open).
+  let unreadableHere: boolean;
+  const reseal = (sealed: string) => {
+    if (box.sealedWithCurrentKey(sealed)) return sealed;
+    try {
+      return box.seal(box.open(sealed));
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+      unreadableHere = true;
+      return sealed;
+    }
+  };
   for await (const first of collection.docs) {
     counts.examined += 1;
     let doc: T | null = first;
+    // Whether the document as last read holds a value no key opens (counted once, whatever the tries).
+    let unreadable = false;
     for (let attempt = 1; doc; attempt++) {
       if (attempt > ATTEMPTS) {
         // Changed under every try (a call being written as it runs): left for a later run, and said so.
         counts.live += 1;
         break;
       }
-      let set: Record<string, unknown> | null;
-      try {
-        set = rewrite(doc, reseal);
-      } catch (err) {
-        if (!(err instanceof SecretBoxError)) throw err;
-        counts.unreadable += 1;
-        break;
-      }
+      unreadableHere = false;
+      const set = rewrite(doc, reseal);
+      unreadable = unreadableHere;
       if (!set) break;
       if (collection.writable && !collection.writable(doc)) {
         counts.live += 1;
@@ -129,6 +141,7 @@ async function resealCollection<T>(
       }
       doc = await collection.reload(doc); // changed meanwhile: read it again
     }
+    if (unreadable) counts.unreadable += 1;
   }
   return counts;
 }

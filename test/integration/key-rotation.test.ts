@@ -55,6 +55,16 @@ it('re-seals team credentials, webhook secrets and per-call webhook secrets unde
     secretSealed: createSecretBox(randomBytes(32).toString('base64')).seal('gone'),
   }).save();
 
+  // A team whose Vonage credentials are under a key nobody has any more: its others are still resealed.
+  const mixed = await stack.seedTeam('Rotation, one value lost');
+  const mixedBefore = (await Team.findById(mixed.teamId).lean())!.providerSettings;
+  const vonage = mixedBefore.findIndex((s) => s.provider === 'vonage');
+  const lostCredentials = createSecretBox(randomBytes(32).toString('base64')).seal('{"apiKey":"gone"}');
+  await Team.collection.updateOne(
+    { _id: new mongoose.Types.ObjectId(mixed.teamId) },
+    { $set: { [`providerSettings.${vonage}.credentialsSealed`]: lostCredentials } },
+  );
+
   const newKey = randomBytes(32).toString('base64');
   const env = {
     ...stackAdminEnv(stack.config),
@@ -67,8 +77,8 @@ it('re-seals team credentials, webhook secrets and per-call webhook secrets unde
     return { counts: JSON.parse(run.stdout), stderr: run.stderr };
   };
   const first = await reseal();
-  expect(first.counts.teams.resealed).toBeGreaterThanOrEqual(1);
-  expect(first.counts.teams.unreadable).toBe(0);
+  expect(first.counts.teams.resealed).toBeGreaterThanOrEqual(2);
+  expect(first.counts.teams.unreadable).toBe(1);
   expect(first.counts.webhooks).toMatchObject({ resealed: first.counts.webhooks.examined - 1, unreadable: 1 });
   // The call is scheduled: its workflow may write its record at any moment, so it is left, and said so.
   expect(first.counts.phoneCalls).toEqual({ examined: 1, resealed: 0, unreadable: 0, live: 1 });
@@ -79,6 +89,15 @@ it('re-seals team credentials, webhook secrets and per-call webhook secrets unde
   const stored = await Team.findById(team.teamId).lean();
   const credentials = stored!.providerSettings.map((s) => JSON.parse(onlyNew.open(s.credentialsSealed!)) as object);
   expect(credentials).toHaveLength(3);
+  const mixedAfter = (await Team.findById(mixed.teamId).lean())!.providerSettings;
+  for (const [i, settings] of mixedAfter.entries()) {
+    if (i === vonage) expect(settings.credentialsSealed).toBe(lostCredentials);
+    else
+      expect(onlyNew.open(settings.credentialsSealed!)).toBe(
+        createSecretBox(stack.config.ENCRYPTION_KEY).open(mixedBefore[i]!.credentialsSealed!),
+      );
+  }
+  expect(first.stderr).toContain('teams 1, webhooks 1, phoneCalls 0');
   const hook = await Webhook.findById(webhook.body.data._id).lean();
   expect(onlyNew.open(hook!.secretSealed)).toBe(webhook.body.data.secret);
   expect((await Webhook.findById(lost._id).lean())!.secretSealed).toBe(lost.secretSealed);
