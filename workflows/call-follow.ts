@@ -2,7 +2,7 @@
 // of a silent call finds), the answer, a machine's verdict and the voicemail message, and our own
 // deadlines (ring timeout, maximum duration), which hang up rather than leave a call live for ever.
 // Deterministic code only: it runs inside the call's workflow.
-import { condition, isCancellation, log } from '@temporalio/workflow';
+import { condition, isCancellation, log, patched } from '@temporalio/workflow';
 import { STATUS_CODES, type CallStatus, type StatusCode } from '../src/contracts/call-status';
 import { isMachine } from '../src/contracts/machine-detection';
 import type { ProviderEvent } from '../src/contracts/providers';
@@ -123,6 +123,9 @@ export async function followCall(call: FollowedCall): Promise<AttemptOutcome> {
         continue;
       }
       if (Date.now() < deadline) continue;
+      // Callbacks that came while the poll ran (it may take tens of seconds) say how the call stands:
+      // not hung up on as if nothing came. Histories from before replay the hang-up they made.
+      if (inbox.length > 0 && patched('deadline-poll-keeps-callbacks')) continue;
     }
     if (!arrived) {
       if (greetingDeadline !== null) {
@@ -177,7 +180,10 @@ export async function followCall(call: FollowedCall): Promise<AttemptOutcome> {
         }
         break;
       case 'message-left':
-        // The provider spoke the message and leaves the hang-up to us.
+        // The provider spoke the message and leaves the hang-up to us. Left, even if every try of the
+        // request that asked for it failed (its answers lost): the provider says so. Histories from
+        // before replay the outcome they recorded.
+        if (!messageLeft && patched('message-left-counts-as-left')) messageLeft = true;
         await hangUp();
         state.endedAt = new Date().toISOString();
         return answeredOnlyByMachine();

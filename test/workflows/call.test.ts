@@ -23,6 +23,8 @@ import {
 import type { CallWorkflowInput } from '../../workflows/types';
 import {
   rateLimited,
+  runCallWorkflow,
+  signalProviderEvents,
   stubActivities,
   useTimeSkippingEnvironment,
   uniqueId,
@@ -764,6 +766,25 @@ describe("phoneCallWorkflow when the provider's callbacks are lost", () => {
     // At 30, 60 and 90 s of silence, and at the timeout itself.
     expect(count(calls, 'pollCallEvents')).toBe(4);
     expect(count(calls, 'hangUpCall')).toBe(1);
+  });
+
+  it('takes the callbacks that came while its poll at the ring timeout ran, rather than hanging up', async () => {
+    let polls = 0;
+    const { activities, calls } = stubActivities({
+      // The provider has nothing new when asked at the timeout, but the answer's and the end's
+      // callbacks arrive while the poll runs.
+      pollCallEvents: async ({ callId, providerCallId }) => {
+        polls += 1;
+        if (polls === 4)
+          await signalProviderEvents(env, callId, providerCallId, [{ kind: 'answered' }, { kind: 'completed' }]);
+        return [];
+      },
+    });
+    const state = await runCallWorkflow(env, activities, input({ ringTimeoutSeconds: 100, statusPollSeconds: 30 }));
+    expect(count(calls, 'pollCallEvents')).toBe(4);
+    expect(state).toMatchObject({ status: 'completed', statusCode: 'completed' });
+    expect(statuses(calls)).toEqual(['ringing/dialling', 'inProgress/answered', 'completed/completed']);
+    expect(count(calls, 'hangUpCall')).toBe(0);
   });
 
   it('polls a busy call that the provider reports ended busy, without answering it', async () => {

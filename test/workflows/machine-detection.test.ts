@@ -1,6 +1,7 @@
 // Answering-machine detection's waits on the time-skipping server: a greeting whose end is never
 // reported, and a machine-answered attempt redialled an hour later. The real call workflow; the
 // provider's events are signalled the way the callback routes signal them.
+import { ApplicationFailure } from '@temporalio/common';
 import { expect, it } from 'vitest';
 import type { CallWorkflowInput } from '../../workflows/types';
 import {
@@ -119,4 +120,21 @@ it('never hangs up on a callee the detector is unsure of', async () => {
   ]);
   expect(state).toMatchObject({ status: 'completed', statusCode: 'completed', answeredBy: 'unknown' });
   expect(count(calls, 'hangUpCall')).toBe(0);
+});
+
+it("counts the message left when the provider says so, though every answer to the workflow's request was lost", async () => {
+  // Telnyx spoke the message (its `message-left` callback) while each try of the request timed out.
+  const { activities, calls } = stubActivities({
+    dialCall: async ({ callId }) => {
+      await send(callId, `pc-${callId}`, [{ kind: 'answered' }, { kind: 'greeting-ended' }]);
+      return { providerCallId: `pc-${callId}` };
+    },
+    leaveVoicemail: async ({ callId, providerCallId }) => {
+      await send(callId, providerCallId, [{ kind: 'message-left' }]);
+      throw ApplicationFailure.nonRetryable('the provider did not answer in time');
+    },
+  });
+  const state = await runCallWorkflow(env, activities, callWorkflowInput({ machineDetection: 'leaveMessage' }));
+  expect(state).toMatchObject({ status: 'completed', statusCode: 'voicemail-left', answeredBy: 'machine' });
+  expect(count(calls, 'hangUpCall')).toBe(1);
 });
