@@ -208,7 +208,7 @@ export async function importCalls(input: ImportInput) {
   for (let at = 0; at < numbers.length; at += MAX_BATCH) {
     for (const number of await listedAmong(teamId, numbers.slice(at, at + MAX_BATCH))) listed.add(number);
   }
-  const fileId = `csv-${createHash('sha256').update(content).digest('hex').slice(0, 24)}`;
+  const fileId = await importFileId(team._id, content, template._id.toHexString());
   const fileName = path.basename(file);
   // The checks the API makes of each chunk, made of the whole file first: a file it would refuse
   // midway creates nothing.
@@ -348,6 +348,27 @@ async function apiProblems(rows: CallRow[], team: TeamDoc, fileId: string, fileN
  * deleted since counted by their deletion notes (kept a day and an hour, past the API's 24-hour keys).
  * Null when the file has no calls.
  */
+/**
+ * The import's `fileId`: a digest of the template and the file's content, so that the same list
+ * imported for another template is an import of its own (its chunks' keys begin with the fileId; a
+ * second template's chunks under the first's keys were refused, as another request under a used key).
+ * Imports begun until 2026-11-30 digested the content alone: one of those for this template, its calls
+ * still stored or deleted from its batch, carries on under its own id, so that running it again creates
+ * nothing twice.
+ */
+async function importFileId(teamId: Types.ObjectId, content: string, templateId: string): Promise<string> {
+  const digest = (text: string) => `csv-${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+  const contentOnly = digest(content);
+  const earlier =
+    (await PhoneCall.exists({ teamId, fileId: contentOnly, callTemplateId: templateId })) ??
+    (await BatchCallDeletion.exists({
+      'call.fileId': contentOnly,
+      'call.teamId': teamId.toHexString(),
+      'call.callTemplateId': templateId,
+    }));
+  return earlier ? contentOnly : digest(`${templateId}\n${content}`);
+}
+
 async function earlierChunkSize(teamId: Types.ObjectId, fileId: string): Promise<number | null> {
   const [live, deleted] = await Promise.all([
     PhoneCall.find({ teamId, fileId }, { dispatchBatchId: 1 }).lean(),

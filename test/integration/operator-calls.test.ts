@@ -2,10 +2,13 @@
 // created through the API's batch endpoint in chunks; run again, nothing twice), `calls list|show|
 // watch|cancel|create` and `transcripts show` through the API with the team's key, and `webhooks
 // deliveries|redeliver`.
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import mongoose from 'mongoose';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { CallTemplate } from '../../src/data/models/call-template';
 import { runAdmin, stackAdminEnv } from '../helpers/admin-cli';
 import { apiClient, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
@@ -109,6 +112,55 @@ it('creates every row once, in chunks, as file calls; a second run creates nothi
     alreadyImportedBatches: 3,
   });
   expect((await client.get(`/v1/phoneCalls?fileId=${summary.fileId}&limit=100`)).body.data).toHaveLength(25);
+});
+
+it('imports the same list for another template as an import of its own; an import begun before carries on', async () => {
+  const file = path.join(dir, 'two-campaigns.csv');
+  const content = ['phone,firstName', '+14155552501,Ada', '+14155552502,Bo'].join('\n');
+  await writeFile(file, content);
+  // An import begun until 2026-11-30, its fileId a digest of the content alone: its one chunk as that
+  // version sent it, under that version's key.
+  const legacy = `csv-${createHash('sha256').update(content).digest('hex').slice(0, 24)}`;
+  const client = apiClient(stack.baseUrl, stack.team.key);
+  const element = (toPhoneNumber: string, firstName: string) => ({
+    teamId: stack.team.teamId,
+    callTemplateId: stack.team.templateId,
+    toPhoneNumber,
+    promptVariableValues: [{ key: 'firstName', value: firstName }],
+  });
+  const begun = await client.post(
+    '/v1/phoneCalls/batch',
+    {
+      phoneCalls: [element('+14155552501', 'Ada'), element('+14155552502', 'Bo')],
+      fileId: legacy,
+      fileName: 'two-campaigns.csv',
+    },
+    { headers: { 'Idempotency-Key': `${legacy}-lines-2-3` } },
+  );
+  expect(begun.status).toBe(201);
+  const carriedOn = JSON.parse((await importFile(file)).stdout) as Record<string, unknown>;
+  expect(carriedOn).toMatchObject({ fileId: legacy, calls: 2, callsOfFileNow: 2, alreadyImportedBatches: 1 });
+
+  // The same list for a second template of the team: its own fileId and keys, its own calls.
+  const template = (await CallTemplate.findById(stack.team.templateId).lean())!;
+  const second = await CallTemplate.create({
+    ...template,
+    _id: new mongoose.Types.ObjectId(),
+    name: 'Second campaign',
+  });
+  const other = await runAdmin({ ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key }, [
+    ...['calls', 'import', '--team', stack.team.teamId, '--template', second._id.toHexString()],
+    ...['--file', file, '--api-url', stack.baseUrl, '--json'],
+  ]);
+  expect(other.code, other.stdout).toBe(0);
+  const secondImport = JSON.parse(other.stdout) as { fileId: string; calls: number; alreadyImportedBatches: number };
+  expect(secondImport).toMatchObject({ calls: 2, alreadyImportedBatches: 0 });
+  expect(secondImport.fileId).not.toBe(legacy);
+  const ofSecond = (await client.get(`/v1/phoneCalls?fileId=${secondImport.fileId}`)).body.data as {
+    callTemplateId: string;
+  }[];
+  expect(ofSecond.map((c) => c.callTemplateId)).toEqual([second._id.toHexString(), second._id.toHexString()]);
+  expect((await client.get(`/v1/phoneCalls?fileId=${legacy}`)).body.data).toHaveLength(2);
 });
 
 it("refuses a file the API would refuse midway (Twilio's speech limit on a later chunk's line), naming the line, and creates nothing", async () => {
