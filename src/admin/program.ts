@@ -117,7 +117,9 @@ export function createProgram(context: CommandContext, onResult: (result: object
       .option('--key <key>', "the team's API key (default: OCO_API_KEY)")
       .option('--api-url <url>', 'the API base URL (default: PUBLIC_BASE_URL)');
   const apiTarget = (options: Options): ApiTarget => ({
-    apiUrl: str(options.apiUrl) ?? context.config().PUBLIC_BASE_URL,
+    // PUBLIC_BASE_URL read as it is: an operator holding only a key needs neither MONGODB_URI nor
+    // ENCRYPTION_KEY, which the service's whole configuration would ask for.
+    apiUrl: str(options.apiUrl) ?? (process.env.PUBLIC_BASE_URL || context.config().PUBLIC_BASE_URL),
     key: str(options.key) ?? process.env.OCO_API_KEY,
   });
   const onDatabase =

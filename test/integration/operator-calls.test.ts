@@ -347,4 +347,17 @@ it('calls create queues one call; run again with its idempotency key, it creates
   const first = await retried();
   expect(first.idempotencyKey).toBe(failure.idempotencyKey);
   expect((await retried())._id).toBe(first._id);
+
+  // An operator who holds only a key and the API's URL: no MONGODB_URI, ENCRYPTION_KEY or local stack.
+  const keyOnly = await runAdmin(
+    {
+      PATH: process.env.PATH,
+      OCO_DATA_DIR: dir,
+      PUBLIC_BASE_URL: stack.baseUrl,
+      OCO_API_KEY: stack.team.key,
+    },
+    ['calls', 'show', first._id, '--json'],
+  );
+  expect(keyOnly.code, keyOnly.stdout + keyOnly.stderr).toBe(0);
+  expect(JSON.parse(keyOnly.stdout)).toMatchObject({ _id: first._id, toPhoneNumber: '+14155552403' });
 });
