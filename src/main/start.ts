@@ -267,14 +267,21 @@ async function main(): Promise<void> {
       recorded.add(name, child.pid);
     }
     await waitForReady('API', `${apiUrl}/readyz`, children);
-    // "Ready." means a call placed now is dialled now: the worker polls (it may still be bundling its
-    // workflow code when the API answers). Without its port (WORKER_METRICS_PORT=0) there is nothing to ask.
+    // "Ready." means a call placed now is picked up at once: the worker polls (it may still be bundling
+    // its workflow code when the API answers). Without its port (WORKER_METRICS_PORT=0) nothing to ask.
     if (PORTS.workerMetrics !== 0)
       await waitForReady('worker', `http://127.0.0.1:${PORTS.workerMetrics}/readyz`, children);
     // From here on `npm run -s admin -- ...` in another terminal finds this stack by itself.
     writeStackSettings({ ...env, OCO_DATA_DIR: DATA });
     stackFileWritten = true;
     const demo = await seedDemo(env, emulatorUrl);
+    // One that exited while the demo was set up would otherwise go unseen (the watch below begins
+    // with "Ready.", nothing awaited in between).
+    const dead = children.find((c) => c.exitCode !== null || c.signalCode !== null);
+    if (dead)
+      throw new Error(
+        `a service process exited (code ${dead.exitCode}) while the demo team was set up; see its output above`,
+      );
 
     const body = JSON.stringify({
       teamId: demo.teamId,
