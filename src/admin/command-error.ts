@@ -1,8 +1,25 @@
-// The error of a refused input (exit code 2), and the Idempotency-Key a failed create names, in a
-// module of its own: the runner and the commands that only talk to the API need them without loading
+// The error of a refused input (exit code 2), and what an error adds to its JSON form, in a module of
+// its own: the runner and the commands that only talk to the API need them without loading
 // commands.ts, which loads mongoose and the models.
 export class CommandError extends Error {
   override readonly name = 'CommandError';
+}
+
+/** Fields an error adds beside `error` in its JSON form (--json): what a script needs as data. */
+const DETAILS = Symbol('error details');
+
+/** Gives `err` fields for its JSON form (see errorDetails); answers it. */
+export function withDetails<E>(err: E, details: Record<string, unknown>): E {
+  if (err instanceof Error) {
+    const held = (err as { [DETAILS]?: Record<string, unknown> })[DETAILS];
+    Object.assign(err, { [DETAILS]: { ...held, ...details } });
+  }
+  return err;
+}
+
+/** The fields `err` adds beside `error` under --json (none: empty). */
+export function errorDetails(err: unknown): Record<string, unknown> {
+  return err instanceof Error ? ((err as { [DETAILS]?: Record<string, unknown> })[DETAILS] ?? {}) : {};
 }
 
 /**
@@ -13,11 +30,5 @@ export class CommandError extends Error {
 export function withIdempotencyKey(err: unknown, key: string): unknown {
   if (!(err instanceof Error)) return err;
   err.message += ` (sent with Idempotency-Key ${key}: run the command again with --idempotency-key ${key} to create the call at most once)`;
-  return Object.assign(err, { idempotencyKey: key });
-}
-
-/** The Idempotency-Key a failed create names (withIdempotencyKey), for the JSON error. */
-export function idempotencyKeyOf(err: unknown): string | undefined {
-  const key = (err as { idempotencyKey?: unknown } | null)?.idempotencyKey;
-  return typeof key === 'string' ? key : undefined;
+  return withDetails(err, { idempotencyKey: key });
 }

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { isSupportedCountry, type CountryCode } from 'libphonenumber-js';
-import { CommandError } from './command-error';
+import { CommandError, withDetails } from './command-error';
 
 /** Bad lines shown in an error; the count says how many more there are. */
 const SHOWN_PROBLEMS = 20;
@@ -71,9 +71,17 @@ export function csvRows(content: string): CsvRow[] {
 
 const lineBreaks = (text: string) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
 
-/** All or nothing: the import fails naming its bad lines (the first 20, and how many more). */
+/**
+ * All or nothing: the import fails naming its bad lines, the first 20 and how many more in its message
+ * (a terminal's worth), every one as `problems` in its JSON form.
+ */
 export function refuseProblems(problems: string[], headline: string): void {
   if (problems.length === 0) return;
-  const more = problems.length > SHOWN_PROBLEMS ? `\n... and ${problems.length - SHOWN_PROBLEMS} more` : '';
-  throw new CommandError(`${headline}:\n${problems.slice(0, SHOWN_PROBLEMS).join('\n')}${more}`);
+  const more =
+    problems.length > SHOWN_PROBLEMS
+      ? `\n... and ${problems.length - SHOWN_PROBLEMS} more (--json lists every one as "problems")`
+      : '';
+  throw withDetails(new CommandError(`${headline}:\n${problems.slice(0, SHOWN_PROBLEMS).join('\n')}${more}`), {
+    problems,
+  });
 }

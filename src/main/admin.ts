@@ -1,13 +1,14 @@
 // Operator command line: `npm run -s admin -- <command> [options]`, or `oco <command>` once the
 // package is installed (bin/oco.cjs). Commands and help: src/admin/program.ts; README, "Operator
 // command line". With --json every command prints exactly one JSON object on stdout and nothing
-// else, errors included ({"error": "..."}; a failed `calls create` adds the `idempotencyKey` it
-// sent). Exit codes: 0 done, 2 refused input, 1 anything else.
+// else, errors included ({"error": "..."}, and what the error adds: a failed `calls create` its
+// `idempotencyKey`, a refused file every bad line as `problems`). Exit codes: 0 done, 2 refused
+// input, 1 anything else.
 // Each command's modules are loaded when it runs (src/admin/program.ts), mongoose and the Temporal
 // client only by the commands that use them: most of an invocation's time was loading all of them.
 import { CommanderError } from 'commander';
 import type { Config } from '../config';
-import { CommandError, idempotencyKeyOf } from '../admin/command-error';
+import { CommandError, errorDetails } from '../admin/command-error';
 import { createProgram } from '../admin/program';
 import { connectDatabase, disconnectDatabase } from '../admin/servers';
 import { createSecretBox, type SecretBox } from '../crypto/secret-box';
@@ -52,9 +53,7 @@ async function main(argv: string[]): Promise<number> {
         : err instanceof Error
           ? err.message
           : String(err);
-    const idempotencyKey = idempotencyKeyOf(err);
-    if (json)
-      process.stdout.write(`${JSON.stringify({ error: message, ...(idempotencyKey ? { idempotencyKey } : {}) })}\n`);
+    if (json) process.stdout.write(`${JSON.stringify({ error: message, ...errorDetails(err) })}\n`);
     else if (!(err instanceof CommanderError)) process.stderr.write(`${message}\n`);
     return err instanceof CommandError || err instanceof CommanderError ? 2 : 1;
   } finally {

@@ -192,6 +192,14 @@ it('refuses a file with bad lines or listed numbers, naming each, and creates no
   const client = apiClient(stack.baseUrl, stack.team.key);
   expect((await client.get('/v1/phoneCalls?toPhoneNumber=%2B14155552201')).body.data).toEqual([]);
 
+  // More than a terminal's worth: the message names 20, the JSON form every one.
+  const many = path.join(dir, 'many-bad.csv');
+  await writeFile(many, ['phone,firstName', ...Array.from({ length: 22 }, (_, i) => `bad ${i},Ada`)].join('\n'));
+  const refused = JSON.parse((await importFile(many)).stdout) as { error: string; problems: string[] };
+  expect(refused.error).toMatch(/\.\.\. and 2 more \(--json lists every one as "problems"\)$/);
+  expect(refused.problems).toHaveLength(22);
+  expect(refused.problems[21]).toMatch(/^line 23: toPhoneNumber/);
+
   // A number on the team's do-not-call list is a bad line too.
   await client.post('/v1/doNotCall', { teamId: stack.team.teamId, entries: [{ phoneNumber: '+14155552202' }] });
   await writeFile(file, ['phone,firstName', '+14155552201,Ada', '+14155552202,Bo'].join('\n'));

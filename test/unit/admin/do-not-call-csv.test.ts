@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readDncCsv } from '../../../src/admin/do-not-call-commands';
 import { CommandError } from '../../../src/admin/commands';
+import { errorDetails } from '../../../src/admin/command-error';
 
 describe('readDncCsv', () => {
   it('reads the number and reason columns of a file with a header, whatever their place and spelling', () => {
@@ -31,18 +32,22 @@ describe('readDncCsv', () => {
     }
   });
 
-  it('reports at most 20 bad lines and how many more there are', () => {
+  it('says 20 bad lines and how many more there are, and gives every one for the JSON form', () => {
     const csv = ['phone', ...Array.from({ length: 25 }, (_, i) => `bad${i}`)].join('\n');
-    const message = (() => {
+    const refusal = (() => {
       try {
         readDncCsv(csv, {});
-        return '';
+        return null;
       } catch (err) {
-        return (err as Error).message;
+        return err as Error;
       }
     })();
+    const message = refusal?.message ?? '';
     expect(message).toMatch(/^nothing imported: 25 line\(s\) without a valid number/);
     expect(message.match(/^line /gm)).toHaveLength(20);
-    expect(message).toMatch(/\.\.\. and 5 more$/);
+    expect(message).toMatch(/\.\.\. and 5 more \(--json lists every one as "problems"\)$/);
+    const { problems } = errorDetails(refusal) as { problems: string[] };
+    expect(problems).toHaveLength(25);
+    expect(problems.at(-1)).toMatch(/^line 26: "bad24" is not a valid phone number/);
   });
 });
