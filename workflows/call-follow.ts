@@ -104,7 +104,16 @@ export async function followCall(call: FollowedCall): Promise<AttemptOutcome> {
   const pollEveryMs = (input.statusPollSeconds ?? 0) * 1000;
   let lastHeardAt = Date.now();
   for (;;) {
-    const deadline = !state.answeredAt ? ringDeadline : (greetingDeadline ?? answerDeadline);
+    // A greeting's wait ends by the maximum duration too: a template's limit below a minute is kept.
+    // Histories from before waited the greeting's minute out.
+    const greetingBounded = greetingDeadline !== null && patched('greeting-wait-bounded-by-max-duration');
+    const deadline = !state.answeredAt
+      ? ringDeadline
+      : greetingDeadline !== null
+        ? greetingBounded
+          ? Math.min(greetingDeadline, answerDeadline)
+          : greetingDeadline
+        : answerDeadline;
     // Histories from before polling have no statusPollSeconds and so no poll timer: they replay.
     const pollAt = pollEveryMs > 0 ? lastHeardAt + pollEveryMs : Infinity;
     const arrived = await condition(() => inbox.length > 0, Math.max(Math.min(deadline, pollAt) - Date.now(), 1), {
@@ -128,14 +137,16 @@ export async function followCall(call: FollowedCall): Promise<AttemptOutcome> {
       if (inbox.length > 0 && patched('deadline-poll-keeps-callbacks')) continue;
     }
     if (!arrived) {
-      if (greetingDeadline !== null) {
+      if (greetingDeadline !== null && !(greetingBounded && Date.now() >= answerDeadline)) {
         // The provider never said the greeting was over: leave the message now rather than never.
         await leaveMessage();
         continue;
       }
-      // Nothing ended the call in time: hang up ourselves so that no call stays live forever.
+      // Nothing ended the call in time: hang up ourselves so that no call stays live forever. A
+      // machine's greeting outlasting the maximum duration leaves no message: a machine answered.
       await hangUp();
       state.endedAt = new Date().toISOString();
+      if (greetingDeadline !== null) return answeredOnlyByMachine();
       return state.answeredAt
         ? { status: 'failed', code: STATUS_CODES.maxDuration }
         : { status: 'noAnswer', code: STATUS_CODES.noAnswer };

@@ -138,3 +138,13 @@ it("counts the message left when the provider says so, though every answer to th
   expect(state).toMatchObject({ status: 'completed', statusCode: 'voicemail-left', answeredBy: 'machine' });
   expect(count(calls, 'hangUpCall')).toBe(1);
 });
+
+it('keeps a maximum duration shorter than the greeting wait: hung up then, no message, a machine answered', async () => {
+  const { state, calls, times } = await run(
+    callWorkflowInput({ machineDetection: 'leaveMessage', maxDurationSeconds: 20 }),
+    [[{ kind: 'answered' }, { kind: 'machine-detected', answeredBy: 'machine' }]],
+  );
+  expect(times.voicemail).toHaveLength(0);
+  expect(count(calls, 'hangUpCall')).toBe(1);
+  expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'answering-machine', answeredBy: 'machine' });
+});
