@@ -71,16 +71,19 @@ function startNode(name: string, script: string, env: NodeJS.ProcessEnv): ChildP
   return child;
 }
 
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+/** "exited (code 1)", or "was killed (SIGKILL)" for one a signal ended. */
+const howItEnded = (child: ChildProcess) =>
+  child.signalCode !== null ? `was killed (${child.signalCode})` : `exited (code ${child.exitCode})`;
+
 /** Waits until `url` answers 200: the API's /readyz, then the worker's (polling its task queues). */
 async function waitForReady(what: string, url: string, children: ChildProcess[], timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
-    const dead = children.find((c) => c.exitCode !== null);
+    const dead = children.find(exited);
     if (dead)
-      throw new Error(
-        `a service process exited (code ${dead.exitCode}) before the ${what} was ready; see its output above`,
-      );
+      throw new Error(`a service process ${howItEnded(dead)} before the ${what} was ready; see its output above`);
     try {
       const response = await fetch(url);
       if (response.ok) return;
@@ -270,18 +273,16 @@ async function main(): Promise<void> {
     // "Ready." means a call placed now is picked up at once: the worker polls (it may still be bundling
     // its workflow code when the API answers). Without its port (WORKER_METRICS_PORT=0) nothing to ask.
     if (PORTS.workerMetrics !== 0)
-      await waitForReady('worker', `http://127.0.0.1:${PORTS.workerMetrics}/readyz`, children);
+      await waitForReady('worker', `http://localhost:${PORTS.workerMetrics}/readyz`, children);
     // From here on `npm run -s admin -- ...` in another terminal finds this stack by itself.
     writeStackSettings({ ...env, OCO_DATA_DIR: DATA });
     stackFileWritten = true;
     const demo = await seedDemo(env, emulatorUrl);
     // One that exited while the demo was set up would otherwise go unseen (the watch below begins
     // with "Ready.", nothing awaited in between).
-    const dead = children.find((c) => c.exitCode !== null || c.signalCode !== null);
+    const dead = children.find(exited);
     if (dead)
-      throw new Error(
-        `a service process exited (code ${dead.exitCode}) while the demo team was set up; see its output above`,
-      );
+      throw new Error(`a service process ${howItEnded(dead)} while the demo team was set up; see its output above`);
 
     const body = JSON.stringify({
       teamId: demo.teamId,

@@ -10,13 +10,32 @@ import { connectMongo, ensureIndexes } from '../data/connection';
 import { createLogger } from '../logger';
 import { createWorkerMetrics } from '../observability/metrics';
 import { startWorkerMetricsServer } from '../observability/metrics-endpoint';
+import { checkReadiness } from '../observability/readiness';
 import { connectTemporalClient } from '../temporal/connection';
 import { activityLogContext } from '../worker/activity-log-context';
 import { createCallWorker } from '../worker/create-worker';
+import { workerReadinessChecks, type WorkerProcess } from '../worker/readiness';
 
 async function main(): Promise<void> {
   const config = loadConfigWithLocalStack();
   const logger = createLogger(config.LOG_LEVEL, 'worker', { context: activityLogContext });
+  const metrics = createWorkerMetrics();
+  // Served from the start: /healthz at once, /readyz saying what the worker waits for while it connects
+  // and loads its workflow code (bundling it takes seconds without WORKFLOW_BUNDLE_PATH).
+  const started: WorkerProcess = { client: null, worker: null };
+  let sdkMetricsUrl: string | null = null;
+  const metricsServer =
+    config.WORKER_METRICS_PORT === 0
+      ? null
+      : await startWorkerMetricsServer({
+          host: config.HOST,
+          port: config.WORKER_METRICS_PORT,
+          token: config.METRICS_BEARER_TOKEN,
+          registry: metrics.registry,
+          sdkMetricsUrl: () => sdkMetricsUrl,
+          logger,
+          readiness: () => checkReadiness(workerReadinessChecks(started)),
+        });
   await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE, {
     socketTimeoutMs: config.WORKER_MONGODB_SOCKET_TIMEOUT_SECONDS * 1000,
     logger,
@@ -26,25 +45,16 @@ async function main(): Promise<void> {
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
   });
-  const metrics = createWorkerMetrics();
-  const { worker, connection, sdkMetricsUrl } = await createCallWorker({
+  started.client = client;
+  const created = await createCallWorker({
     config,
     logger,
     metrics,
     workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
   });
-  const metricsServer =
-    config.WORKER_METRICS_PORT === 0
-      ? null
-      : await startWorkerMetricsServer({
-          host: config.HOST,
-          port: config.WORKER_METRICS_PORT,
-          token: config.METRICS_BEARER_TOKEN,
-          registry: metrics.registry,
-          sdkMetricsUrl,
-          logger,
-          workerStates: () => worker.states(),
-        });
+  const { worker, connection } = created;
+  sdkMetricsUrl = created.sdkMetricsUrl;
+  started.worker = worker;
   const dispatcher = createDispatcher({ client, config: config });
 
   const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../logger';
+import type { Readiness } from './readiness';
 
 /** Whether an Authorization header may read /metrics (anyone, when no token is configured). */
 export function metricsAuthorized(authorization: string | undefined, token: string | undefined): boolean {
@@ -28,33 +29,16 @@ export async function workerExposition(registry: Registry, sdkMetricsUrl: string
   }
 }
 
-/**
- * The worker's readiness: ready while each of its Temporal workers polls (`RUNNING`); before `run`
- * (still connecting, or bundling its workflow code) and from shutdown on, each names its state.
- */
-export function workerReadiness(states: Record<string, string>): {
-  status: 'ready' | 'unavailable';
-  checks: Record<string, string>;
-} {
-  const checks = Object.fromEntries(
-    Object.entries(states).map(([taskQueue, state]) => [
-      taskQueue,
-      state === 'RUNNING' ? 'ok' : `not polling: ${state}`,
-    ]),
-  );
-  const ready = Object.keys(checks).length > 0 && Object.values(checks).every((check) => check === 'ok');
-  return { status: ready ? 'ready' : 'unavailable', checks };
-}
-
 export async function startWorkerMetricsServer(options: {
   host: string;
   port: number;
   token: string | undefined;
   registry: Registry;
-  sdkMetricsUrl: string | null;
+  /** The SDK's own exporter, once the worker's runtime serves it (null: none yet). */
+  sdkMetricsUrl: () => string | null;
   logger: Logger;
-  /** The process's Temporal workers' states by task queue (CallWorker.states). */
-  workerStates: () => Record<string, string>;
+  /** The worker's /readyz (src/worker/readiness.ts). */
+  readiness: () => Promise<Readiness>;
 }): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
@@ -62,8 +46,14 @@ export async function startWorkerMetricsServer(options: {
       res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
     if (req.method === 'GET' && path === '/healthz') return json(200, { status: 'ok' });
     if (req.method === 'GET' && path === '/readyz') {
-      const readiness = workerReadiness(options.workerStates());
-      return json(readiness.status === 'ready' ? 200 : 503, readiness);
+      options.readiness().then(
+        (readiness) => json(readiness.status === 'ready' ? 200 : 503, readiness),
+        (err: unknown) => {
+          options.logger.error({ err }, 'readiness check failed');
+          json(500, { status: 'unavailable', checks: {} });
+        },
+      );
+      return;
     }
     if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
@@ -73,7 +63,7 @@ export async function startWorkerMetricsServer(options: {
       res.writeHead(401, { 'Content-Type': 'text/plain', 'WWW-Authenticate': 'Bearer' }).end('unauthorized\n');
       return;
     }
-    workerExposition(options.registry, options.sdkMetricsUrl).then(
+    workerExposition(options.registry, options.sdkMetricsUrl()).then(
       (text) => res.writeHead(200, { 'Content-Type': options.registry.contentType }).end(text),
       (err: unknown) => {
         options.logger.error({ err }, 'metrics exposition failed');

@@ -12,10 +12,12 @@ import { createEmulator } from '../../src/emulator';
 import { createLogger } from '../../src/logger';
 import { createWorkerMetrics } from '../../src/observability/metrics';
 import { startWorkerMetricsServer } from '../../src/observability/metrics-endpoint';
+import { checkReadiness } from '../../src/observability/readiness';
 import { startApi } from '../../src/main/api';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { activityLogContext } from '../../src/worker/activity-log-context';
 import { createCallWorker, type CallWorker } from '../../src/worker/create-worker';
+import { workerReadinessChecks } from '../../src/worker/readiness';
 import { seedEmulatedTeam, type EmulatedTeam } from '../../src/local/emulated-team';
 import { freePorts } from '../../src/local/servers';
 import type { Client } from '@temporalio/client';
@@ -115,9 +117,9 @@ export async function startServiceStack(
       port: 0,
       token: config.METRICS_BEARER_TOKEN,
       registry: metrics.registry,
-      sdkMetricsUrl,
+      sdkMetricsUrl: () => sdkMetricsUrl,
       logger,
-      workerStates: () => worker.states(),
+      readiness: () => checkReadiness(workerReadinessChecks({ client: temporal, worker })),
     });
     const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
     running = { worker, done: worker.run(), stopReconciler, metricsServer };

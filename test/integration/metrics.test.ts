@@ -134,6 +134,8 @@ describe('/metrics', () => {
     expect(await ready.json()).toEqual({
       status: 'ready',
       checks: {
+        mongodb: 'ok',
+        temporal: 'ok',
         [stack.config.TEMPORAL_TASK_QUEUE]: 'ok',
         [webhookAttemptTaskQueue(stack.config.TEMPORAL_TASK_QUEUE)]: 'ok',
       },

@@ -92,7 +92,12 @@ it('comes up again after being killed, stopping what it left running; refuses a 
   expect(readiness.status).toBe(200);
   expect(await readiness.json()).toEqual({
     status: 'ready',
-    checks: { [env.TEMPORAL_TASK_QUEUE!]: 'ok', [webhookAttemptTaskQueue(env.TEMPORAL_TASK_QUEUE!)]: 'ok' },
+    checks: {
+      mongodb: 'ok',
+      temporal: 'ok',
+      [env.TEMPORAL_TASK_QUEUE!]: 'ok',
+      [webhookAttemptTaskQueue(env.TEMPORAL_TASK_QUEUE!)]: 'ok',
+    },
   });
 
   // The printed curl places a call.

@@ -1,27 +1,37 @@
-// The worker's small HTTP server: /healthz and /readyz without the metrics token, /readyz following the
-// states of the process's Temporal workers (here a state the test sets; the real worker's are read in
-// test/integration/metrics.test.ts and npm-start.test.ts).
+// Readiness as both processes answer it, and the worker's small HTTP server: /healthz and /readyz
+// without the metrics token, /readyz answering what its checks say (the worker's real checks are read
+// in test/integration/metrics.test.ts and npm-start.test.ts).
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/logger';
-import { startWorkerMetricsServer, workerReadiness } from '../../../src/observability/metrics-endpoint';
+import { startWorkerMetricsServer } from '../../../src/observability/metrics-endpoint';
+import { checkReadiness, NotReady } from '../../../src/observability/readiness';
 
-describe('workerReadiness', () => {
-  it('is ready only while every worker polls', () => {
-    expect(workerReadiness({ calls: 'RUNNING', 'calls-webhooks': 'RUNNING' })).toEqual({
+describe('checkReadiness', () => {
+  it('is ready only when every check passes; says a dependency is unreachable, and what the process does as it is', async () => {
+    expect(await checkReadiness({ mongodb: async () => undefined, temporal: async () => undefined })).toEqual({
       status: 'ready',
-      checks: { calls: 'ok', 'calls-webhooks': 'ok' },
+      checks: { mongodb: 'ok', temporal: 'ok' },
     });
-    expect(workerReadiness({ calls: 'RUNNING', 'calls-webhooks': 'STOPPING' })).toEqual({
+    expect(
+      await checkReadiness({
+        mongodb: async () => {
+          throw new Error('MongoDB is not connected');
+        },
+        'phone-calls': async () => {
+          throw new NotReady('not polling: STOPPING');
+        },
+      }),
+    ).toEqual({
       status: 'unavailable',
-      checks: { calls: 'ok', 'calls-webhooks': 'not polling: STOPPING' },
+      checks: { mongodb: 'unreachable: MongoDB is not connected', 'phone-calls': 'not polling: STOPPING' },
     });
-    expect(workerReadiness({})).toEqual({ status: 'unavailable', checks: {} });
+    expect(await checkReadiness({})).toEqual({ status: 'unavailable', checks: {} });
   });
 });
 
 describe("the worker's endpoints", () => {
-  let state = 'INITIALIZED';
+  let polling = false;
   let server: Awaited<ReturnType<typeof startWorkerMetricsServer>>;
   let base: string;
   beforeAll(async () => {
@@ -30,9 +40,14 @@ describe("the worker's endpoints", () => {
       port: 0,
       token: 'metrics-token-for-the-test-0123456789',
       registry: new Registry(),
-      sdkMetricsUrl: null,
+      sdkMetricsUrl: () => null,
       logger: createLogger('silent', 'worker'),
-      workerStates: () => ({ calls: state }),
+      readiness: () =>
+        checkReadiness({
+          calls: async () => {
+            if (!polling) throw new NotReady('starting');
+          },
+        }),
     });
     base = server.url.replace(/\/metrics$/, '');
   });
@@ -40,7 +55,7 @@ describe("the worker's endpoints", () => {
     await server?.close();
   });
 
-  it('answers /readyz 503 until its worker polls, 200 while it does, 503 from its shutdown on; no token asked', async () => {
+  it('answers /readyz 503 naming what is not ready, 200 once everything is; no token asked', async () => {
     const readiness = async () => {
       const res = await fetch(`${base}/readyz`);
       return { status: res.status, type: res.headers.get('content-type'), body: (await res.json()) as unknown };
@@ -48,16 +63,14 @@ describe("the worker's endpoints", () => {
     expect(await readiness()).toEqual({
       status: 503,
       type: 'application/json; charset=utf-8',
-      body: { status: 'unavailable', checks: { calls: 'not polling: INITIALIZED' } },
+      body: { status: 'unavailable', checks: { calls: 'starting' } },
     });
-    state = 'RUNNING';
+    polling = true;
     expect(await readiness()).toMatchObject({ status: 200, body: { status: 'ready', checks: { calls: 'ok' } } });
-    state = 'DRAINING';
-    expect(await readiness()).toMatchObject({ status: 503, body: { checks: { calls: 'not polling: DRAINING' } } });
   });
 
   it('answers /healthz 200 whatever the worker does, and keeps /metrics behind the token', async () => {
-    state = 'STOPPED';
+    polling = false;
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok' });
