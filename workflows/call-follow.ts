@@ -142,11 +142,11 @@ export async function followCall(call: FollowedCall): Promise<AttemptOutcome> {
         await leaveMessage();
         continue;
       }
-      // Nothing ended the call in time: hang up ourselves so that no call stays live forever. A
-      // machine's greeting outlasting the maximum duration leaves no message: a machine answered.
+      // Nothing ended the call in time: hang up ourselves so that no call stays live forever (a
+      // machine's greeting outlasting the maximum duration too: no message, `failed` as decisions.md
+      // has an answered call that runs past it).
       await hangUp();
       state.endedAt = new Date().toISOString();
-      if (greetingDeadline !== null) return answeredOnlyByMachine();
       return state.answeredAt
         ? { status: 'failed', code: STATUS_CODES.maxDuration }
         : { status: 'noAnswer', code: STATUS_CODES.noAnswer };

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { isTerminal } from '../contracts/call-status';
 import { PROVIDERS } from '../contracts/providers';
 import type { ApiSchemas } from '../client/api-client';
-import { answerOf, apiFor, type ApiTarget } from './api-target';
+import { answerOf, apiFor, ApiUnavailableError, type ApiTarget } from './api-target';
 import { CommandError, withIdempotencyKey } from './command-error';
 
 type PhoneCall = ApiSchemas['PhoneCall'];
@@ -72,7 +72,7 @@ export async function createCall(target: ApiTarget, input: CallCreateInput) {
     api,
     api.client.POST('/v1/phoneCalls', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } }),
   ).catch((err: unknown) => {
-    throw withIdempotencyKey(err, idempotencyKey);
+    throw withIdempotencyKey(err, idempotencyKey, err instanceof ApiUnavailableError);
   });
   return { ...brief(created.data), idempotencyKey };
 }

@@ -197,7 +197,12 @@ export async function importCalls(input: ImportInput) {
   const teamId = team._id.toHexString();
   const checked = checkCallCsv(content, {
     teamId,
-    template: { id: input.template, variables: template.variables, requiredVariables: template.requiredVariables },
+    // As stored (lower case): the chunks' bodies, and so their keys' requests, the same however it was typed.
+    template: {
+      id: template._id.toHexString(),
+      variables: template.variables,
+      requiredVariables: template.requiredVariables,
+    },
     defaultCountry: countryOf(input.defaultCountry),
   });
   const { calls } = checked;
@@ -344,11 +349,6 @@ async function apiProblems(rows: CallRow[], team: TeamDoc, fileId: string, fileN
 }
 
 /**
- * The chunk size of an earlier import of the file: the most calls one of its batches holds, those
- * deleted since counted by their deletion notes (kept a day and an hour, past the API's 24-hour keys).
- * Null when the file has no calls.
- */
-/**
  * The import's `fileId`: a digest of the template and the file's content, so that the same list
  * imported for another template is an import of its own (its chunks' keys begin with the fileId; a
  * second template's chunks under the first's keys were refused, as another request under a used key).
@@ -369,6 +369,11 @@ async function importFileId(teamId: Types.ObjectId, content: string, templateId:
   return earlier ? contentOnly : digest(`${templateId}\n${content}`);
 }
 
+/**
+ * The chunk size of an earlier import of the file: the most calls one of its batches holds, those
+ * deleted since counted by their deletion notes (kept a day and an hour, past the API's 24-hour keys).
+ * Null when the file has no calls.
+ */
 async function earlierChunkSize(teamId: Types.ObjectId, fileId: string): Promise<number | null> {
   const [live, deleted] = await Promise.all([
     PhoneCall.find({ teamId, fileId }, { dispatchBatchId: 1 }).lean(),

@@ -23,12 +23,13 @@ export function errorDetails(err: unknown): Record<string, unknown> {
 }
 
 /**
- * A create's failure, naming the Idempotency-Key it was sent with (in its message, and as
- * `idempotencyKey` beside `error` under --json): after a 5xx, a timeout or a lost answer the call may
- * exist, and only a retry with the same key creates it at most once.
+ * A create's failure, naming the Idempotency-Key it was sent with (as `idempotencyKey` beside `error`
+ * under --json). When its outcome is not known (a 5xx, a timeout, an API that could not be reached)
+ * the call may exist, and only a retry with the same key creates it at most once: the message says so.
  */
-export function withIdempotencyKey(err: unknown, key: string): unknown {
+export function withIdempotencyKey(err: unknown, key: string, outcomeUnknown: boolean): unknown {
   if (!(err instanceof Error)) return err;
-  err.message += ` (sent with Idempotency-Key ${key}: run the command again with --idempotency-key ${key} to create the call at most once)`;
+  if (outcomeUnknown)
+    err.message += ` (sent with Idempotency-Key ${key}: run the command again with --idempotency-key ${key} to create the call at most once)`;
   return withDetails(err, { idempotencyKey: key });
 }

@@ -69,6 +69,13 @@ describe('POST /v1/phoneCalls/batch', () => {
       'phoneCalls.1.toPhoneNumber must be a valid E.164 phone number',
       'phoneCalls.2.callTemplateId does not name a call template of this team',
     ]);
+    // A body the schema refused is a 400 whatever its teamIds, as a single create's is.
+    expect(
+      errorMessages(
+        await api.post('/v1/phoneCalls/batch', { phoneCalls: [element(1, { teamId: 'f'.repeat(24) })], extra: 1 }),
+        400,
+      ),
+    ).toEqual(['extra is not allowed', 'phoneCalls.0.teamId is not the team of this API key']);
     expect(await PhoneCall.countDocuments({})).toBe(before);
     expect(errorMessages(await api.post('/v1/phoneCalls/batch', { phoneCalls: [] }), 400)).toEqual([
       'phoneCalls must have at least 1 element',

@@ -330,7 +330,11 @@ it('calls create queues one call; run again with its idempotency key, it creates
   // The API's own refusal, its messages as the error.
   const refused = await admin(...args, '--to', '+14155552402', '--json');
   expect(refused.code).toBe(2);
-  expect(JSON.parse(refused.stdout).error).toMatch(/^400: .*firstName/);
+  const refusal = JSON.parse(refused.stdout) as { error: string; idempotencyKey: string };
+  expect(refusal.error).toMatch(/^400: .*firstName/);
+  // Refused, nothing was created: the key is given, with no advice to retry under it.
+  expect(refusal.idempotencyKey).toMatch(/^cli-/);
+  expect(refusal.error).not.toContain('--idempotency-key');
 
   // A create whose outcome is not known (here the API cannot be reached; a 5xx or a timeout alike)
   // names the key it sent, so that the command run again with it creates the call at most once.

@@ -28,7 +28,7 @@ const send = (callId: string, providerCallId: string, script: ProviderScript) =>
  * `afterMessage` is what the provider does once a voicemail message is asked for.
  */
 async function run(args: CallWorkflowInput, attempts: ProviderScript[], afterMessage: ProviderScript = []) {
-  const times: Record<string, number[]> = { dial: [], voicemail: [], detected: [] };
+  const times: Record<string, number[]> = { dial: [], voicemail: [], detected: [], hangUp: [] };
   // Events are signalled before the stub returns: while an activity runs the server skips no time,
   // so they are in before the workflow's next timer could fire.
   const { activities, calls } = stubActivities({
@@ -45,6 +45,10 @@ async function run(args: CallWorkflowInput, attempts: ProviderScript[], afterMes
     leaveVoicemail: async ({ callId, providerCallId }) => {
       times.voicemail!.push(await env.currentTimeMs());
       await send(callId, providerCallId, afterMessage);
+    },
+    hangUpCall: async ({ providerCallId }) => {
+      times.hangUp!.push(await env.currentTimeMs());
+      return providerCallId ?? null;
     },
   });
   const state = await runCallWorkflow(env, activities, args);
@@ -139,12 +143,15 @@ it("counts the message left when the provider says so, though every answer to th
   expect(count(calls, 'hangUpCall')).toBe(1);
 });
 
-it('keeps a maximum duration shorter than the greeting wait: hung up then, no message, a machine answered', async () => {
+it('keeps a maximum duration shorter than the greeting wait: hung up then, no message, failed (max-duration)', async () => {
   const { state, calls, times } = await run(
     callWorkflowInput({ machineDetection: 'leaveMessage', maxDurationSeconds: 20 }),
     [[{ kind: 'answered' }, { kind: 'machine-detected', answeredBy: 'machine' }]],
   );
   expect(times.voicemail).toHaveLength(0);
   expect(count(calls, 'hangUpCall')).toBe(1);
-  expect(state).toMatchObject({ status: 'noAnswer', statusCode: 'answering-machine', answeredBy: 'machine' });
+  expect(state).toMatchObject({ status: 'failed', statusCode: 'max-duration', answeredBy: 'machine' });
+  // At the maximum duration (from the answer), not a minute after the machine was detected.
+  expect(times.hangUp![0]! - times.detected![0]!).toBeGreaterThanOrEqual(20_000);
+  expect(times.hangUp![0]! - times.detected![0]!).toBeLessThan(30_000);
 });
