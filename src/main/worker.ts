@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const metrics = createWorkerMetrics();
   // Served from the start: /healthz at once, /readyz saying what the worker waits for while it connects
   // and loads its workflow code (bundling it takes seconds without WORKFLOW_BUNDLE_PATH).
-  const started: WorkerProcess = { client: null, worker: null };
+  const started: WorkerProcess = { mongodb: false, client: null, worker: null };
   let sdkMetricsUrl: string | null = null;
   const metricsServer =
     config.WORKER_METRICS_PORT === 0
@@ -40,6 +40,7 @@ async function main(): Promise<void> {
     socketTimeoutMs: config.WORKER_MONGODB_SOCKET_TIMEOUT_SECONDS * 1000,
     logger,
   });
+  started.mongodb = true;
   await ensureIndexes();
   const client = await connectTemporalClient({
     address: config.TEMPORAL_ADDRESS,
@@ -54,7 +55,6 @@ async function main(): Promise<void> {
   });
   const { worker, connection } = created;
   sdkMetricsUrl = created.sdkMetricsUrl;
-  started.worker = worker;
   const dispatcher = createDispatcher({ client, config: config });
 
   const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
@@ -75,6 +75,8 @@ async function main(): Promise<void> {
     },
     'worker running',
   );
+  // Its states from here: `RUNNING` as soon as run() begins (INITIALIZED before would read as a stop).
+  started.worker = worker;
   await worker.run();
   // The SDK stops the worker on signals of its own too (SIGQUIT, SIGUSR2, or a SIGTERM that came while
   // the worker started, before the handler above): the reconciler's timer must not keep the process.

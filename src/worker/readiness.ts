@@ -6,14 +6,17 @@ import { NotReady, type ReadinessCheck } from '../observability/readiness';
 import { pingTemporal } from '../temporal/connection';
 import type { CallWorker } from './create-worker';
 
-/** The process as it stands: before its Temporal client or its workers exist, null. */
+/** The process as it stands: what it has connected and made so far. */
 export interface WorkerProcess {
+  /** Whether its MongoDB connection has been made (it is then pinged). */
+  mongodb: boolean;
   client: Client | null;
+  /** Set once it is about to run. */
   worker: CallWorker | null;
 }
 
 export function workerReadinessChecks(parts: WorkerProcess): Record<string, ReadinessCheck> {
-  const { client, worker } = parts;
+  const { mongodb, client, worker } = parts;
   const polling: Record<string, ReadinessCheck> = worker
     ? Object.fromEntries(
         Object.entries(worker.states()).map(([taskQueue, state]) => [
@@ -29,7 +32,10 @@ export function workerReadinessChecks(parts: WorkerProcess): Record<string, Read
         },
       };
   return {
-    mongodb: pingMongo,
+    mongodb: async () => {
+      if (!mongodb) throw new NotReady('connecting');
+      await pingMongo();
+    },
     temporal: async () => {
       if (!client) throw new NotReady('connecting');
       await pingTemporal(client);

@@ -119,7 +119,7 @@ export async function startServiceStack(
       registry: metrics.registry,
       sdkMetricsUrl: () => sdkMetricsUrl,
       logger,
-      readiness: () => checkReadiness(workerReadinessChecks({ client: temporal, worker })),
+      readiness: () => checkReadiness(workerReadinessChecks({ mongodb: true, client: temporal, worker })),
     });
     const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
     running = { worker, done: worker.run(), stopReconciler, metricsServer };

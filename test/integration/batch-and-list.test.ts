@@ -76,6 +76,17 @@ describe('POST /v1/phoneCalls/batch', () => {
         400,
       ),
     ).toEqual(['extra is not allowed', 'phoneCalls.0.teamId is not the team of this API key']);
+    expect(
+      errorMessages(
+        await api.post('/v1/phoneCalls/batch', {
+          phoneCalls: [element(1, { toPhoneNumber: 'x' }), element(2, { teamId: 'f'.repeat(24) })],
+        }),
+        400,
+      ),
+    ).toEqual([
+      'phoneCalls.0.toPhoneNumber must be a valid E.164 phone number',
+      'phoneCalls.1.teamId is not the team of this API key',
+    ]);
     expect(await PhoneCall.countDocuments({})).toBe(before);
     expect(errorMessages(await api.post('/v1/phoneCalls/batch', { phoneCalls: [] }), 400)).toEqual([
       'phoneCalls must have at least 1 element',

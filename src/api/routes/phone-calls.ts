@@ -201,13 +201,10 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         problems.push(`${prefix}.teamId is not the team of this API key`);
       return [{ input, prefix }];
     });
-    // Another team's call in a batch the schema takes: 403. A body it refused is a 400 whatever its teamIds.
-    if (envelope && problems.some((p) => p.endsWith('is not the team of this API key'))) {
-      throw new HttpError(
-        403,
-        problems.filter((p) => p.endsWith('is not the team of this API key')),
-      );
-    }
+    // Another team's call in a batch the schema takes whole: 403. A body it refused anywhere is a 400
+    // whatever its teamIds (listing them too), as a single create's is.
+    const foreign = (p: string) => p.endsWith('is not the team of this API key');
+    if (envelope && problems.length > 0 && problems.every(foreign)) throw new HttpError(403, problems);
     const urlProblems = await webhookUrlProblems(inputs, deps.allowPrivateWebhookUrls);
     if (!envelope || problems.length || urlProblems.length)
       throw invalidInput([...problems, ...urlProblems, ...(await teamProblems(inputs, auth))]);

@@ -1,11 +1,13 @@
-// Readiness as both processes answer it, and the worker's small HTTP server: /healthz and /readyz
-// without the metrics token, /readyz answering what its checks say (the worker's real checks are read
-// in test/integration/metrics.test.ts and npm-start.test.ts).
+// Readiness as both processes answer it, what the worker's checks say while it starts and stops, and
+// the worker's small HTTP server: /healthz and /readyz without the metrics token, /readyz answering
+// what its checks say (the worker's real checks, all passing, are read in
+// test/integration/metrics.test.ts and npm-start.test.ts).
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/logger';
 import { startWorkerMetricsServer } from '../../../src/observability/metrics-endpoint';
 import { checkReadiness, NotReady } from '../../../src/observability/readiness';
+import { workerReadinessChecks } from '../../../src/worker/readiness';
 
 describe('checkReadiness', () => {
   it('is ready only when every check passes; says a dependency is unreachable, and what the process does as it is', async () => {
@@ -27,6 +29,28 @@ describe('checkReadiness', () => {
       checks: { mongodb: 'unreachable: MongoDB is not connected', 'phone-calls': 'not polling: STOPPING' },
     });
     expect(await checkReadiness({})).toEqual({ status: 'unavailable', checks: {} });
+  });
+});
+
+describe('workerReadinessChecks', () => {
+  it('says what a starting worker waits for, and which of its workers does not poll', async () => {
+    expect(await checkReadiness(workerReadinessChecks({ mongodb: false, client: null, worker: null }))).toEqual({
+      status: 'unavailable',
+      checks: {
+        mongodb: 'connecting',
+        temporal: 'connecting',
+        worker: 'starting: connecting, loading its workflow code',
+      },
+    });
+    // Its workers' states as the SDK reports them: one stopping is not ready.
+    const worker = {
+      run: async () => undefined,
+      shutdown: () => undefined,
+      states: () => ({ 'phone-calls': 'RUNNING' as const, 'phone-calls-webhooks': 'STOPPING' as const }),
+    };
+    const { checks } = await checkReadiness(workerReadinessChecks({ mongodb: false, client: null, worker }));
+    expect(checks).toMatchObject({ 'phone-calls': 'ok', 'phone-calls-webhooks': 'not polling: STOPPING' });
+    expect(checks).not.toHaveProperty('worker');
   });
 });
 
