@@ -2,8 +2,9 @@
 // but the suite's servers, free ports and a data folder of its own): it comes up Ready, its worker
 // polling, with a curl that places a call. Killed outright, it leaves its processes running in their
 // own process groups; the next `npm start` stops them and comes up, a second one beside it is
-// refused, and a closed terminal (SIGHUP) stops everything in order. Run through npm itself, it stops in order on a SIGTERM sent to
-// npm (a process manager's stop), and when its worker stops on a signal only the Temporal SDK heeds.
+// refused, and a closed terminal (SIGHUP) stops everything in order. Run through npm itself, it stops
+// in order on a SIGTERM sent to npm (a process manager's stop), and when its worker stops on a signal
+// only the Temporal SDK heeds.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,6 +1,7 @@
 // Answering-machine detection's waits on the time-skipping server: a greeting whose end is never
-// reported, and a machine-answered attempt redialled an hour later. The real call workflow; the
-// provider's events are signalled the way the callback routes signal them.
+// reported, one that outlasts the maximum duration, a message the provider says it left while our
+// request for it failed, and a machine-answered attempt redialled an hour later. The real call
+// workflow; the provider's events are signalled the way the callback routes signal them.
 import { ApplicationFailure } from '@temporalio/common';
 import { expect, it } from 'vitest';
 import type { CallWorkflowInput } from '../../workflows/types';
