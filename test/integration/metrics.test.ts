@@ -2,9 +2,9 @@
 // status changes, webhook attempts and activity failures, the Temporal SDK's own worker metrics,
 // the bearer token that guards both endpoints, and the worker's health and readiness beside them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookAttemptTaskQueue } from '../../src/contracts/ids';
 import { apiClient, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
+import { expectWorkerReady } from '../helpers/worker-readiness';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
 
 const TOKEN = 'metrics-token-for-the-test-0123456789';
@@ -129,17 +129,7 @@ describe('/metrics', () => {
 
   it("answers the worker's /healthz and /readyz without the token: ready while both its workers poll", async () => {
     const base = stack.workerMetricsUrl().replace(/\/metrics$/, '');
-    const ready = await fetch(`${base}/readyz`);
-    expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({
-      status: 'ready',
-      checks: {
-        mongodb: 'ok',
-        temporal: 'ok',
-        [stack.config.TEMPORAL_TASK_QUEUE]: 'ok',
-        [webhookAttemptTaskQueue(stack.config.TEMPORAL_TASK_QUEUE)]: 'ok',
-      },
-    });
+    await expectWorkerReady(base, stack.config.TEMPORAL_TASK_QUEUE);
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
   });
 });

@@ -12,12 +12,12 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { webhookAttemptTaskQueue } from '../../src/contracts/ids';
 import { processRecordPath, processStartedAt } from '../../src/local/leftover-processes';
 import { freePorts } from '../../src/local/servers';
 import { followOutput } from '../helpers/child-output';
 import { withDatabase } from '../helpers/database-uri';
 import { processesWithEnv } from '../helpers/processes';
+import { expectWorkerReady } from '../helpers/worker-readiness';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 let dataDir: string;
@@ -89,17 +89,7 @@ it('comes up again after being killed, stopping what it left running; refuses a 
   const firstOutput = await first.until('Ctrl-C stops everything.');
   expect(firstOutput, firstOutput).toContain('Ready.');
   // Ready means the worker polls: its /readyz (on its metrics port, no token) says so for both its queues.
-  const readiness = await fetch(`http://127.0.0.1:${env.WORKER_METRICS_PORT}/readyz`);
-  expect(readiness.status).toBe(200);
-  expect(await readiness.json()).toEqual({
-    status: 'ready',
-    checks: {
-      mongodb: 'ok',
-      temporal: 'ok',
-      [env.TEMPORAL_TASK_QUEUE!]: 'ok',
-      [webhookAttemptTaskQueue(env.TEMPORAL_TASK_QUEUE!)]: 'ok',
-    },
-  });
+  await expectWorkerReady(`http://127.0.0.1:${env.WORKER_METRICS_PORT}`, env.TEMPORAL_TASK_QUEUE!);
 
   // The printed curl places a call.
   const curl = /curl -sS -X POST (\S+) -H 'content-type: application\/json' -H 'service-api-key: (\S+)' -d '(.+)'/.exec(
