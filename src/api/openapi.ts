@@ -639,8 +639,9 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           summary: 'Create calls in bulk',
           description:
             'Creates 1 to 10,000 calls, all or nothing: if any element is invalid nothing is created and the 400 ' +
-            'lists every problem prefixed by its index (`phoneCalls.3.toPhoneNumber ...`); an element of another ' +
-            'team is 403. The answer lists the calls in request order. `callOrigin` is `batch`, or `file` when ' +
+            'lists every problem prefixed by its index (`phoneCalls.3.toPhoneNumber ...`), and any problem of ' +
+            'the envelope; an element of another team is 403 when that is the only problem (beside others, the ' +
+            '400 lists it too). The answer lists the calls in request order. `callOrigin` is `batch`, or `file` when ' +
             '`fileId` or `fileName` is given. A `fileId` whose file was paused starts its calls paused; one ' +
             'whose file was cancelled is 400, nothing created, until the file is resumed. Needs `calls:write`.',
           security: securityFor('calls:write'),
