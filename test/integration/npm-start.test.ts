@@ -4,11 +4,13 @@
 // own process groups; the next `npm start` stops them and comes up, a second one beside it is
 // refused, and a closed terminal (SIGHUP) stops everything in order. Run through npm itself, it stops
 // in order on a SIGTERM sent to npm (a process manager's stop), and when its worker stops on a signal
-// only the Temporal SDK heeds.
+// only the Temporal SDK heeds. Interrupted while it starts its own PostgreSQL and FerretDB, it stops
+// them too.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
@@ -165,3 +167,56 @@ it('stops in order on a SIGTERM sent to npm, and when its worker stops on a sign
   expect(second.output()).not.toContain('exited unexpectedly');
   expect(existsSync(processRecordPath(dataDir))).toBe(false);
 }, 240_000);
+
+/** Whether something accepts connections on `port` (loopback). */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+it('stops the PostgreSQL and FerretDB it is still starting when interrupted (Ctrl-C)', async () => {
+  // Its own database servers this time (no MONGODB_URI), in a data folder of their own: a first start,
+  // so that PostgreSQL's initdb runs and FerretDB starts only after PostgreSQL listens.
+  const ownDataDir = await mkdtemp(path.join(os.tmpdir(), 'oco-npm-start-servers-'));
+  await chmod(ownDataDir, 0o755);
+  const [postgresPort, mongoPort] = (await freePorts(2)) as [number, number];
+  const { MONGODB_URI: _configured, ...rest } = env;
+  const ownEnv = {
+    ...rest,
+    OCO_DATA_DIR: ownDataDir,
+    LOCAL_POSTGRES_PORT: String(postgresPort),
+    LOCAL_MONGO_PORT: String(mongoPort),
+  };
+  const postmasterPid = path.join(ownDataDir, 'mongo', 'postgres', 'postmaster.pid');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/start.ts'], {
+    cwd: ROOT,
+    env: ownEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const started = followOutput(child);
+  try {
+    await started.until('Starting PostgreSQL and FerretDB...');
+    // PostgreSQL listens: npm start now installs FerretDB's indexes and starts FerretDB.
+    await expect.poll(() => listening(postgresPort), { timeout: 60_000, interval: 50 }).toBe(true);
+    child.kill('SIGINT');
+    expect(await started.exited, started.output()).toBe(0);
+    expect(started.output()).toContain('Stopped.');
+    expect(started.output()).not.toContain('npm start failed');
+    expect(await listening(postgresPort), 'PostgreSQL still listens').toBe(false);
+    expect(await listening(mongoPort), 'FerretDB still listens').toBe(false);
+    expect(existsSync(postmasterPid), 'PostgreSQL did not shut down').toBe(false);
+    expect(existsSync(processRecordPath(ownDataDir))).toBe(false);
+  } finally {
+    child.kill('SIGKILL');
+    // A PostgreSQL left running (the assertions above failed) goes with the test.
+    if (existsSync(postmasterPid)) process.kill(Number(readFileSync(postmasterPid, 'utf8').split('\n')[0]), 'SIGKILL');
+    for (const pid of await processesWithEnv(`OCO_DATA_DIR=${ownDataDir}`)) process.kill(pid, 'SIGKILL');
+    await rm(ownDataDir, { recursive: true, force: true });
+  }
+}, 120_000);
