@@ -1,5 +1,6 @@
 // Custom search attributes the call workflow keeps current. Registered on the dev server by
-// src/local/servers.ts and in docker-compose.yml; names and types are defined only here.
+// src/local/servers.ts and in docker-compose.yml; names and types are defined only here (the compose
+// file's copy is checked against them by test/unit/docker-compose.test.ts).
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
 export const SA_TEAM_ID = defineSearchAttributeKey('CallTeamId', SearchAttributeType.KEYWORD);
