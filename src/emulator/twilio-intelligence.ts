@@ -80,10 +80,13 @@ export function createTwilioIntelligenceRoutes(
     // Offsets on the wall clock, like every other time the emulator reports: under a speed factor
     // they stay between the answered and completed callbacks (the recording is on emulated time).
     const answeredMs = entry.call.answeredAt?.getTime() ?? entry.call.createdAt.getTime();
+    // A mono recording holds both sides in one channel: its sentences cannot say who spoke. The call
+    // itself (no recording) is transcribed track by track.
+    const oneChannel = entry.recordingSid !== undefined && entry.recordingChannels === 'mono';
     const items = entry.call.spoken.map((u, index) => {
       const start = (u.at.getTime() - answeredMs) / 1000;
       return {
-        media_channel: u.speaker === 'agent' ? 1 : 2,
+        media_channel: oneChannel || u.speaker === 'agent' ? 1 : 2,
         sentence_index: index,
         start_time: start.toFixed(3),
         end_time: (start + ctx.simulator.scaledMs(speakingSeconds(u.text)) / 1000).toFixed(3),

@@ -86,6 +86,12 @@ export interface TwilioCall {
   /** Listed from the hang-up, `processing` until its media is ready (RECORDING_PROCESSING_SECONDS later). */
   recordingStatus?: 'processing' | 'completed';
   transcriptSid?: string;
+  /**
+   * `RecordingChannels`: `mono` (Twilio's default) mixes both sides into one channel, so a transcript
+   * of the recording has every sentence on channel 1; `dual` records each side on its own. The media
+   * is rendered mono either way (the service stores it as it comes).
+   */
+  recordingChannels: 'mono' | 'dual';
   mediaToken: string;
 }
 
@@ -334,6 +340,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
     ) {
       return twilioError(400, 13216, `Invalid TimeLimit value (${timeLimit})`);
     }
+    const recordingChannels = form.get('RecordingChannels') === 'dual' ? 'dual' : 'mono';
     const plan = planCall({
       to,
       openingLine: twiml ? spokenByTwiml(twiml) : '',
@@ -366,6 +373,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
       events: [],
       sequence: 0,
       queue: ctx.newQueue(),
+      recordingChannels,
       mediaToken: opaqueToken(),
     };
     calls.set(call.id, entry);
@@ -461,7 +469,7 @@ export function createTwilioEmulator(ctx: ProviderContext): { routes: Route[]; u
       date_updated: rfc2822(rec?.endedAt ?? entry.call.createdAt),
       start_time: rfc2822(rec?.startedAt ?? entry.call.createdAt),
       duration: String(Math.round(rec?.durationSeconds ?? 0)),
-      channels: 1,
+      channels: entry.recordingChannels === 'dual' ? 2 : 1,
       source: 'OutboundAPI',
       status: entry.recordingStatus ?? 'completed',
       track: 'both',

@@ -203,6 +203,9 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
         StatusCallbackMethod: 'POST',
         Record: String(req.record),
       });
+      // Each side on a channel of its own: Twilio's default (mono) mixes them, and a transcript of the
+      // recording could not tell the callee's words from the agent's.
+      if (req.record) form.set('RecordingChannels', 'dual');
       const ringTimeout = ringTimeoutFor('twilio', req);
       if (ringTimeout !== undefined) form.set('Timeout', String(ringTimeout));
       const timeLimit = timeLimitFor('twilio', req);
@@ -306,8 +309,9 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
 
     /**
      * Voice Intelligence keeps a transcript per source: the call's recording when it was
-     * recorded, otherwise the call itself (real-time transcription). Participants name which
-     * media channel is the agent; without them channel 1 is ours (the side that placed the call).
+     * recorded (dual-channel, see placeCall), otherwise the call itself (real-time transcription).
+     * Participants name which media channel is the agent; without them channel 1 is ours (the side
+     * that placed the call).
      */
     async fetchTranscript(providerCallId: string): Promise<Utterance[]> {
       const sources = [...(await listRecordings(providerCallId)).map((r) => r.sid), providerCallId];
