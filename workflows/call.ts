@@ -517,6 +517,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         attemptEndedBeforeCancel = record;
         await CancellationScope.current().cancelRequested;
       }
+      // An operator's cancel taken while the slot goes back records this attempt as it ended, not as
+      // cut short while dialling. Only the cancel's write changes (the record's `attempts`), no command.
+      attemptEndedBeforeCancel = record;
       // Waiting from here, before the slot goes back: a batch's cancel taken meanwhile deletes the
       // call (it was told "no redial" and the redial came anyway, the release being a local activity).
       // Histories from before replay the old order: an update taken there was answered by it.
@@ -527,6 +530,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         if (slotRequested) await releaseSlot();
         state.phase = 'waiting';
       }
+      // From the `queued` write on, a cancel's write names the next attempt, as before: whether that
+      // write landed (and recorded this attempt) is not known if the cancel cuts it short.
+      attemptEndedBeforeCancel = null;
       // The next attempt begins here: its phoneCall.queued event is its own.
       state.attempt += 1;
       await moveTo('queued', STATUS_CODES.waitingToRedial, {}, record);

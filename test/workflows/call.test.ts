@@ -57,6 +57,60 @@ const statuses = (calls: Calls) =>
     });
 const count = (calls: Calls, name: string) => calls.filter((c) => c.name === name).length;
 
+/**
+ * A paced call (its slot granted at once) whose dial the provider refuses (a 5xx it will not take
+ * back: provider-error, which the policy redials): `act` runs on its workflow once the slot's release
+ * before the redial has begun. The release lasts until `act` ends it (or is done) or 15 s, longer than
+ * a workflow task's heartbeat (80 % of its 2 s timeout), so that what `act` does comes in between.
+ */
+async function whileRefusedDialGivesSlotBack<T>(
+  act: (handle: WorkflowHandle<typeof phoneCallWorkflow>, endRelease: () => void) => Promise<T>,
+) {
+  const workflowId = uniqueId('wf');
+  let releasing: () => void = () => undefined;
+  const releaseStarted = new Promise<void>((resolve) => {
+    releasing = resolve;
+  });
+  let acted: () => void = () => undefined;
+  const actDone = new Promise<void>((resolve) => {
+    acted = resolve;
+  });
+  const { activities, calls } = stubActivities({
+    requestDialSlot: async ({ request }) => {
+      await env.client.workflow.getHandle(workflowId).signal(dialSlotGrantedSignal, { ticket: request.ticket });
+    },
+    dialCall: async () => {
+      throw ApplicationFailure.create({
+        type: FAILURES.providerRejected,
+        message: 'the provider is down',
+        details: ['provider-error'],
+        nonRetryable: true,
+      });
+    },
+    releaseDialSlot: async () => {
+      releasing();
+      await Promise.race([actDone, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+    },
+  });
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  const outcome = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(phoneCallWorkflow, {
+      workflowId,
+      taskQueue,
+      args: [input({ paced: true, redialPolicy: { on: ['providerError'], maxRedials: 2, spacingSeconds: 60 } })],
+      workflowTaskTimeout: '2 seconds',
+    });
+    await releaseStarted;
+    try {
+      return await act(handle, acted);
+    } finally {
+      acted();
+    }
+  });
+  return { outcome, calls };
+}
+
 /** Runs a call workflow to its end on its own task queue, with `activities`. */
 async function runCall(activities: Activities, args: CallWorkflowInput) {
   const taskQueue = uniqueId('q');
@@ -612,52 +666,33 @@ describe('phoneCallWorkflow', () => {
   it("a batch's cancel taken while a failed dial gives its slot back deletes the call: no redial follows", async () => {
     // Before, the call still counted as dialling while the slot went back (a local activity): the cancel
     // answered "no redial", and the redial came all the same.
-    let accepted: () => void = () => undefined;
-    const updateAccepted = new Promise<void>((resolve) => {
-      accepted = resolve;
-    });
-    let releasing: () => void = () => undefined;
-    const releaseStarted = new Promise<void>((resolve) => {
-      releasing = resolve;
-    });
-    const workflowId = uniqueId('wf');
-    const args = input({ paced: true, redialPolicy: { on: ['providerError'], maxRedials: 2, spacingSeconds: 60 } });
-    const { activities, calls } = stubActivities({
-      requestDialSlot: async ({ request }) => {
-        await env.client.workflow.getHandle(workflowId).signal(dialSlotGrantedSignal, { ticket: request.ticket });
-      },
-      // The provider refuses the dial (a 5xx it will not take back): provider-error, which the policy redials.
-      dialCall: async () => {
-        throw ApplicationFailure.create({
-          type: FAILURES.providerRejected,
-          message: 'the provider is down',
-          details: ['provider-error'],
-          nonRetryable: true,
-        });
-      },
-      // Longer than a workflow task's heartbeat (80 % of its 2 s timeout): the update comes in between.
-      releaseDialSlot: async () => {
-        releasing();
-        await Promise.race([updateAccepted, new Promise((resolve) => setTimeout(resolve, 15_000))]);
-      },
-    });
-    const taskQueue = uniqueId('q');
-    const worker = await workerFor(env, activities, taskQueue);
-    const { answer, state } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(phoneCallWorkflow, {
-        workflowId,
-        taskQueue,
-        args: [args],
-        workflowTaskTimeout: '2 seconds',
-      });
-      await releaseStarted;
+    const {
+      outcome: { answer, state },
+      calls,
+    } = await whileRefusedDialGivesSlotBack(async (handle, endRelease) => {
       const update = await handle.startUpdate(cancelCallUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED });
-      accepted();
+      endRelease();
       return { answer: await update.result(), state: await handle.result() };
     });
     expect(answer).toEqual({ deleted: true });
     expect(state.phase).toBe('deleted');
     expect(count(calls, 'dialCall')).toBe(1);
+  });
+
+  it("an operator's cancel while a failed dial gives its slot back records that attempt as it ended", async () => {
+    // The cancel comes before the call is queued again for the redial. Before, the attempt went into
+    // `attempts` as `cancelled`, as if it had been cut short while dialling.
+    const { outcome, calls } = await whileRefusedDialGivesSlotBack(async (handle) => {
+      await handle.cancel();
+      return handle.result().catch((err: unknown) => err);
+    });
+    expect(outcome).toBeInstanceOf(WorkflowFailedError);
+    expect(statuses(calls)).toEqual(['cancelled/cancelled-by-operator']);
+    const cancel = calls.find((c) => c.name === 'recordStatus')!.input as StatusChange;
+    expect(cancel.endedAttempt).toMatchObject({ attempt: 1, status: 'failed', statusCode: 'provider-error' });
+    expect(cancel.fields).toMatchObject({ callEndedAt: cancel.endedAttempt!.callEndedAt });
+    expect(count(calls, 'dialCall')).toBe(1);
+    expect(count(calls, 'hangUpCall')).toBe(0);
   });
 
   it('after a 429 on a later try of the dial, looks for a call an earlier try placed before dialling again', async () => {
