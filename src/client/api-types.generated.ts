@@ -1639,7 +1639,7 @@ export interface components {
       value: string;
     };
     Readiness: {
-      /** @description Each dependency (`mongodb`, `temporal`): `ok`, or `unreachable: <reason>`. */
+      /** @description Each dependency (`mongodb`, `temporal`): `ok`, or `unreachable` (the reason is in the service's log, not here: this endpoint needs no key). */
       checks: {
         [key: string]: string;
       };
@@ -2337,7 +2337,7 @@ export interface operations {
            *       "status": "unavailable",
            *       "checks": {
            *         "mongodb": "ok",
-           *         "temporal": "unreachable: no answer within 3000 ms"
+           *         "temporal": "unreachable"
            *       }
            *     }
            */

@@ -34,7 +34,10 @@ async function main(): Promise<void> {
           registry: metrics.registry,
           sdkMetricsUrl: () => sdkMetricsUrl,
           logger,
-          readiness: () => checkReadiness(workerReadinessChecks(started)),
+          readiness: () =>
+            checkReadiness(workerReadinessChecks(started), (check, reason) =>
+              logger.warn({ check, reason }, 'readiness check failed'),
+            ),
         });
   await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE, {
     socketTimeoutMs: config.WORKER_MONGODB_SOCKET_TIMEOUT_SECONDS * 1000,

@@ -8,13 +8,20 @@ export class NotReady extends Error {
 
 export interface Readiness {
   status: 'ready' | 'unavailable';
-  /** Each check: `ok`, a NotReady's own words, or `unreachable: <reason>` for a dependency. */
+  /** Each check: `ok`, a NotReady's own words, or `unreachable` for a dependency (its reason is logged). */
   checks: Record<string, string>;
 }
 
 const CHECK_TIMEOUT_MS = 3_000;
 
-export async function checkReadiness(checks: Record<string, ReadinessCheck>): Promise<Readiness> {
+/**
+ * Runs every check. A dependency's reason for failing (a driver's or gRPC's message, which names
+ * internal hosts and ports) goes to `logUnreachable` only: /readyz answers anyone, without a key.
+ */
+export async function checkReadiness(
+  checks: Record<string, ReadinessCheck>,
+  logUnreachable: (check: string, reason: string) => void,
+): Promise<Readiness> {
   const results = await Promise.all(
     Object.entries(checks).map(async ([name, check]) => {
       try {
@@ -22,7 +29,8 @@ export async function checkReadiness(checks: Record<string, ReadinessCheck>): Pr
         return [name, 'ok'] as const;
       } catch (err) {
         if (err instanceof NotReady) return [name, err.message] as const;
-        return [name, `unreachable: ${err instanceof Error ? err.message : String(err)}`] as const;
+        logUnreachable(name, err instanceof Error ? err.message : String(err));
+        return [name, 'unreachable'] as const;
       }
     }),
   );

@@ -406,7 +406,7 @@ export const readinessSchema = component(
     status: z.enum(['ready', 'unavailable']),
     checks: described(
       z.record(z.string(), z.string()),
-      'Each dependency (`mongodb`, `temporal`): `ok`, or `unreachable: <reason>`.',
+      "Each dependency (`mongodb`, `temporal`): `ok`, or `unreachable` (the reason is in the service's log, not here: this endpoint needs no key).",
     ),
   }),
 );

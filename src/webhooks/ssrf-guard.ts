@@ -30,7 +30,7 @@ export type HostLookup = (hostname: string) => Promise<readonly { address: strin
 export interface UrlGuardOptions {
   /** Skip the address checks (ALLOW_PRIVATE_WEBHOOK_URLS; local development and tests). */
   allowPrivate: boolean;
-  /** Replaces the system resolver, for tests. */
+  /** Replaces the resolver (dnsLookup, or the system's where private addresses are allowed), for tests. */
   lookup?: HostLookup;
 }
 
@@ -42,7 +42,31 @@ export interface VettedUrl {
   addresses: ResolvedAddress[];
 }
 
+/** getaddrinfo, as the rest of Node resolves: the hosts file, `localhost`, mDNS (local development). */
 const systemLookup: HostLookup = (hostname) => dnsPromises.lookup(hostname, { all: true, verbatim: true });
+
+/**
+ * A public hostname's A and AAAA records, by DNS queries with a time limit (c-ares, as
+ * `dns.Resolver`), not getaddrinfo: that runs on libuv's pool of four threads with no limit of its
+ * own, so a tenant whose webhook names a host whose name server never answers would hold those threads
+ * (each try, each save) and stall every other team's deliveries, the providers' requests and the
+ * database's reconnects behind them. No hosts file: a webhook's host is a public name.
+ */
+export function dnsLookup(options: { timeoutMs?: number; tries?: number; servers?: string[] } = {}): HostLookup {
+  const resolver = new dnsPromises.Resolver({ timeout: options.timeoutMs ?? 2_000, tries: options.tries ?? 2 });
+  if (options.servers) resolver.setServers(options.servers);
+  return async (hostname) => {
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
+    const addresses = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    if (addresses.length > 0) return addresses;
+    throw v4.status === 'rejected' ? v4.reason : new Error(`no address for ${hostname}`);
+  };
+}
+
+const publicLookup = dnsLookup();
 
 // Names that reach internal services whatever a resolver says about them.
 const BLOCKED_HOSTNAMES: ReadonlyMap<string, string> = new Map([
@@ -163,7 +187,7 @@ export async function resolvePublicAddress(url: string, opts: UrlGuardOptions): 
     }
   }
 
-  const addresses = await lookupAll(hostname, opts.lookup ?? systemLookup);
+  const addresses = await lookupAll(hostname, opts.lookup ?? (opts.allowPrivate ? systemLookup : publicLookup));
   if (!opts.allowPrivate) rejectNonPublic(hostname, addresses);
   return { url: parsed, hostname, addresses };
 }

@@ -119,7 +119,10 @@ export async function startServiceStack(
       registry: metrics.registry,
       sdkMetricsUrl: () => sdkMetricsUrl,
       logger,
-      readiness: () => checkReadiness(workerReadinessChecks({ mongodb: true, client: temporal, worker })),
+      readiness: () =>
+        checkReadiness(workerReadinessChecks({ mongodb: true, client: temporal, worker }), (check, reason) =>
+          logger.warn({ check, reason }, 'readiness check failed'),
+        ),
     });
     const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
     running = { worker, done: worker.run(), stopReconciler, metricsServer };

@@ -72,6 +72,8 @@ it('writes no key, webhook secret, provider credential, recording token or encry
   );
   await eventually(async () => (receiver.at('/call').length >= 9 ? true : undefined), 30_000, 'the webhooks');
 
+  // Each recording played through its URL: the token in it is its only credential.
+  for (const call of ended) expect((await fetch(call.recordingUrl as string)).status).toBe(200);
   // What a careless log would catch: a wrong key, a key in a query string, an unsigned callback.
   await api.get('/v1/phoneCalls', { key: `${stack.team.key}x` });
   await api.get(`/v1/voices?service-api-key=${encodeURIComponent(stack.team.key)}`);

@@ -9,32 +9,40 @@ import { startWorkerMetricsServer } from '../../../src/observability/metrics-end
 import { checkReadiness, NotReady } from '../../../src/observability/readiness';
 import { workerReadinessChecks } from '../../../src/worker/readiness';
 
+const noLog = () => undefined;
+
 describe('checkReadiness', () => {
-  it('is ready only when every check passes; says a dependency is unreachable, and what the process does as it is', async () => {
-    expect(await checkReadiness({ mongodb: async () => undefined, temporal: async () => undefined })).toEqual({
+  it('is ready only when every check passes; says a dependency is unreachable (its reason only to the log), and what the process does as it is', async () => {
+    const logged: Array<[string, string]> = [];
+    const log = (check: string, reason: string) => logged.push([check, reason]);
+    expect(await checkReadiness({ mongodb: async () => undefined, temporal: async () => undefined }, log)).toEqual({
       status: 'ready',
       checks: { mongodb: 'ok', temporal: 'ok' },
     });
     expect(
-      await checkReadiness({
-        mongodb: async () => {
-          throw new Error('MongoDB is not connected');
+      await checkReadiness(
+        {
+          mongodb: async () => {
+            throw new Error('MongoDB is not connected');
+          },
+          'phone-calls': async () => {
+            throw new NotReady('not polling: STOPPING');
+          },
         },
-        'phone-calls': async () => {
-          throw new NotReady('not polling: STOPPING');
-        },
-      }),
+        log,
+      ),
     ).toEqual({
       status: 'unavailable',
-      checks: { mongodb: 'unreachable: MongoDB is not connected', 'phone-calls': 'not polling: STOPPING' },
+      checks: { mongodb: 'unreachable', 'phone-calls': 'not polling: STOPPING' },
     });
-    expect(await checkReadiness({})).toEqual({ status: 'unavailable', checks: {} });
+    expect(logged).toEqual([['mongodb', 'MongoDB is not connected']]);
+    expect(await checkReadiness({}, log)).toEqual({ status: 'unavailable', checks: {} });
   });
 });
 
 describe('workerReadinessChecks', () => {
   it('says what a starting worker waits for, and which of its workers does not poll', async () => {
-    expect(await checkReadiness(workerReadinessChecks({ mongodb: false, client: null, worker: null }))).toEqual({
+    expect(await checkReadiness(workerReadinessChecks({ mongodb: false, client: null, worker: null }), noLog)).toEqual({
       status: 'unavailable',
       checks: {
         mongodb: 'connecting',
@@ -48,7 +56,7 @@ describe('workerReadinessChecks', () => {
       shutdown: () => undefined,
       states: () => ({ 'phone-calls': 'RUNNING' as const, 'phone-calls-webhooks': 'STOPPING' as const }),
     };
-    const { checks } = await checkReadiness(workerReadinessChecks({ mongodb: false, client: null, worker }));
+    const { checks } = await checkReadiness(workerReadinessChecks({ mongodb: false, client: null, worker }), noLog);
     expect(checks).toMatchObject({ 'phone-calls': 'ok', 'phone-calls-webhooks': 'not polling: STOPPING' });
     expect(checks).not.toHaveProperty('worker');
   });
@@ -67,11 +75,14 @@ describe("the worker's endpoints", () => {
       sdkMetricsUrl: () => null,
       logger: createLogger('silent', 'worker'),
       readiness: () =>
-        checkReadiness({
-          calls: async () => {
-            if (!polling) throw new NotReady('starting');
+        checkReadiness(
+          {
+            calls: async () => {
+              if (!polling) throw new NotReady('starting');
+            },
           },
-        }),
+          noLog,
+        ),
     });
     base = server.url.replace(/\/metrics$/, '');
   });
