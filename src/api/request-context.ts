@@ -4,17 +4,18 @@ import type { Logger } from '../logger';
 import type { ApiMiddleware } from './state';
 
 /**
- * Paths whose segment is the only credential of what it serves (a recording's token: anyone holding its
- * URL may play it; a voice sample's): the access log names the route, never the token.
+ * Path segments that are the only credential of what they serve (a recording's token: anyone holding
+ * its URL may play it; a voice sample's): the access log names them by the route's parameter. Matched
+ * as the router matches, whatever the case and with or without a trailing slash.
  */
-const TOKEN_PATHS: ReadonlyArray<[RegExp, string]> = [
-  [/^\/recordings\/[^/]*$/, '/recordings/:file'],
-  [/^\/voices\/[^/]*\/sample\.wav$/, '/voices/:token/sample.wav'],
+const TOKEN_SEGMENTS: ReadonlyArray<[RegExp, string]> = [
+  [/^\/recordings\/[^/]+/i, '/recordings/:file'],
+  [/^\/voices\/[^/]+(?=\/)/i, '/voices/:token'],
 ];
 
-/** The path as the access log writes it: a token-bearing path by its route alone. */
+/** The path as the access log writes it: a token in it replaced by its parameter's name. */
 export function loggedPath(path: string): string {
-  for (const [pattern, route] of TOKEN_PATHS) if (pattern.test(path)) return route;
+  for (const [pattern, route] of TOKEN_SEGMENTS) if (pattern.test(path)) return path.replace(pattern, route);
   return path;
 }
 

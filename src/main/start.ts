@@ -185,8 +185,14 @@ async function main(): Promise<void> {
     say('\nStopping: API, worker, emulator, then the servers...');
     // The worker gets time to finish the activities it is running (its shutdown grace is 20 s).
     for (const child of [...children].reverse()) await stopChild(child, 30_000);
-    for (const server of [...servers].reverse())
-      await server.stop().catch((err: unknown) => say(`${server.name}: ${String(err)}`));
+    // Newest first, and one spawned while the stop runs (its start carried on meanwhile) too.
+    const stopped = new Set<RunningServer>();
+    const nextToStop = () => [...servers].reverse().find((server) => !stopped.has(server));
+    for (let server = nextToStop(); server; server = nextToStop()) {
+      stopped.add(server);
+      const { name } = server;
+      await server.stop().catch((err: unknown) => say(`${name}: ${String(err)}`));
+    }
     if (stackFileWritten) removeStackSettings({ OCO_DATA_DIR: DATA });
     recorded.remove();
     // Inside the project named from it (the default `.data/`), elsewhere in full (OCO_DATA_DIR).
@@ -202,14 +208,11 @@ async function main(): Promise<void> {
     void stopAll(0);
   });
   process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
-  // Each server as soon as it is spawned, not once it is ready: a Ctrl-C while it starts (PostgreSQL's
-  // first start runs initdb) stops it too, and should this process be killed meanwhile the next npm
-  // start finds it. One spawned after the stop began (its start carried on meanwhile) is stopped at once.
+  // Each server as soon as it is spawned, not once it is ready: a stop while it starts (Ctrl-C while
+  // PostgreSQL, FerretDB or Temporal comes up) stops it too, and should this process be killed
+  // meanwhile the next npm start finds it. (PostgreSQL's initdb, run before, is no server: a terminal's
+  // Ctrl-C reaches it in this process group, and it removes what it began.)
   const onSpawned = (server: RunningServer) => {
-    if (stopping) {
-      void server.stop();
-      return;
-    }
     servers.push(server);
     recorded.add(server.name, server.pid, server.stopSignal);
   };

@@ -45,6 +45,9 @@ export interface VettedUrl {
 /** getaddrinfo, as the rest of Node resolves: the hosts file, `localhost`, mDNS (local development). */
 const systemLookup: HostLookup = (hostname) => dnsPromises.lookup(hostname, { all: true, verbatim: true });
 
+/** Answers that the name has no address, as opposed to a name server not answering or failing. */
+const NO_SUCH_ADDRESS: ReadonlySet<string> = new Set(['ENODATA', 'ENOTFOUND']);
+
 /**
  * A public hostname's A and AAAA records, by DNS queries with a time limit (c-ares, as
  * `dns.Resolver`), not getaddrinfo: that runs on libuv's pool of four threads with no limit of its
@@ -62,7 +65,12 @@ export function dnsLookup(options: { timeoutMs?: number; tries?: number; servers
       ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
     ];
     if (addresses.length > 0) return addresses;
-    throw v4.status === 'rejected' ? v4.reason : new Error(`no address for ${hostname}`);
+    // The error that says most: a name server that did not answer (or failed) over a name with no A or
+    // AAAA record, so that a refusal does not say "no such name" for a timeout.
+    const errors = [v4, v6].flatMap((r) => (r.status === 'rejected' ? [r.reason as NodeJS.ErrnoException] : []));
+    throw (
+      errors.find((err) => !NO_SUCH_ADDRESS.has(err.code ?? '')) ?? errors[0] ?? new Error(`no address for ${hostname}`)
+    );
   };
 }
 

@@ -180,43 +180,68 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
-it('stops the PostgreSQL and FerretDB it is still starting when interrupted (Ctrl-C)', async () => {
-  // Its own database servers this time (no MONGODB_URI), in a data folder of their own: a first start,
-  // so that PostgreSQL's initdb runs and FerretDB starts only after PostgreSQL listens.
-  const ownDataDir = await mkdtemp(path.join(os.tmpdir(), 'oco-npm-start-servers-'));
-  await chmod(ownDataDir, 0o755);
-  const [postgresPort, mongoPort] = (await freePorts(2)) as [number, number];
-  const { MONGODB_URI: _configured, ...rest } = env;
-  const ownEnv = {
-    ...rest,
-    OCO_DATA_DIR: ownDataDir,
-    LOCAL_POSTGRES_PORT: String(postgresPort),
-    LOCAL_MONGO_PORT: String(mongoPort),
-  };
-  const postmasterPid = path.join(ownDataDir, 'mongo', 'postgres', 'postmaster.pid');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/start.ts'], {
-    cwd: ROOT,
-    env: ownEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
+/**
+ * The processes with `OCO_DATA_DIR=dir` in their environment whose command starts with `command`
+ * (the binaries are named with their version: `ferretdb-v1.24.2`).
+ */
+async function processesOf(dir: string, command: string): Promise<number[]> {
+  const pids = await processesWithEnv(`OCO_DATA_DIR=${dir}`);
+  return pids.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith(command);
+    } catch {
+      return false; // ended meanwhile
+    }
   });
-  const started = followOutput(child);
-  try {
-    await started.until('Starting PostgreSQL and FerretDB...');
-    // PostgreSQL listens: npm start now installs FerretDB's indexes and starts FerretDB.
-    await expect.poll(() => listening(postgresPort), { timeout: 60_000, interval: 50 }).toBe(true);
-    child.kill('SIGINT');
-    expect(await started.exited, started.output()).toBe(0);
-    expect(started.output()).toContain('Stopped.');
-    expect(started.output()).not.toContain('npm start failed');
-    expect(await listening(postgresPort), 'PostgreSQL still listens').toBe(false);
-    expect(await listening(mongoPort), 'FerretDB still listens').toBe(false);
-    expect(existsSync(postmasterPid), 'PostgreSQL did not shut down').toBe(false);
-    expect(existsSync(processRecordPath(ownDataDir))).toBe(false);
-  } finally {
-    child.kill('SIGKILL');
-    // A PostgreSQL left running (the assertions above failed) goes with the test.
-    if (existsSync(postmasterPid)) process.kill(Number(readFileSync(postmasterPid, 'utf8').split('\n')[0]), 'SIGKILL');
-    for (const pid of await processesWithEnv(`OCO_DATA_DIR=${ownDataDir}`)) process.kill(pid, 'SIGKILL');
-    await rm(ownDataDir, { recursive: true, force: true });
-  }
-}, 120_000);
+}
+
+it.each([
+  // FerretDB's indexes are being installed: FerretDB is not spawned yet.
+  ['as PostgreSQL begins to listen', (_dir: string, postgresPort: number) => listening(postgresPort)],
+  // FerretDB spawned, maybe not yet listening.
+  ['once FerretDB is spawned', async (dir: string) => (await processesOf(dir, 'ferretdb')).length > 0],
+])(
+  'stops the PostgreSQL and FerretDB it is still starting when interrupted (Ctrl-C) %s',
+  async (_moment, reached) => {
+    // Its own database servers this time (no MONGODB_URI), in a data folder of their own: a first start,
+    // so that PostgreSQL's initdb runs and FerretDB starts only after PostgreSQL listens.
+    const ownDataDir = await mkdtemp(path.join(os.tmpdir(), 'oco-npm-start-servers-'));
+    await chmod(ownDataDir, 0o755);
+    const [postgresPort, mongoPort] = (await freePorts(2)) as [number, number];
+    const { MONGODB_URI: _configured, ...rest } = env;
+    const ownEnv = {
+      ...rest,
+      OCO_DATA_DIR: ownDataDir,
+      LOCAL_POSTGRES_PORT: String(postgresPort),
+      LOCAL_MONGO_PORT: String(mongoPort),
+    };
+    const postmasterPid = path.join(ownDataDir, 'mongo', 'postgres', 'postmaster.pid');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/start.ts'], {
+      cwd: ROOT,
+      env: ownEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const started = followOutput(child);
+    try {
+      await started.until('Starting PostgreSQL and FerretDB...');
+      await expect.poll(() => reached(ownDataDir, postgresPort), { timeout: 60_000, interval: 20 }).toBe(true);
+      child.kill('SIGINT');
+      expect(await started.exited, started.output()).toBe(0);
+      expect(started.output()).toContain('Stopped.');
+      expect(started.output()).not.toContain('npm start failed');
+      expect(await listening(postgresPort), 'PostgreSQL still listens').toBe(false);
+      expect(await listening(mongoPort), 'FerretDB still listens').toBe(false);
+      expect(existsSync(postmasterPid), 'PostgreSQL did not shut down').toBe(false);
+      expect(await processesOf(ownDataDir, 'ferretdb'), 'FerretDB still runs').toEqual([]);
+      expect(existsSync(processRecordPath(ownDataDir))).toBe(false);
+    } finally {
+      child.kill('SIGKILL');
+      // A PostgreSQL left running (the assertions above failed) goes with the test.
+      if (existsSync(postmasterPid))
+        process.kill(Number(readFileSync(postmasterPid, 'utf8').split('\n')[0]), 'SIGKILL');
+      for (const pid of await processesWithEnv(`OCO_DATA_DIR=${ownDataDir}`)) process.kill(pid, 'SIGKILL');
+      await rm(ownDataDir, { recursive: true, force: true });
+    }
+  },
+  120_000,
+);

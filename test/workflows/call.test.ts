@@ -60,8 +60,9 @@ const count = (calls: Calls, name: string) => calls.filter((c) => c.name === nam
 /**
  * A paced call (its slot granted at once) whose dial the provider refuses (a 5xx it will not take
  * back: provider-error, which the policy redials): `act` runs on its workflow once the slot's release
- * before the redial has begun. The release lasts until `act` ends it (or is done) or 15 s, longer than
- * a workflow task's heartbeat (80 % of its 2 s timeout), so that what `act` does comes in between.
+ * before the redial has begun. The release lasts until `act` ends it (or is done) or 8 s (within the
+ * local activity's 10 s), longer than a workflow task's heartbeat (80 % of its 2 s timeout), so that
+ * what `act` does comes in between.
  */
 async function whileRefusedDialGivesSlotBack<T>(
   act: (handle: WorkflowHandle<typeof phoneCallWorkflow>, endRelease: () => void) => Promise<T>,
@@ -89,7 +90,7 @@ async function whileRefusedDialGivesSlotBack<T>(
     },
     releaseDialSlot: async () => {
       releasing();
-      await Promise.race([actDone, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+      await Promise.race([actDone, new Promise((resolve) => setTimeout(resolve, 8_000))]);
     },
   });
   const taskQueue = uniqueId('q');

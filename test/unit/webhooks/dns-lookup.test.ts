@@ -12,14 +12,13 @@ afterEach(() => {
 });
 
 /**
- * A DNS server on a loopback UDP port: `answer` gives each queried name's A record (null: none), or
- * the server stays silent when `silent` is set.
+ * A DNS server on a loopback UDP port: `answer` gives a queried name's A record (null: none, and no
+ * AAAA record either), or `silent` for a question it never answers.
  */
-async function dnsServer(answer: (name: string) => string | null, silent = false): Promise<string> {
+async function dnsServer(answer: (name: string, type: 'A' | 'AAAA') => string | null | 'silent'): Promise<string> {
   const socket = createSocket('udp4');
   sockets.push(socket);
   socket.on('message', (query, peer) => {
-    if (silent) return;
     // The question: labels from byte 12 to a zero byte, then QTYPE and QCLASS.
     let at = 12;
     const labels: string[] = [];
@@ -28,8 +27,10 @@ async function dnsServer(answer: (name: string) => string | null, silent = false
       at += query[at]! + 1;
     }
     const questionEnd = at + 5;
-    const type = query.readUInt16BE(at + 1);
-    const address = type === 1 ? answer(labels.join('.')) : null;
+    const type = query.readUInt16BE(at + 1) === 1 ? 'A' : 'AAAA';
+    const given = answer(labels.join('.'), type);
+    if (given === 'silent') return;
+    const address = type === 'A' ? given : null;
     const header = Buffer.from(query.subarray(0, 12));
     header.writeUInt16BE(0x8180, 2); // a response, recursion desired and available, no error
     header.writeUInt16BE(1, 4);
@@ -72,7 +73,7 @@ describe('dnsLookup', () => {
   });
 
   it('gives up on a name server that never answers within its time limit, leaving the thread pool free', async () => {
-    const server = await dnsServer(() => null, true);
+    const server = await dnsServer(() => 'silent');
     const lookup = dnsLookup({ servers: [server], timeoutMs: 300, tries: 1 });
     const started = performance.now();
     // More lookups at once than libuv has threads (4): with getaddrinfo these would hold them all.
@@ -85,5 +86,12 @@ describe('dnsLookup', () => {
     expect(await threadPoolTaskMs()).toBeLessThan(1_000);
     expect(await Promise.all(lookups)).toEqual(Array(8).fill('ETIMEOUT'));
     expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
+  it('names a name server that did not answer over a name that has no address of one kind', async () => {
+    // No A record, and no answer at all for AAAA: the timeout is what the refusal reports.
+    const server = await dnsServer((_name, type) => (type === 'A' ? null : 'silent'));
+    const lookup = dnsLookup({ servers: [server], timeoutMs: 300, tries: 1 });
+    await expect(lookup('half.example.com')).rejects.toMatchObject({ code: 'ETIMEOUT' });
   });
 });
