@@ -331,8 +331,12 @@ describe('phoneCallWorkflow', () => {
       tryFailed = resolve;
     });
     const { activities, calls } = stubActivities({
+      // The cancel goes 200 ms after the try failed, while its retry waits (2 s). Sent as the try began,
+      // it raced the failure: reaching the server first, it left the time-skipping test server holding
+      // the try unresolved until the workflow timed out (the real server's rule for a cancel that
+      // reaches a try still running is tested in cancel-during-dial.test.ts).
       dialCall: async () => {
-        tryFailed();
+        setTimeout(tryFailed, 200);
         throw new Error('the store is down');
       },
       hangUpCall: async ({ providerCallId, dialledSince }) =>
