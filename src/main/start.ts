@@ -241,6 +241,7 @@ async function main(): Promise<void> {
       });
       mongoUri = stack.uri;
     }
+    if (stopping) return; // stopped while PostgreSQL and FerretDB came up (see below)
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
     let temporalUi = process.env.TEMPORAL_UI_URL ?? null;
     if (!temporalAddress) {
@@ -276,6 +277,9 @@ async function main(): Promise<void> {
       EMULATOR_VONAGE_SIGNATURE_SECRET: secrets.vonageSignatureSecret,
       EMULATOR_TELNYX_PRIVATE_KEY: secrets.telnyxPrivateKeyPem,
     };
+    // Stopped while the servers came up (their start carried on meanwhile): the stop ends this process,
+    // and nothing more is started.
+    if (stopping) return;
     for (const name of ['emulator', 'worker', 'api']) {
       const child = startNode(name, `src/main/${name}.ts`, env);
       children.push(child);

@@ -229,6 +229,8 @@ it.each([
       expect(await started.exited, started.output()).toBe(0);
       expect(started.output()).toContain('Stopped.');
       expect(started.output()).not.toContain('npm start failed');
+      // Nothing more was started once the stop began.
+      expect(started.output()).not.toMatch(/^\[(emulator|worker|api)\]/m);
       expect(await listening(postgresPort), 'PostgreSQL still listens').toBe(false);
       expect(await listening(mongoPort), 'FerretDB still listens').toBe(false);
       expect(existsSync(postmasterPid), 'PostgreSQL did not shut down').toBe(false);
