@@ -46,10 +46,13 @@ function minutesOf(time: string, what: string): number {
   return Number(match[1] ?? match[3]) * 60 + Number(match[2] ?? match[4]);
 }
 
+const FULL_DAY_NAMES = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
+
+/** `Mon`, `Tues`, `Wednesday`: a day's name or its start, three letters at least (not `Monkey`). */
 function weekdayOf(name: string): IsoWeekday {
-  const index = DAY_NAMES.indexOf(name.slice(0, 3).toLowerCase() as (typeof DAY_NAMES)[number]);
-  if (index < 0 || !/^[a-z]{3,9}$/i.test(name))
-    throw new CallingWindowError(`"${name}" is not a day of the week (Mon, Tue, ... Sun)`);
+  const lower = name.toLowerCase();
+  const index = FULL_DAY_NAMES.findIndex((day) => lower.length >= 3 && day.startsWith(lower));
+  if (index < 0) throw new CallingWindowError(`"${name}" is not a day of the week (Mon, Tue, ... Sun)`);
   return (index + 1) as IsoWeekday;
 }
 
@@ -72,7 +75,9 @@ function parseDays(text: string): IsoWeekday[] {
 
 /** One rule as operators write it: `Mon-Fri 09:00-20:00`. */
 export function parseCallingHoursRule(text: string): CallingHoursRule {
-  const match = /^\s*(\S+)\s+(\d{2}:\d{2})\s*-\s*(\d{2}:\d{2})\s*$/.exec(text);
+  // Days (a list may have spaces after its commas), then two times, each checked on its own so that a
+  // refusal names what is wrong with it (`9:00` is not HH:MM).
+  const match = /^\s*(\S+(?:,\s*\S+)*)\s+([\d:]+)\s*-\s*([\d:]+)\s*$/.exec(text);
   if (!match) throw new CallingWindowError(`calling hours must look like "Mon-Fri 09:00-20:00", got "${text}"`);
   const rule = { days: parseDays(match[1]!), start: match[2]!, end: match[3]! };
   validateRule(rule);
@@ -81,7 +86,17 @@ export function parseCallingHoursRule(text: string): CallingHoursRule {
 
 function validateRule(rule: CallingHoursRule): void {
   if (rule.days.length === 0) throw new CallingWindowError('calling hours need at least one day of the week');
-  if (minutesOf(rule.start, 'the start') >= minutesOf(rule.end, 'the end'))
+  const start = minutesOf(rule.start, 'the start');
+  const end = minutesOf(rule.end, 'the end');
+  if (end === 0 && start > 0)
+    throw new CallingWindowError(`calling hours ${rule.start}-${rule.end} end at midnight: write the end as 24:00`);
+  if (start > end)
+    throw new CallingWindowError(
+      `calling hours ${rule.start}-${rule.end} cross midnight, which one rule cannot: write two rules, ` +
+        `one to 24:00 and one from 00:00 on the days after (e.g. "Mon-Fri ${rule.start}-24:00" and ` +
+        `"Tue-Sat 00:00-${rule.end}")`,
+    );
+  if (start === end)
     throw new CallingWindowError(
       `calling hours ${rule.start}-${rule.end} are empty: the start must come before the end`,
     );
@@ -216,8 +231,13 @@ export function checkCallingWindow(window: CallingWindow, timeZones: readonly st
 /** The canonical IANA zone names this runtime knows; the OpenAPI document lists them for `calleeTimeZone`. */
 export const KNOWN_TIME_ZONES: readonly string[] = ['UTC', ...Intl.supportedValuesOf('timeZone')];
 
-/** A zone name Temporal (and so this module) can use. */
+/**
+ * A zone name Temporal (and so this module) can use: a name (`America/New_York`, `UTC`,
+ * `Etc/GMT+5`), not a fixed offset (`+05:30`, which keeps no daylight saving) nor a date-time string
+ * that carries a zone, which Temporal would also read one from.
+ */
 export function isTimeZone(name: string): boolean {
+  if (!/^[A-Za-z][\w+-]*(?:\/[\w+-]+)*$/.test(name)) return false;
   try {
     Temporal.Now.instant().toZonedDateTimeISO(name);
     return true;

@@ -3,6 +3,7 @@ import {
   CallingWindowError,
   checkCallingWindow,
   describeCallingWindow,
+  isTimeZone,
   parseCallingHoursRule,
   validateCallingWindow,
   type CallingWindow,
@@ -31,6 +32,9 @@ describe('parsing and validation', () => {
     expect(parseCallingHoursRule('sat,sun 10:00-14:30').days).toEqual([6, 7]);
     expect(parseCallingHoursRule('Fri-Mon 08:00-24:00').days).toEqual([1, 5, 6, 7]);
     expect(parseCallingHoursRule('daily 00:00-24:00').days).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    // Days by their start, three letters at least, and a list with spaces after its commas.
+    expect(parseCallingHoursRule('Tues-Thurs 09:00-17:00').days).toEqual([2, 3, 4]);
+    expect(parseCallingHoursRule('Monday, Wednesday 09:00-17:00').days).toEqual([1, 3]);
     expect(describeCallingWindow({ ...weekdays9to20, skipDates: ['2026-12-25'] })).toBe(
       'Mon,Tue,Wed,Thu,Fri 09:00-20:00; not on 2026-12-25',
     );
@@ -41,13 +45,37 @@ describe('parsing and validation', () => {
     expect(() => validateCallingWindow({ rules: [{ days: [], start: '09:00', end: '20:00' }], skipDates: [] })).toThrow(
       /at least one day/,
     );
-    expect(() => parseCallingHoursRule('Mon-Fri 20:00-09:00')).toThrow(/start must come before the end/);
+    // Hours across midnight are two rules; the refusal says how to write them.
+    expect(() => parseCallingHoursRule('Mon-Fri 22:00-02:00')).toThrow(
+      /22:00-02:00 cross midnight.*"Mon-Fri 22:00-24:00" and "Tue-Sat 00:00-02:00"/,
+    );
+    expect(() => parseCallingHoursRule('Mon-Fri 09:00-00:00')).toThrow(/end at midnight: write the end as 24:00/);
     expect(() => parseCallingHoursRule('Mon-Fri 09:00-09:00')).toThrow(/empty/);
     expect(() => parseCallingHoursRule('Mon-Fri 25:00-26:00')).toThrow(/HH:MM/);
+    expect(() => parseCallingHoursRule('Mon-Fri 9:00-17:00')).toThrow(/the start must be .* HH:MM .*got "9:00"/);
     expect(() => parseCallingHoursRule('Funday 09:00-10:00')).toThrow(/not a day/);
+    // A word that only begins like a day is none.
+    expect(() => parseCallingHoursRule('Monkey 09:00-10:00')).toThrow(/"Monkey" is not a day/);
+    expect(() => parseCallingHoursRule('Fridge-Sun 09:00-10:00')).toThrow(/"Fridge" is not a day/);
     expect(() => parseCallingHoursRule('weekdays')).toThrow(/must look like/);
     expect(() => validateCallingWindow({ ...weekdays9to20, skipDates: ['2026-02-30'] })).toThrow(/not a date/);
     expect(() => validateCallingWindow({ ...weekdays9to20, skipDates: ['25.12.2026'] })).toThrow(/YYYY-MM-DD/);
+  });
+});
+
+describe('isTimeZone', () => {
+  it('takes zone names, not offsets or date-times that carry a zone', () => {
+    for (const zone of ['America/New_York', 'UTC', 'Etc/GMT+5', 'America/Argentina/Buenos_Aires'])
+      expect(isTimeZone(zone), zone).toBe(true);
+    // Temporal reads a zone from each of these too; an offset keeps no daylight saving.
+    for (const notZone of [
+      '+05:30',
+      '-00:00',
+      '2026-01-01T00:00Z',
+      '2026-01-01T00:00+01:00[Europe/Paris]',
+      'Mars/Olympus',
+    ])
+      expect(isTimeZone(notZone), notZone).toBe(false);
   });
 });
 
