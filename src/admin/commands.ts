@@ -17,6 +17,7 @@ import {
   describeCallingWindow,
   parseCallingHoursRule,
   validateCallingWindow,
+  validateSkipDates,
   type CallingWindow,
 } from '../calling-hours/calling-window';
 import { MAX_CONCURRENT_CALLS, MAX_DIALS_PER_SECOND } from '../contracts/pacing';
@@ -272,15 +273,23 @@ export async function createTemplate(input: {
   }
   let callingWindow: CallingWindow | null = null;
   if (input.callingHours?.length || input.skipDates?.length) {
-    try {
-      callingWindow = validateCallingWindow({
-        rules: (input.callingHours ?? []).map(parseCallingHoursRule),
-        skipDates: input.skipDates ?? [],
-      });
-    } catch (err) {
-      if (err instanceof CallingWindowError) throw new CommandError(`--calling-hours: ${err.message}`);
-      throw err;
-    }
+    /** Runs a check of one option's values, its refusal naming that option. */
+    const checked = <T>(option: string, check: () => T): T => {
+      try {
+        return check();
+      } catch (err) {
+        if (err instanceof CallingWindowError) throw new CommandError(`${option}: ${err.message}`);
+        throw err;
+      }
+    };
+    if (!input.callingHours?.length)
+      throw new CommandError(
+        '--skip-date needs --calling-hours, the hours to call in (any hour but those dates: --calling-hours "daily 00:00-24:00")',
+      );
+    const skipDates = input.skipDates ?? [];
+    const rules = checked('--calling-hours', () => input.callingHours!.map(parseCallingHoursRule));
+    checked('--skip-date', () => validateSkipDates(skipDates));
+    callingWindow = checked('--calling-hours', () => validateCallingWindow({ rules, skipDates }));
   }
   const template = await CallTemplate.create({
     teamId: team._id,

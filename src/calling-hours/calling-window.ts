@@ -109,7 +109,13 @@ function validateRule(rule: CallingHoursRule): void {
 export function validateCallingWindow(window: CallingWindow): CallingWindow {
   if (window.rules.length === 0) throw new CallingWindowError('a calling window needs at least one rule');
   window.rules.forEach(validateRule);
-  for (const date of window.skipDates) {
+  validateSkipDates(window.skipDates);
+  return window;
+}
+
+/** Refuses a skip date that is not a real date written YYYY-MM-DD. */
+export function validateSkipDates(skipDates: readonly string[]): void {
+  for (const date of skipDates) {
     if (!DATE.test(date)) throw new CallingWindowError(`a skip date must be written YYYY-MM-DD, got "${date}"`);
     try {
       Temporal.PlainDate.from(date, { overflow: 'reject' });
@@ -117,7 +123,6 @@ export function validateCallingWindow(window: CallingWindow): CallingWindow {
       throw new CallingWindowError(`${date} is not a date of the calendar`);
     }
   }
-  return window;
 }
 
 /** One line per rule, as the CLI shows a template: `Mon-Fri 09:00-20:00`. */

@@ -191,10 +191,18 @@ describe('calling hours through the API', () => {
     await client.delete(`/v1/phoneCalls/${tokyo.body.data._id}`);
   });
 
-  it('refuses a template whose hours can never open', async () => {
-    await expect(
-      createTemplate({ team: stack.team.teamId, name: 'Never', prompt: 'Hi', callingHours: ['Mon 10:00-10:00'] }),
-    ).rejects.toThrow(/start must come before the end/);
+  it('refuses a template whose hours can never open, naming the option at fault', async () => {
+    const template = (extra: { callingHours?: string[]; skipDates?: string[] }) =>
+      createTemplate({ team: stack.team.teamId, name: 'Never', prompt: 'Hi', ...extra });
+    await expect(template({ callingHours: ['Mon 10:00-10:00'] })).rejects.toThrow(
+      /^--calling-hours: .*start must come before the end/,
+    );
+    await expect(template({ callingHours: ['Mon-Fri 09:00-17:00'], skipDates: ['2026-2-3'] })).rejects.toThrow(
+      /^--skip-date: a skip date must be written YYYY-MM-DD, got "2026-2-3"/,
+    );
+    await expect(template({ skipDates: ['2026-12-25'] })).rejects.toThrow(
+      /^--skip-date needs --calling-hours.*"daily 00:00-24:00"/,
+    );
   });
 });
 
