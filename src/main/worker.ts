@@ -34,10 +34,7 @@ async function main(): Promise<void> {
           registry: metrics.registry,
           sdkMetricsUrl: () => sdkMetricsUrl,
           logger,
-          readiness: () =>
-            checkReadiness(workerReadinessChecks(started), (check, reason) =>
-              logger.warn({ check, reason }, 'readiness check failed'),
-            ),
+          readiness: () => checkReadiness(workerReadinessChecks(started), logger),
         });
   await connectMongo(config.MONGODB_URI, config.MONGODB_POOL_SIZE, {
     socketTimeoutMs: config.WORKER_MONGODB_SOCKET_TIMEOUT_SECONDS * 1000,

@@ -49,7 +49,7 @@ export async function startWorkerMetricsServer(options: {
       options.readiness().then(
         (readiness) => json(readiness.status === 'ready' ? 200 : 503, readiness),
         (err: unknown) => {
-          options.logger.error({ err }, 'readiness check failed');
+          options.logger.error({ err }, 'readiness could not be checked');
           json(500, { status: 'unavailable', checks: {} });
         },
       );

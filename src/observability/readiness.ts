@@ -1,4 +1,5 @@
 // Readiness as the API and the worker answer it (/readyz): every check at once, each given 3 s.
+import type { Logger } from '../logger';
 export type ReadinessCheck = () => Promise<void>;
 
 /** A check's failure that says what the process itself is doing (`not polling: STOPPING`), as it is. */
@@ -16,11 +17,11 @@ const CHECK_TIMEOUT_MS = 3_000;
 
 /**
  * Runs every check. A dependency's reason for failing (a driver's or gRPC's message, which names
- * internal hosts and ports) goes to `logUnreachable` only: /readyz answers anyone, without a key.
+ * internal hosts and ports) goes to the log only: /readyz answers anyone, without a key.
  */
 export async function checkReadiness(
   checks: Record<string, ReadinessCheck>,
-  logUnreachable: (check: string, reason: string) => void,
+  log: Pick<Logger, 'warn'>,
 ): Promise<Readiness> {
   const results = await Promise.all(
     Object.entries(checks).map(async ([name, check]) => {
@@ -29,7 +30,7 @@ export async function checkReadiness(
         return [name, 'ok'] as const;
       } catch (err) {
         if (err instanceof NotReady) return [name, err.message] as const;
-        logUnreachable(name, err instanceof Error ? err.message : String(err));
+        log.warn({ check: name, reason: err instanceof Error ? err.message : String(err) }, 'readiness check failed');
         return [name, 'unreachable'] as const;
       }
     }),

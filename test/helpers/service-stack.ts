@@ -119,10 +119,7 @@ export async function startServiceStack(
       registry: metrics.registry,
       sdkMetricsUrl: () => sdkMetricsUrl,
       logger,
-      readiness: () =>
-        checkReadiness(workerReadinessChecks({ mongodb: true, client: temporal, worker }), (check, reason) =>
-          logger.warn({ check, reason }, 'readiness check failed'),
-        ),
+      readiness: () => checkReadiness(workerReadinessChecks({ mongodb: true, client: temporal, worker }), logger),
     });
     const stopReconciler = startReconciler({ dispatcher, logger, afterSeconds: config.RECONCILE_AFTER_SECONDS });
     running = { worker, done: worker.run(), stopReconciler, metricsServer };

@@ -11,9 +11,7 @@ export function createHealthRouter(deps: { checks: Record<string, ReadinessCheck
     ctx.body = { status: 'ok' } satisfies z.output<typeof healthSchema>;
   });
   router.get('/readyz', async (ctx) => {
-    const readiness = await checkReadiness(deps.checks, (check, reason) =>
-      ctx.state.log.warn({ check, reason }, 'readiness check failed'),
-    );
+    const readiness = await checkReadiness(deps.checks, ctx.state.log);
     ctx.status = readiness.status === 'ready' ? 200 : 503;
     ctx.body = readiness satisfies z.output<typeof readinessSchema>;
   });

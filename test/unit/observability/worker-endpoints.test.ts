@@ -9,12 +9,12 @@ import { startWorkerMetricsServer } from '../../../src/observability/metrics-end
 import { checkReadiness, NotReady } from '../../../src/observability/readiness';
 import { workerReadinessChecks } from '../../../src/worker/readiness';
 
-const noLog = () => undefined;
+const noLog = { warn: () => undefined };
 
 describe('checkReadiness', () => {
   it('is ready only when every check passes; says a dependency is unreachable (its reason only to the log), and what the process does as it is', async () => {
-    const logged: Array<[string, string]> = [];
-    const log = (check: string, reason: string) => logged.push([check, reason]);
+    const logged: unknown[][] = [];
+    const log = { warn: (...line: unknown[]) => void logged.push(line) };
     expect(await checkReadiness({ mongodb: async () => undefined, temporal: async () => undefined }, log)).toEqual({
       status: 'ready',
       checks: { mongodb: 'ok', temporal: 'ok' },
@@ -35,7 +35,7 @@ describe('checkReadiness', () => {
       status: 'unavailable',
       checks: { mongodb: 'unreachable', 'phone-calls': 'not polling: STOPPING' },
     });
-    expect(logged).toEqual([['mongodb', 'MongoDB is not connected']]);
+    expect(logged).toEqual([[{ check: 'mongodb', reason: 'MongoDB is not connected' }, 'readiness check failed']]);
     expect(await checkReadiness({}, log)).toEqual({ status: 'unavailable', checks: {} });
   });
 });
