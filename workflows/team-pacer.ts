@@ -392,6 +392,12 @@ export async function teamPacerWorkflow(input: PacerInput): Promise<void> {
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > historyEventsBeforeContinue) {
       if (!(await settle())) continue;
+      // What came while the run settled (signals keep arriving during a long sweep) goes to the pages
+      // first: carried whole, a burst of requests or withdrawals could pass the 2 MB limit of the next
+      // run's input, and its continue-as-new would fail on every try, stopping all grants (runs begun
+      // before keep the old way to their end).
+      const carriedTooMuch = unspilled.length >= pageSize || withdrawnSpilled.size >= pageSize;
+      if (carriedTooMuch && patched('pacer-spills-before-continuing')) continue;
       return await continueAsNew<typeof teamPacerWorkflow>({
         teamId,
         carried: {

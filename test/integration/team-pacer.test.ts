@@ -503,6 +503,54 @@ describe('team pacer', () => {
   );
 
   it.concurrent(
+    'waiters that came during a long sweep go to its pages before it continues as new, not into its input',
+    async () => {
+      // Before, the run continued as new as soon as the sweep ended, carrying every request that came
+      // meanwhile in its input: a burst of thousands during a long sweep could pass the input's 2 MB
+      // limit, and the continue-as-new would then fail on every try.
+      const teamId = new mongoose.Types.ObjectId().toHexString();
+      let letGo!: () => void;
+      const held = new Promise<void>((resolve) => (letGo = resolve));
+      let sweeps = 0;
+      const historyEventsBeforeContinue = 60;
+      const { worker, startPacer, granted } = await grantRecordingWorker(teamId, {
+        tuning: { memoryQueueMax: 1, spillPageSize: 2, sweepMs: 500, historyEventsBeforeContinue },
+        findEndedCalls: async () => {
+          sweeps += 1;
+          await held;
+          return [];
+        },
+      });
+      const names = ['a', ...Array.from({ length: 24 }, (_, i) => `w${i}`)];
+      await worker.runUntil(async () => {
+        try {
+          const pacer = await startPacer();
+          const firstRun = client.workflow.getHandle(pacerWorkflowId(teamId), pacer.firstExecutionRunId);
+          await pacer.signal(requestDialSlotsSignal, { requests: [ask('a')] });
+          await waitFor(() => granted.includes('a') && sweeps === 1);
+          // The sweep is held; each request now lengthens the run's history until it must continue as new,
+          // and the run waits for the sweep to end before it does.
+          const { events } = await firstRun.fetchHistory();
+          expect(events!.length).toBeLessThan(historyEventsBeforeContinue - 20);
+          for (const name of names.slice(1)) await pacer.signal(requestDialSlotsSignal, { requests: [ask(name)] });
+          letGo();
+          await waitForAsync(async () => (await firstRun.describe()).status.name === 'CONTINUED_AS_NEW');
+          const last = (await firstRun.fetchHistory()).events!.at(-1)!;
+          const payload = last.workflowExecutionContinuedAsNewEventAttributes!.input!.payloads![0]!;
+          const next = JSON.parse(Buffer.from(payload.data!).toString('utf8')) as PacerInput;
+          expect(next.carried!.unspilled.length).toBeLessThan(2);
+          expect(next.carried!.spillTail - next.carried!.spillHead).toBeGreaterThan(10);
+          await serveInTurn(pacer, names, granted);
+        } finally {
+          letGo();
+        }
+      });
+      expect(granted).toEqual(names);
+      expect(await DialQueueEntry.countDocuments({ teamId })).toBe(0);
+    },
+  );
+
+  it.concurrent(
     'a run started afresh clears the pages a terminated run left, and serves the calls in them when they ask',
     async () => {
       const teamId = new mongoose.Types.ObjectId().toHexString();
