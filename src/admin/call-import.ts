@@ -11,9 +11,10 @@ import { listedAmong } from '../data/do-not-call-store';
 import { prepareCalls } from '../calls/prepare-calls';
 import { BatchCallDeletion } from '../data/models/batch-call-deletion';
 import { CallTemplate } from '../data/models/call-template';
+import { IDEMPOTENCY_WINDOW_MS, IdempotencyRecord } from '../data/models/idempotency-record';
 import { PhoneCall } from '../data/models/phone-call';
 import type { TeamDoc } from '../data/models/team';
-import { MAX_BATCH } from '../contracts/batches';
+import { BATCH_CREATE_SCOPE, MAX_BATCH } from '../contracts/batches';
 import { phoneCallCreateSchema } from '../schemas/phone-calls';
 import { CommandError } from './command-error';
 import { requireTeam } from './commands';
@@ -118,6 +119,12 @@ export function checkCallCsv(content: string, options: CallCsvOptions): { calls:
     const element: Record<string, unknown> = { teamId: options.teamId, callTemplateId: options.template.id };
     const values: { key: string; value: string }[] = [];
     const rowProblems: string[] = [];
+    // A cell past the header's columns (an unquoted comma in `Acme, Inc.`) would shift nothing but be
+    // dropped unseen: the row's variables may be the wrong cells. Empty ones (a trailing comma) are not.
+    if (row.slice(columns.length).some((cell) => cell !== ''))
+      rowProblems.push(
+        `${row.length} cells where the header has ${columns.length} (a comma in a value needs the value in double quotes)`,
+      );
     columns.forEach((column, at) => {
       const cell = row[at] ?? '';
       if (cell === '') return;
@@ -152,7 +159,11 @@ export function checkCallCsv(content: string, options: CallCsvOptions): { calls:
  * All or nothing, every bad line named in one error: the lines that did not parse and the good ones
  * whose number is on the do-not-call list (`listed`), in the file's order.
  */
-export function refuseBadLines(checked: { calls: CallRow[]; problems: LineProblem[] }, listed: ReadonlySet<string>) {
+export function refuseBadLines(
+  checked: { calls: CallRow[]; problems: LineProblem[] },
+  listed: ReadonlySet<string>,
+  resumed?: { created: number; of: number },
+) {
   const listedCalls = checked.calls.filter((c) => listed.has(c.element.toPhoneNumber as string));
   const onList = listedCalls.map((c) => ({
     line: c.line,
@@ -163,9 +174,13 @@ export function refuseBadLines(checked: { calls: CallRow[]; problems: LineProble
     ...(checked.problems.length ? [`${checked.problems.length} bad line(s)`] : []),
     ...(onList.length ? [`${listedNumbers} number(s) on the do-not-call list`] : []),
   ].join(' and ');
+  const nothing = resumed
+    ? `nothing more imported (an earlier run created ${resumed.created} of its ${resumed.of} batches; ` +
+      'mend what is named without editing the file, which would be another import, its calls created again)'
+    : 'nothing imported';
   refuseProblems(
     [...checked.problems, ...onList].sort((a, b) => a.line - b.line).map(describeProblem),
-    `nothing imported: ${headline}`,
+    `${nothing}: ${headline}`,
   );
 }
 
@@ -206,31 +221,55 @@ export async function importCalls(input: ImportInput) {
     defaultCountry: countryOf(input.defaultCountry),
   });
   const { calls } = checked;
+  const fileId = await importFileId(team._id, content, template._id.toHexString());
+  // An earlier import of the same file set the chunks: the same rows under the same keys, whatever
+  // --batch-size says now (another size would make other chunks, under keys never seen: every call
+  // created again). And its name: a chunk sent again must be the same request as under its key before,
+  // whatever the file is called now (`--file /dev/stdin`, a renamed copy).
+  const earlier = await earlierImport(team._id, fileId);
+  const chunkSize = earlier?.chunkSize ?? requestedChunkSize;
+  const fileName = earlier?.fileName ?? path.basename(file);
+  const chunks: Array<{ key: string; rows: CallRow[] }> = [];
+  for (let at = 0; at < calls.length; at += chunkSize) {
+    const rows = calls.slice(at, at + chunkSize);
+    // Keyed by the file and the chunk's lines: the same rows, the same key.
+    chunks.push({ key: `${fileId}-lines-${rows[0]!.line}-${rows.at(-1)!.line}`, rows });
+  }
+  // Chunks an earlier run created are not checked or sent again: their calls exist (whatever the
+  // do-not-call list says of them now, each dial reads it again), and the API's answer to their key
+  // is stored.
+  const created = await createdChunks(
+    team._id,
+    chunks.map((c) => c.key),
+  );
+  const resumed = created.size > 0;
+  const toSend = chunks.filter((c) => !created.has(c.key)).flatMap((c) => c.rows);
   // The API would refuse the chunk holding such a number: the lines that parsed are looked up too, so
   // that one error names the bad lines and the listed numbers together, before anything is created.
-  const numbers = calls.map((c) => c.element.toPhoneNumber as string);
+  const numbers = toSend.map((c) => c.element.toPhoneNumber as string);
   const listed = new Set<string>();
   for (let at = 0; at < numbers.length; at += MAX_BATCH) {
     for (const number of await listedAmong(teamId, numbers.slice(at, at + MAX_BATCH))) listed.add(number);
   }
-  const fileId = await importFileId(team._id, content, template._id.toHexString());
-  const fileName = path.basename(file);
   // The checks the API makes of each chunk, made of the whole file first: a file it would refuse
   // midway creates nothing.
-  const unlisted = calls.filter((c) => !listed.has(c.element.toPhoneNumber as string));
+  const unlisted = toSend.filter((c) => !listed.has(c.element.toPhoneNumber as string));
   for (let at = 0; at < unlisted.length; at += MAX_BATCH) {
     for (const problem of await apiProblems(unlisted.slice(at, at + MAX_BATCH), team, fileId, fileName))
       checked.problems.push(problem);
   }
-  refuseBadLines(checked, listed);
+  // A first run refuses a listed number: nothing is created yet, and the file may be mended. Once chunks
+  // exist the file must stay as it is (another content is another import: its calls created again), so
+  // a number listed since (the callee asked not to be called, a chunk refused for it) is left out of
+  // the chunks still to send, and named in the summary.
+  refuseBadLines(
+    checked,
+    resumed ? new Set() : listed,
+    resumed ? { created: created.size, of: chunks.length } : undefined,
+  );
+  const leftOut = resumed ? toSend.filter((c) => listed.has(c.element.toPhoneNumber as string)) : [];
+  const leftOutLines = new Set(leftOut.map((c) => c.line));
 
-  // An earlier import of the same file set the chunks: the same rows under the same keys, whatever
-  // --batch-size says now (another size would make other chunks, under keys never seen: every call
-  // created again).
-  const earlier = await earlierChunkSize(team._id, fileId);
-  const chunkSize = earlier ?? requestedChunkSize;
-  const chunks: CallRow[][] = [];
-  for (let at = 0; at < calls.length; at += chunkSize) chunks.push(calls.slice(at, at + chunkSize));
   const bar = input.progress
     ? new SingleBar({
         format: 'importing |{bar}| {value}/{total} calls | batch {batch}/{batches}',
@@ -243,20 +282,29 @@ export async function importCalls(input: ImportInput) {
   let replayed = 0;
   let apiMs = 0;
   try {
-    for (const [index, chunk] of chunks.entries()) {
-      const sent = performance.now();
-      // Keyed by the file and the chunk's lines: the same rows, the same key.
-      const key = `${fileId}-lines-${chunk[0]!.line}-${chunk.at(-1)!.line}`;
-      const answer = await postChunk(api, key, chunk, index, {
-        // Each one checked against the create schema by readCallCsv.
-        phoneCalls: chunk.map((c) => c.element as ApiSchemas['PhoneCallCreateRequest']),
-        fileId,
-        fileName,
-      });
-      apiMs += performance.now() - sent;
-      batchIds.push(answer.batchId);
-      if (answer.replayed) replayed += 1;
-      bar?.increment(chunk.length, { batch: index + 1, batches: chunks.length });
+    for (const [index, { key, rows }] of chunks.entries()) {
+      const progress = { batch: index + 1, batches: chunks.length };
+      const createdBatch = created.get(key);
+      if (createdBatch) {
+        batchIds.push(createdBatch);
+        replayed += 1;
+        bar?.increment(rows.length, progress);
+        continue;
+      }
+      const chunk = rows.filter((c) => !leftOutLines.has(c.line));
+      if (chunk.length > 0) {
+        const sent = performance.now();
+        const answer = await postChunk(api, key, chunk, index, {
+          // Each one checked against the create schema by checkCallCsv.
+          phoneCalls: chunk.map((c) => c.element as ApiSchemas['PhoneCallCreateRequest']),
+          fileId,
+          fileName,
+        });
+        apiMs += performance.now() - sent;
+        batchIds.push(answer.batchId);
+        if (answer.replayed) replayed += 1;
+      }
+      bar?.increment(rows.length, progress);
     }
   } finally {
     bar?.stop();
@@ -273,10 +321,19 @@ export async function importCalls(input: ImportInput) {
     calls: calls.length,
     callsOfFileNow,
     batchSize: chunkSize,
-    ...(earlier !== null && earlier !== requestedChunkSize ? { batchSizeOfEarlierImport: true } : {}),
+    ...(earlier !== null && earlier.chunkSize !== requestedChunkSize ? { batchSizeOfEarlierImport: true } : {}),
     batches: batchIds.length,
     alreadyImportedBatches: replayed,
     batchIds,
+    ...(leftOut.length
+      ? {
+          leftOut: leftOut.map((c) => ({
+            line: c.line,
+            toPhoneNumber: c.element.toPhoneNumber as string,
+            reason: "on the team's do-not-call list",
+          })),
+        }
+      : {}),
     // Where the time went: the whole command, and the part spent waiting for the API's answers.
     seconds: round((performance.now() - started) / 1000),
     apiSeconds: round(apiMs / 1000),
@@ -370,16 +427,19 @@ async function importFileId(teamId: Types.ObjectId, content: string, templateId:
 }
 
 /**
- * The chunk size of an earlier import of the file: the most calls one of its batches holds, those
- * deleted since counted by their deletion notes (kept a day and an hour, past the API's 24-hour keys).
- * Null when the file has no calls.
+ * An earlier import of the file: its chunk size (the most calls one of its batches holds, those deleted
+ * since counted by their deletion notes, kept a day and an hour, past the API's 24-hour keys) and the
+ * file name its calls carry. Null when the file has no calls.
  */
-async function earlierChunkSize(teamId: Types.ObjectId, fileId: string): Promise<number | null> {
+async function earlierImport(
+  teamId: Types.ObjectId,
+  fileId: string,
+): Promise<{ chunkSize: number; fileName: string | undefined } | null> {
   const [live, deleted] = await Promise.all([
-    PhoneCall.find({ teamId, fileId }, { dispatchBatchId: 1 }).lean(),
+    PhoneCall.find({ teamId, fileId }, { dispatchBatchId: 1, fileName: 1 }).lean(),
     BatchCallDeletion.find(
       { 'call.fileId': fileId, 'call.teamId': teamId.toHexString() },
-      { dispatchBatchId: 1 },
+      { dispatchBatchId: 1, call: 1 },
     ).lean(),
   ]);
   const callsByBatch = new Map<string, Set<string>>();
@@ -391,7 +451,35 @@ async function earlierChunkSize(teamId: Types.ObjectId, fileId: string): Promise
   }
   let largest = 0;
   for (const calls of callsByBatch.values()) largest = Math.max(largest, calls.size);
-  return largest || null;
+  if (!largest) return null;
+  const named = live.find((c) => c.fileName)?.fileName ?? deleted.map(deletedFileName).find(Boolean);
+  return { chunkSize: largest, fileName: named ?? undefined };
+}
+
+const deletedFileName = ({ call }: { call?: unknown }): string | undefined => {
+  const name = (call as { fileName?: unknown } | undefined)?.fileName;
+  return typeof name === 'string' ? name : undefined;
+};
+
+/**
+ * The chunks whose keys the API has answered within its idempotency window, with the batch each
+ * answer names: created, and answered the same way should they be sent again.
+ */
+async function createdChunks(teamId: Types.ObjectId, keys: string[]): Promise<Map<string, string>> {
+  const created = new Map<string, string>();
+  const since = new Date(Date.now() - IDEMPOTENCY_WINDOW_MS);
+  for (let at = 0; at < keys.length; at += MAX_BATCH) {
+    const records = await IdempotencyRecord.find(
+      { teamId, scope: BATCH_CREATE_SCOPE, key: { $in: keys.slice(at, at + MAX_BATCH) }, state: 'done' },
+      // Not the answer's calls: up to 10,000 of them per chunk.
+      { key: 1, createdAt: 1, 'responseBody.batchId': 1 },
+    ).lean<Array<{ key: string; createdAt: Date; responseBody?: { batchId?: unknown } }>>();
+    for (const { key, createdAt, responseBody } of records) {
+      const batchId = responseBody?.batchId;
+      if (createdAt >= since && typeof batchId === 'string') created.set(key, batchId);
+    }
+  }
+  return created;
 }
 
 const round = (seconds: number) => Math.round(seconds * 100) / 100;

@@ -46,7 +46,8 @@ export interface CsvRow {
 }
 
 /**
- * The file's rows, a byte-order mark tolerated, blank lines skipped. Each names the line it starts on
+ * The file's rows, a byte-order mark tolerated, blank lines and rows of empty cells (`,,,`, which
+ * spreadsheets write below the data) skipped. Each names the line it starts on
  * (for error messages): blank lines and quoted cells spanning lines make a row's index no guide to it.
  * The line breaks are counted in the raw text csv-parse gives each record, since its `info.lines` is
  * the line a record ends on and counts a CRLF inside quotes as two.
@@ -61,12 +62,13 @@ export function csvRows(content: string): CsvRow[] {
     throw new CommandError(`the file is not valid CSV: ${err instanceof Error ? err.message : String(err)}`);
   }
   let line = 1;
-  return records.map(({ record, raw }) => {
+  const rows = records.map(({ record, raw }) => {
     // The raw text starts with the blank lines skipped before the record.
     const start = line + lineBreaks(/^(?:[^\S\r\n]*(?:\r\n|\r|\n))*/.exec(raw)![0]);
     line += lineBreaks(raw);
     return { cells: record, line: start };
   });
+  return rows.filter(({ cells }) => cells.some((cell) => cell !== ''));
 }
 
 const lineBreaks = (text: string) => text.match(/\r\n|\r|\n/g)?.length ?? 0;

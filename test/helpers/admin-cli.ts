@@ -1,7 +1,7 @@
 // The operator command line run as an operator runs it: a separate process, its own environment.
 // The suite's compiled build (test/setup/global-setup.ts), as the deployment image runs it: the same
 // code as `npm run admin`, which runs the sources through tsx, for less CPU per start.
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { inject } from 'vitest';
 import type { Config } from '../../src/config';
@@ -20,6 +20,14 @@ export function runAdmin(env: NodeJS.ProcessEnv, args: readonly string[]): Promi
       { env },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
+  });
+}
+
+/** The same command left running, for a test that interrupts it. */
+export function spawnAdmin(env: NodeJS.ProcessEnv, args: readonly string[]): ChildProcess {
+  return spawn(process.execPath, [path.join(inject('compiledDistPath'), 'src', 'main', 'admin.js'), ...args], {
+    env,
+    stdio: 'ignore',
   });
 }
 

@@ -3,13 +3,14 @@
 // watch|cancel|create` and `transcripts show` through the API with the team's key, and `webhooks
 // deliveries|redeliver`.
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CallTemplate } from '../../src/data/models/call-template';
-import { runAdmin, stackAdminEnv } from '../helpers/admin-cli';
+import { runAdmin, spawnAdmin, stackAdminEnv } from '../helpers/admin-cli';
 import { apiClient, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
 import { seededCallBody, startTestStack, type TestStack } from '../helpers/stack';
@@ -33,21 +34,22 @@ afterAll(async () => {
 const admin = (...args: string[]) =>
   runAdmin({ ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key }, [...args, '--api-url', stack.baseUrl]);
 
+const importArgs = (file: string, extra: string[] = []) => [
+  'calls',
+  'import',
+  '--team',
+  stack.team.teamId,
+  '--template',
+  stack.team.templateId,
+  '--file',
+  file,
+  '--api-url',
+  stack.baseUrl,
+  '--json',
+  ...extra,
+];
 const importFile = (file: string, extra: string[] = []) =>
-  runAdmin({ ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key }, [
-    'calls',
-    'import',
-    '--team',
-    stack.team.teamId,
-    '--template',
-    stack.team.templateId,
-    '--file',
-    file,
-    '--api-url',
-    stack.baseUrl,
-    '--json',
-    ...extra,
-  ]);
+  runAdmin({ ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key }, importArgs(file, extra));
 
 it('creates every row once, in chunks, as file calls; a second run creates nothing more', async () => {
   // Scheduled a month ahead: the calls are created and queued, nobody is rung by this test.
@@ -112,6 +114,66 @@ it('creates every row once, in chunks, as file calls; a second run creates nothi
     alreadyImportedBatches: 3,
   });
   expect((await client.get(`/v1/phoneCalls?fileId=${summary.fileId}&limit=100`)).body.data).toHaveLength(25);
+});
+
+it('carries an interrupted import on, run under another name: chunks created are not sent again, a number listed since is left out of the rest', async () => {
+  const at = new Date(Date.now() + 30 * 86_400_000).toISOString();
+  const rows = Array.from({ length: 60 }, (_, i) => `(415) 555-${String(2600 + i)},Ada${i},${at}`);
+  const content = ['phone,firstName,callDelayedUntil', ...rows].join('\n');
+  const file = path.join(dir, 'interrupted.csv');
+  await writeFile(file, content);
+  const fileId = `csv-${createHash('sha256').update(`${stack.team.templateId}\n${content}`).digest('hex').slice(0, 24)}`;
+  const client = apiClient(stack.baseUrl, stack.team.key);
+  const ofFile = async () =>
+    (await client.get(`/v1/phoneCalls?fileId=${fileId}&limit=100`)).body.data as {
+      toPhoneNumber: string;
+      fileName: string;
+    }[];
+
+  // Killed once its first chunks (of one call each) are created.
+  const env = { ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key };
+  const child = spawnAdmin(env, importArgs(file, ['--default-country', 'US', '--batch-size', '1']));
+  const exited = once(child, 'exit');
+  await eventually(async () => ((await ofFile()).length > 0 ? true : undefined), 30_000, 'a first chunk');
+  child.kill('SIGKILL');
+  await exited;
+  await new Promise((resolve) => setTimeout(resolve, 1_000)); // a chunk in flight settles at the API
+  const createdBefore = (await ofFile()).length;
+  expect(createdBefore).toBeLessThan(30);
+
+  // Since, the first callee asked not to be called again, and a number of a chunk not sent was listed.
+  const listed = ['+14155552600', '+14155552659'];
+  const dnc = await client.post('/v1/doNotCall', {
+    teamId: stack.team.teamId,
+    entries: listed.map((phoneNumber) => ({ phoneNumber })),
+  });
+  expect(dnc.status).toBeLessThan(300);
+
+  // Run again from a copy of another name (a download's "(1)", or standard input). Before, the listed
+  // first number refused the whole file, and the other name made every created chunk's request another.
+  const copy = path.join(dir, 'interrupted (1).csv');
+  await copyFile(file, copy);
+  const again = await importFile(copy, ['--default-country', 'US', '--batch-size', '1']);
+  expect(again.code, again.stdout).toBe(0);
+  expect(JSON.parse(again.stdout)).toMatchObject({
+    fileId,
+    fileName: 'interrupted.csv',
+    calls: 60,
+    batches: 59,
+    alreadyImportedBatches: createdBefore,
+    leftOut: [{ line: 61, toPhoneNumber: '+14155552659', reason: "on the team's do-not-call list" }],
+  });
+  const calls = await ofFile();
+  expect(calls).toHaveLength(59);
+  expect(new Set(calls.map((c) => c.toPhoneNumber)).size).toBe(59);
+  expect(calls.map((c) => c.toPhoneNumber)).toContain('+14155552600'); // created before it was listed
+  expect(calls.map((c) => c.toPhoneNumber)).not.toContain('+14155552659');
+  expect(calls.every((c) => c.fileName === 'interrupted.csv')).toBe(true);
+
+  // And once more: nothing sent, nothing created.
+  const third = JSON.parse((await importFile(file, ['--default-country', 'US'])).stdout) as Record<string, unknown>;
+  expect(third).toMatchObject({ batches: 59, alreadyImportedBatches: 59, batchSize: 1 });
+  expect(await ofFile()).toHaveLength(59);
 });
 
 it('imports the same list for another template as an import of its own; an import begun before carries on', async () => {

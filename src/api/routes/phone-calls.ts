@@ -2,6 +2,7 @@
 import Router from '@koa/router';
 import { Types } from 'mongoose';
 import type { z } from 'zod';
+import { BATCH_CREATE_SCOPE } from '../../contracts/batches';
 import { isObjectIdHex } from '../../contracts/ids';
 import {
   discardBatch,
@@ -210,7 +211,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
       throw invalidInput([...problems, ...urlProblems, ...(await teamProblems(inputs, auth))]);
     await withIdempotency(
       ctx,
-      { teamId: auth.teamId, scope: 'POST /v1/phoneCalls/batch', body: ctx.request.body, forgetBatch },
+      { teamId: auth.teamId, scope: BATCH_CREATE_SCOPE, body: ctx.request.body, forgetBatch },
       async ({ batchId, abandonedBatchId, retryMayTakeOver, nameOwnBatch, stillHolds }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left) {

@@ -184,4 +184,43 @@ describe('refuseBadLines', () => {
     );
     expect(() => refuseBadLines(listedOnly, new Set())).not.toThrow();
   });
+
+  it('once chunks of the file exist, says so, and that an edited file would be another import', () => {
+    const checked = checkCallCsv(csv, { teamId: TEAM, template: TEMPLATE });
+    expect(() => refuseBadLines(checked, new Set(), { created: 2, of: 5 })).toThrow(
+      /^nothing more imported \(an earlier run created 2 of its 5 batches; mend what is named without editing the file, which would be another import, its calls created again\): 2 bad line\(s\):\nline 3: /,
+    );
+  });
+});
+
+describe('cells a row has beyond the header, and rows of empty cells', () => {
+  it('names a row with more cells than the header (an unquoted comma), but takes empty trailing cells', () => {
+    const csv = ['phone,clinic,firstName', '+14155550101,Acme, Inc.,Ada', '+14155550102,North,Bo,,', ''].join('\n');
+    const checked = checkCallCsv(csv, { teamId: TEAM, template: TEMPLATE });
+    expect(checked.problems).toEqual([
+      {
+        line: 2,
+        problem: '4 cells where the header has 3 (a comma in a value needs the value in double quotes)',
+      },
+    ]);
+    expect(checked.calls.map((c) => [c.line, c.element.promptVariableValues])).toEqual([
+      [
+        3,
+        [
+          { key: 'clinic', value: 'North' },
+          { key: 'firstName', value: 'Bo' },
+        ],
+      ],
+    ]);
+  });
+
+  it('skips rows of empty cells (",,," below a spreadsheet\'s data), keeping the lines of the others', () => {
+    const csv = ['phone,firstName', '+14155550101,Ada', ',', ' , ', '+14155550102,Bo', ',,', ',\r\n'].join('\n');
+    const checked = checkCallCsv(csv, { teamId: TEAM, template: TEMPLATE });
+    expect(checked.problems).toEqual([]);
+    expect(checked.calls.map((c) => [c.line, c.element.toPhoneNumber])).toEqual([
+      [2, '+14155550101'],
+      [5, '+14155550102'],
+    ]);
+  });
 });
