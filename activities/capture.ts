@@ -107,8 +107,16 @@ async function transcriptOrNone(
   }
 }
 
-/** What a call whose transcript could not be had says: nothing. */
-const NO_RESULTS: CallResults = { resultValues: [], customTagsHitOnCall: [], fixedMeetingTime: null, optedOut: false };
+/**
+ * What a call says when nobody's words can be read (no transcript to be had, or a machine answered):
+ * nothing, an empty value for each result column (decisions.md: one entry per column).
+ */
+const noResults = (resultColumns: readonly string[]): CallResults => ({
+  resultValues: resultColumns.map((columnName) => ({ columnName, value: '' })),
+  customTagsHitOnCall: [],
+  fixedMeetingTime: null,
+  optedOut: false,
+});
 
 /**
  * Throws once the server has given up on this try: its 2-minute start-to-close passed (the worker's
@@ -229,13 +237,15 @@ export function createCaptureActivities(
       });
     }
 
+    // A machine answered: nobody spoke with the agent, so no result, tag, meeting time or opt-out can
+    // come from its own message (before, the columns were filled as for a person who said nothing:
+    // `callbackRequested` no, `sentiment` neutral, "did not speak").
     const results =
-      spoken === null
-        ? NO_RESULTS
+      spoken === null || answeredByMachine
+        ? noResults(template?.resultColumns ?? [])
         : computeCallResults(
             { customTags: template?.customTags ?? [], resultColumns: template?.resultColumns ?? [] },
-            // Nobody spoke with the agent: no tag, meeting time or opt-out can come from its own message.
-            answeredByMachine ? [] : utterances,
+            utterances,
             {
               callTime: new Date(input.answeredAt),
               // "Tuesday at 3pm" is the callee's 3pm, not the template's.

@@ -34,6 +34,11 @@ const MACHINE_SILENCE = '6201';
 const FAX = '6202';
 const LONG_GREETING = '6203';
 
+/** Columns that a person who said nothing would still fill (`callbackRequested` no, `sentiment` neutral). */
+const RESULT_COLUMNS = ['interested', 'callbackRequested', 'sentiment', 'summary', 'duration'];
+/** What a call a machine answered says: nothing, one empty value per column. */
+const NO_RESULTS = RESULT_COLUMNS.map((columnName) => ({ columnName, value: '' }));
+
 /** A team whose template detects machines as `mode` says; `redial` adds a policy on noAnswer (1 s apart, or as given). */
 async function amdTeam(name: string, mode: 'off' | 'hangUp' | 'leaveMessage', redial: boolean | string = false) {
   const team = await stack.seedTeam(name);
@@ -43,6 +48,7 @@ async function amdTeam(name: string, mode: 'off' | 'hangUp' | 'leaveMessage', re
     prompt: 'Hello {{firstName}}, this is Ada from Acme Dental. Would you like to book your check-up?',
     requiredVariables: 'firstName',
     machineDetection: mode,
+    resultColumns: RESULT_COLUMNS,
     ...(mode === 'leaveMessage' ? { voicemailMessage: MESSAGE } : {}),
     ...(redial ? { redialOn: 'noAnswer', redials: '1', redialSpacing: redial === true ? '1s' : redial } : {}),
   });
@@ -107,6 +113,7 @@ describe('answering-machine detection', () => {
       ]);
       // The greeting is nobody's words: nothing is stored, no results come of it.
       expect(transcript).toEqual([]);
+      expect(ended.resultValues).toEqual(NO_RESULTS);
       expect(ended.customTagsHitOnCall).toEqual([]);
       expect(ended.fixedMeetingTime).toBeUndefined();
       const [line] = emulated(to);
@@ -129,7 +136,7 @@ describe('answering-machine detection', () => {
     // Only the message left is stored, as the agent's words; the greeting is not.
     expect(transcript.map((u) => [u.speaker, u.text])).toEqual([['agent', FILLED]]);
     expect(ended.recordingUrl).toBeDefined();
-    expect(ended.resultValues.every((r) => r.value === '')).toBe(true);
+    expect(ended.resultValues).toEqual(NO_RESULTS);
     const [line] = emulated(to);
     expect(line!.spoken.at(-1)).toMatchObject({ speaker: 'agent', text: FILLED });
     expect(line!.end?.outcome).toBe('completed');

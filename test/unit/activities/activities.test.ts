@@ -750,8 +750,12 @@ describe('captureCallOutputs when the transcript cannot be fetched', () => {
       `${harness.routerUrl}/recordings/${memory.recordings.get(request.callId)!.token}.wav`,
     );
     expect(memory.transcripts.get(request.callId) ?? []).toEqual([]);
-    // Nothing is said of a conversation nobody could read (not "the callee did not speak").
-    expect(stored.resultValues).toEqual([]);
+    // Nothing is said of a conversation nobody could read (not "the callee did not speak"): an empty
+    // value for each of the template's columns.
+    expect(stored.resultValues).toEqual([
+      { columnName: 'interested', value: '' },
+      { columnName: 'meetingTime', value: '' },
+    ]);
     expect(stored.customTagsHitOnCall).toEqual([]);
     expect(stored.fixedMeetingTime).toBeNull();
   });
