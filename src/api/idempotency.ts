@@ -135,7 +135,9 @@ async function claimKey(identity: Identity, requestHash: string, now: Date, batc
     if (!existing) continue; // the first request failed and freed the key: try again
     const expired = existing.createdAt.getTime() < now.getTime() - IDEMPOTENCY_WINDOW_MS;
     const abandoned = isAbandoned(existing, new Date());
-    if (abandoned && existing.requestHash !== requestHash)
+    // Past its 24 hours a key is free for any body, also one whose request died (FerretDB keeps such a
+    // record for ever: it has no TTL indexes, so the key would otherwise be refused for good).
+    if (abandoned && !expired && existing.requestHash !== requestHash)
       throw badRequest('Idempotency-Key was already used with a different request body');
     if (expired || abandoned) {
       // Take over an expired or abandoned key: the one retry that inserts the takeover claim rewrites

@@ -303,10 +303,16 @@ export async function batchRecordState(batchId: Types.ObjectId): Promise<'pendin
   return batch ? batch.state : 'gone';
 }
 
-/** Removes a batch whose calls were not all written, and those that were: no workflow has them. */
-export async function discardBatch(batchId: Types.ObjectId): Promise<number> {
+/**
+ * Removes a batch whose calls were not all written, and those that were: no workflow has them. With
+ * `keepUnlessRemoved`, the batch's record stays when fewer calls than that were still queued: one of
+ * them is no longer queued, so its workflow did start, and a retry's takeover (or the reconciler) finds
+ * the batch whole and answers with that call instead of writing and dialling another.
+ */
+export async function discardBatch(batchId: Types.ObjectId, keepUnlessRemoved?: number): Promise<number> {
   const { deletedCount } = await PhoneCall.deleteMany({ dispatchBatchId: batchId, status: 'queued' });
-  await DispatchBatch.deleteOne({ _id: batchId });
+  if (keepUnlessRemoved === undefined || deletedCount >= keepUnlessRemoved)
+    await DispatchBatch.deleteOne({ _id: batchId });
   return deletedCount;
 }
 

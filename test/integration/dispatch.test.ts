@@ -147,6 +147,62 @@ it('keeps the Idempotency-Key for a retry when the workflow cannot be started an
   await DispatchBatch.deleteOne({ _id: record!.dispatchBatchId });
 });
 
+it('a start that went through though its answer was an error: the retry with the key answers with that call, dialled once', async () => {
+  // The server started the workflow, but the API heard an error (a deadline, a connection lost): the
+  // call is dialled, so not removed. Before, its batch record was removed all the same, and the retry's
+  // takeover, finding no batch, wrote and dialled a second call to the same person.
+  const key = `started-unheard-${Date.now()}`;
+  const to = '+14155556009';
+  const temporal = await connectTemporalClient({
+    address: stack.config.TEMPORAL_ADDRESS,
+    namespace: stack.config.TEMPORAL_NAMESPACE,
+  });
+  const start = temporal.workflow.start.bind(temporal.workflow);
+  temporal.workflow.start = (async (...args: Parameters<typeof start>) => {
+    await start(...args);
+    const id = args[1].workflowId.replace(/^phoneCall-/, '');
+    await eventually(async () => ((await PhoneCall.findById(id).lean())?.status !== 'queued' ? true : undefined));
+    throw new Error('deadline exceeded');
+  }) as typeof start;
+  const server = await listen(
+    createApiApp({ config: stack.config, logger: createLogger('silent', 'test'), temporal }),
+    0,
+    '127.0.0.1',
+  );
+  const body = {
+    teamId: stack.team.teamId,
+    callTemplateId: stack.team.templateId,
+    toPhoneNumber: to,
+    promptVariableValues: [{ key: 'firstName', value: 'Ada' }],
+  };
+  try {
+    const unheard = apiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, stack.team.key);
+    const res = await unheard.post('/v1/phoneCalls', body, { headers: { 'Idempotency-Key': key } });
+    expect(errorMessages(res, 500)[0]).toMatch(
+      /^the call could not be scheduled, and whether it was created is not known/,
+    );
+  } finally {
+    server.close();
+    await temporal.connection.close();
+  }
+  const [call, ...others] = await PhoneCall.find({
+    teamId: new Types.ObjectId(stack.team.teamId),
+    toPhoneNumber: to,
+  }).lean();
+  expect(others).toEqual([]);
+  // The retry comes once the dead request's lease has run out (15 s; moved back here).
+  await IdempotencyRecord.updateOne({ key }, { $set: { leaseUntil: new Date(Date.now() - 1_000) } });
+  const retry = await apiClient(stack.baseUrl, stack.team.key).post('/v1/phoneCalls', body, {
+    headers: { 'Idempotency-Key': key },
+  });
+  expect(retry.status).toBe(201);
+  expect(retry.body.data._id).toBe(call!._id.toHexString());
+  expect(await PhoneCall.countDocuments({ teamId: new Types.ObjectId(stack.team.teamId), toPhoneNumber: to })).toBe(1);
+  const id = call!._id.toHexString();
+  await callReaching(apiClient(stack.baseUrl, stack.team.key), id, 'completed', 60_000, `call ${id} to complete`);
+  expect(stack.emulator.callsTo(to)).toBe(1);
+});
+
 /** Until the function it answers is called, a write of a call to `to` lands and then answers an error. */
 function callWritesFailAfterLanding(to: string): () => void {
   const bulkWrite = PhoneCall.collection.bulkWrite.bind(PhoneCall.collection);
@@ -663,6 +719,23 @@ describe('a retry with the Idempotency-Key of a request whose API process died',
     expect(await PhoneCall.countDocuments({ dispatchBatchId: new Types.ObjectId(left.batchId) })).toBe(3);
     await ended(api, ids);
     await PhoneCall.deleteMany({ dispatchBatchId: new Types.ObjectId(left.batchId) });
+    await DispatchBatch.deleteOne({ _id: left.batchId });
+  });
+
+  it("past the key's 24 hours takes another body too, though the request before it died", async () => {
+    // FerretDB keeps a dead request's pending record for ever (no TTL): before, a key so left answered
+    // "already used with a different request body" to every other body, for good.
+    const api = apiClient(stack.baseUrl, stack.team.key);
+    const key = `died-a-day-ago-other-body-${Date.now()}`;
+    const left = await deadRequest(key, 0, { claimedAgoMs: 25 * 3_600_000 });
+    const other = { phoneCalls: [body().phoneCalls[0]!] };
+    const res = await api.post('/v1/phoneCalls/batch', other, { headers: { 'Idempotency-Key': key } });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toHaveLength(1);
+    await ended(
+      api,
+      res.body.data.map((c: { _id: string }) => c._id),
+    );
     await DispatchBatch.deleteOne({ _id: left.batchId });
   });
 });

@@ -337,7 +337,9 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
    * A single create whose workflow start failed: no workflow, no call, so the record goes with its
    * batch and the answer says nothing was created. Unless the removal fails, or finds the call no
    * longer queued (the start went through after all, and the call is being dialled): then whether it
-   * was created is unknown, the key (if any) is left to a retry's takeover, and the answer says so.
+   * was created is unknown, the key (if any) is left to a retry's takeover, and the answer says so. The
+   * batch's record stays then, so that the takeover finds the call and answers with it (before, the
+   * record went, and the retry wrote and dialled a second call to the same person).
    */
   async function failUnstarted(batchId: Types.ObjectId): Promise<never> {
     const unknown = new HttpError(500, [
@@ -346,7 +348,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     ]);
     let removed: number;
     try {
-      removed = await discardBatch(batchId);
+      removed = await discardBatch(batchId, 1);
     } catch (cleanupErr) {
       throw new CreateOutcomeUnknown(unknown, cleanupErr);
     }
