@@ -10,7 +10,7 @@ import { toReadView } from '../src/data/phone-call-view';
 import { deliveryWriteOrder, type DeliveryAttemptRecord } from '../src/data/webhook-store';
 import { attemptDelivery, type AttemptResult } from '../src/webhooks/attempt';
 import type { WebhookEvent, WebhookTarget } from '../workflows/types';
-import { callWebhookTarget, teamWebhookTarget } from '../src/webhooks/targets';
+import { callWebhookTarget, endpointOfKey, teamWebhookTarget } from '../src/webhooks/targets';
 import { createTeamAttempts } from '../src/webhooks/team-attempts';
 import { enqueueEventSignal } from '../workflows/messages';
 import type { ActivityDeps } from './deps';
@@ -179,7 +179,7 @@ export function createEventRouter({ config, calls, webhooks, temporal, logger }:
 export type EventRouter = ReturnType<typeof createEventRouter>;
 
 export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDeps, 'secretBox' | 'metrics'>) {
-  const { config, secretBox, webhooks, metrics, temporal } = deps;
+  const { config, secretBox, webhooks, metrics, temporal, calls } = deps;
   const { resolveTargets, routeEvent } = createEventRouter(deps);
   const teamAttempts = createTeamAttempts(config.WEBHOOK_MAX_ATTEMPTS_PER_TEAM ?? 0);
 
@@ -259,6 +259,22 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
     return hook ? teamWebhookTarget(hook) : null;
   }
 
+  /**
+   * A call's own webhook as its stream started with it (the secret sealed then), unless that secret is
+   * under a key no longer current and the call's record has it sealed under the current one (`secrets
+   * reseal` ran since): a stream lives as long as its call, and would otherwise need the old key until
+   * its end, days after the reseal for a call scheduled next week. A call deleted since keeps its own.
+   */
+  async function ownTarget(target: WebhookTarget, callId: string): Promise<WebhookTarget> {
+    if (secretBox.sealedWithCurrentKey(target.secretSealed)) return target;
+    const endpoint = endpointOfKey(target.endpointKey);
+    if (!endpoint || !('callWebhookIndex' in endpoint)) return target;
+    const hook = (await calls.findById(callId))?.phoneCallWebhooks[endpoint.callWebhookIndex];
+    return hook?.url === target.url && secretBox.sealedWithCurrentKey(hook.secretSealed)
+      ? { ...target, secretSealed: hook.secretSealed }
+      : target;
+  }
+
   return {
     /** The endpoints of an event and the call (resolveTargets), for calls that signal their streams themselves. */
     async resolveWebhookTargets(input: TargetsQuery): Promise<{
@@ -334,7 +350,7 @@ export function createWebhookActivities(deps: EventRouterDeps & Pick<ActivityDep
       try {
         // A team webhook is sent as it is now: a PATCH of its url or method (or a new secret) applies
         // to the next attempt of every stream, and a deleted webhook gets nothing more.
-        target = input.target.webhookId ? await currentTarget(input) : input.target;
+        target = input.target.webhookId ? await currentTarget(input) : await ownTarget(input.target, input.callId);
         if (!target) {
           await record(
             input,

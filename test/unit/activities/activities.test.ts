@@ -11,10 +11,11 @@ import { createActivities } from '../../../activities';
 import { DIAL_PLACING_WINDOW_MS } from '../../../activities/dial';
 import type { MadeAttempt } from '../../../activities/webhooks';
 import { FAILURES } from '../../../src/contracts/failures';
-import { createSecretBox } from '../../../src/crypto/secret-box';
+import { createSecretBox, type SecretBox } from '../../../src/crypto/secret-box';
 import type { PhoneCallDoc } from '../../../src/data/models/phone-call';
 import type { WebhookDoc } from '../../../src/data/models/webhook';
 import { deliveryWriteOrder } from '../../../src/data/webhook-store';
+import { signWebhook } from '../../../src/webhooks/signing';
 import { numberForScenario } from '../../../src/emulator';
 import { createLogger } from '../../../src/logger';
 import { createWorkerMetrics } from '../../../src/observability/metrics';
@@ -44,6 +45,7 @@ function setUp(
     retryDelays?: number[];
     pacing?: ReturnType<typeof memoryPacingStore>;
     temporalClient?: Client;
+    secretBox?: SecretBox;
   } = {},
 ) {
   const memory = memoryStores();
@@ -56,7 +58,7 @@ function setUp(
     },
     logger: createLogger('silent', 'test'),
     metrics,
-    secretBox,
+    secretBox: options.secretBox ?? secretBox,
     providers: options.providers ?? (async (_team, provider) => harness.provider(provider)),
     ...memory.stores,
     // The pacer's activities are exercised by test/workflows/team-pacer.test.ts; this client is lazy and unused.
@@ -949,6 +951,50 @@ describe('webhook activities', () => {
     // A retried activity's write is ordered by its try.
     await run(activities.attemptWebhookDelivery, [{ ...base, target: team!, attempt: 3, isLastAttempt: false }], 4);
     expect(memory.attempts.at(-1)?.writeOrder).toBe(deliveryWriteOrder(0, 3, true, 4));
+  });
+
+  it("signs with a call's own secret as resealed under the current key, once the one its stream began with is not", async () => {
+    // A stream began with the secret sealed under the old key; `secrets reseal` has sealed the call's
+    // record under the new one, and the old key is dropped. Before, every attempt of the stream failed
+    // to open its secret until the call ended, days later for a call scheduled next week.
+    const oldKey = randomBytes(32).toString('base64');
+    const newKey = randomBytes(32).toString('base64');
+    const plain = `whsec_${randomBytes(24).toString('base64')}`;
+    const { memory, activities } = setUp({ secretBox: createSecretBox(newKey) });
+    const template = templateDoc();
+    const url = `${receiver.url}/rotated`;
+    const call = callDoc(template, {
+      phoneCallWebhooks: [
+        { url, subscribedEvent: '*', secretSealed: createSecretBox(newKey, [oldKey]).seal(plain) },
+      ] as PhoneCallDoc['phoneCallWebhooks'],
+    });
+    memory.add(template, call);
+    const callId = call._id.toHexString();
+    const target = {
+      endpointKey: 'call-0',
+      url,
+      method: 'POST' as const,
+      secretSealed: createSecretBox(oldKey).seal(plain),
+      webhookId: null,
+    };
+    const sent = event(callId);
+    const attempt = {
+      callId,
+      teamId: template.teamId.toHexString(),
+      event: sent,
+      target,
+      attempt: 1,
+      isLastAttempt: false,
+    };
+    expect(await run(activities.attemptWebhookDelivery, [attempt])).toEqual({ ok: true, gone: false });
+    const [request] = receiver.at('/rotated');
+    const timestamp = Number(request!.headers['webhook-timestamp']);
+    expect(request!.headers['webhook-signature']).toBe(
+      signWebhook({ secret: plain, id: sent.eventId, timestamp, content: request!.body }),
+    );
+    // A call deleted since has no record to read: its stream keeps the secret it began with.
+    memory.calls.delete(callId);
+    await expect(run(activities.attemptWebhookDelivery, [{ ...attempt, attempt: 2 }])).rejects.toThrow();
   });
 
   it('hands a request it made and could not record to the workflow on its last try, and notes it as made', async () => {
