@@ -621,6 +621,9 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       answer && 'deletedCall' in answer ? answer : answer && { deletedCall: answer, ownTargets: undefined };
     state.phase = 'deleted';
     upsertMemo({ summary: `deleted while queued · ${input.toPhoneNumber}` });
+    // The Web UI's `CallStatus` says so too: before, it stayed `queued` for ever, and a filter on
+    // queued calls listed every deleted one (histories from before replay without it).
+    if (patched('deleted-call-status-attribute')) upsertSearchAttributes([{ key: SA_STATUS, value: 'deleted' }]);
     deleted = { deleted: true, call: removed?.deletedCall ?? null };
     // The call's own endpoints come with the answer: the record that named them is gone.
     if (removed) await streams.emit('phoneCall.deleted', removed.deletedCall, at, removed.ownTargets);

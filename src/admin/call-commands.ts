@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { isTerminal } from '../contracts/call-status';
 import { PROVIDERS } from '../contracts/providers';
-import type { ApiSchemas } from '../client/api-client';
-import { answerOf, apiFor, ApiUnavailableError, type ApiTarget } from './api-target';
+import { errorMessages, type ApiSchemas } from '../client/api-client';
+import { answerOf, apiFor, ApiUnavailableError, refusal, unreachable, type ApiTarget } from './api-target';
 import { CommandError, withIdempotencyKey } from './command-error';
 
 type PhoneCall = ApiSchemas['PhoneCall'];
@@ -126,26 +126,63 @@ export async function cancelCall(target: ApiTarget, id: string | undefined) {
   return { cancelled: true, call: deleted.data };
 }
 
-/** Polls the call, telling each status change, until it ends; answers the ended call. */
+/** A watch's waits between reads while the API cannot answer: doubling from the interval, up to this. */
+const WATCH_RETRY_MAX_MS = 30_000;
+
+/**
+ * Polls the call, telling each status change, until it ends; answers the ended call, or `{ deleted,
+ * call }` (the call as last read) when it is deleted while watched (cancelled while queued: the API
+ * then answers 404). A read the API cannot answer (unreachable, 5xx, 429) is tried again, said once
+ * on stderr: a call due in days is watched through a restart of the API. Only the first read's
+ * refusal ends the watch (a wrong id or key).
+ */
 export async function watchCall(
   target: ApiTarget,
   id: string | undefined,
   options: { interval?: string; onChange: (line: string) => void },
-): Promise<PhoneCall> {
-  callId(id, 'calls watch');
+): Promise<PhoneCall | { deleted: true; call: PhoneCall }> {
+  const phoneCallId = callId(id, 'calls watch');
   const intervalMs = options.interval ? Number(options.interval) * 1000 : 1_000;
   if (!Number.isFinite(intervalMs) || intervalMs < 100)
     throw new CommandError('--interval must be seconds, at least 0.1');
+  const api = apiFor(target);
+  const read = () => api.client.GET('/v1/phoneCalls/{id}', { params: { path: { id: phoneCallId } } });
+  const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  let call = (await answerOf(api, read())).data;
   let last = '';
+  let retryMs = 0;
   for (;;) {
-    const call = await showCall(target, id, 'calls watch');
     const now = `${call.status} (${call.statusExtraInfo?.statusCode ?? '-'})`;
     if (now !== last) {
       options.onChange(`${call.statusExtraInfo?.dateTime ?? new Date().toISOString()}  ${now}`);
       last = now;
     }
     if (isTerminal(call.status)) return call;
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    for (;;) {
+      await wait(retryMs || intervalMs);
+      let unanswered: string;
+      try {
+        const answer = await read();
+        if (answer.data) {
+          call = answer.data.data;
+          retryMs = 0;
+          break;
+        }
+        const { status, statusText } = answer.response;
+        if (status === 404) {
+          options.onChange(`${new Date().toISOString()}  deleted (cancelled while queued)`);
+          return { deleted: true, call };
+        }
+        const message = `${status}: ${errorMessages(answer.error).join('; ') || statusText}`;
+        if (status !== 429 && status < 500) throw refusal(status, message);
+        unanswered = `the API answered ${message}`;
+      } catch (err) {
+        if (err instanceof CommandError) throw err;
+        unanswered = unreachable(api, err).message;
+      }
+      if (retryMs === 0) options.onChange(`${new Date().toISOString()}  ${unanswered}; still watching`);
+      retryMs = Math.min(Math.max(retryMs * 2, intervalMs), WATCH_RETRY_MAX_MS);
+    }
   }
 }
 

@@ -214,6 +214,32 @@ function throwIfPast(deadline: number): void {
   });
 }
 
+/**
+ * Answers with the stored answer of a finished request under this Idempotency-Key and body, if there is
+ * one (true), for a request about to be refused by checks that run before the key is looked at: some
+ * of them depend on the hour or on DNS (`callDelayedUntil` within a year, a webhook host's addresses),
+ * and a retry of a request that succeeded must get its answer, not a 400 its first try never got.
+ */
+export async function replayStoredAnswer(
+  ctx: ApiContext,
+  options: { teamId: string; scope: string; body: unknown },
+): Promise<boolean> {
+  const key = ctx.get('idempotency-key');
+  if (ctx.headers['idempotency-key'] === undefined || key.length < 1 || key.length > 255) return false;
+  const stored = await IdempotencyRecord.findOne({
+    teamId: options.teamId,
+    scope: options.scope,
+    key,
+    state: 'done',
+    requestHash: requestHashOf(options.body),
+  }).lean();
+  if (!stored || stored.createdAt.getTime() < Date.now() - IDEMPOTENCY_WINDOW_MS) return false;
+  ctx.set('Idempotent-Replayed', 'true');
+  ctx.status = stored.responseStatus ?? 200;
+  ctx.body = stored.responseBody;
+  return true;
+}
+
 export async function withIdempotency(
   ctx: ApiContext,
   options: {

@@ -1,5 +1,9 @@
 // One service stack per test file, on the real servers the global setup started.
+import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
+import type { Config } from '../../src/config';
+import { createLogger } from '../../src/logger';
+import { createApiApp, listen } from '../../src/main/api';
 import { startServiceStack, type SeededTeam, type TestStack } from './service-stack';
 
 export type { SeededTeam, TestStack } from './service-stack';
@@ -28,4 +32,24 @@ export function seededCallBody(
     promptVariableValues: [{ key: 'firstName', value: 'Lin' }],
     ...extra,
   };
+}
+
+/**
+ * The stack's API again, in this process on a port of its own, with some of its configuration changed
+ * (e.g. private webhook addresses refused): its URL, and `close`.
+ */
+export async function startApiWith(
+  stack: Pick<TestStack, 'config' | 'temporal'>,
+  overrides: Partial<Config>,
+): Promise<{ url: string; close: () => void }> {
+  const server = await listen(
+    createApiApp({
+      config: { ...stack.config, ...overrides },
+      logger: createLogger('silent', 'test'),
+      temporal: stack.temporal,
+    }),
+    0,
+    '127.0.0.1',
+  );
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
 }

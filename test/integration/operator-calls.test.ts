@@ -3,6 +3,8 @@
 // watch|cancel|create` and `transcripts show` through the API with the team's key, and `webhooks
 // deliveries|redeliver`.
 import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -357,6 +359,55 @@ it('lists, shows and cancels the imported calls; watches a call to its end, show
   });
   expect(twice[1]!.headers['webhook-id']).toBe(completed.webhookId);
   expect(twice[1]!.body).toBe(twice[0]!.body);
+});
+
+it('watches a queued call through an API that answers 503 for a while, and to its deletion', async () => {
+  // Before, the first 503 ended the watch (exit 1), and the deletion's 404 too (exit 2, as if the
+  // command's input were wrong).
+  const client = apiClient(stack.baseUrl, stack.team.key);
+  const at = new Date(Date.now() + 30 * 86_400_000).toISOString();
+  const placed = await client.post(
+    '/v1/phoneCalls',
+    seededCallBody(stack.team, '+14155552801', { callDelayedUntil: at }),
+  );
+  const id = placed.body.data._id as string;
+  // The API behind a proxy that answers 503 while `unavailable`, as an API restarting behind a balancer.
+  let unavailable = false;
+  let served = 0;
+  let refused = 0;
+  const proxy = http.createServer((req, res) => {
+    if (unavailable) {
+      refused += 1;
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('Service Unavailable');
+      return;
+    }
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'connection'),
+    ) as Record<string, string>;
+    void fetch(new URL(req.url!, stack.baseUrl), { method: req.method, headers }).then(async (upstream) => {
+      served += 1;
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  try {
+    const proxied = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const env = { ...stackAdminEnv(stack.config), OCO_API_KEY: stack.team.key };
+    const watching = runAdmin(env, ['calls', 'watch', id, '--interval', '0.1', '--api-url', proxied, '--json']);
+    await eventually(async () => (served >= 2 ? true : undefined), 30_000, 'the watch to read the call');
+    unavailable = true;
+    await eventually(async () => (refused >= 3 ? true : undefined), 30_000, 'three reads refused');
+    unavailable = false;
+    expect((await client.delete(`/v1/phoneCalls/${id}`)).status).toBe(200);
+    const watched = await watching;
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(JSON.parse(watched.stdout)).toMatchObject({ deleted: true, call: { _id: id, status: 'queued' } });
+    expect(watched.stderr.match(/the API answered 503: Service Unavailable; still watching/g)).toHaveLength(1);
+    expect(watched.stderr).toMatch(/deleted \(cancelled while queued\)\s*$/);
+  } finally {
+    proxy.close();
+  }
 });
 
 it('calls create queues one call; run again with its idempotency key, it creates nothing more', async () => {

@@ -10,7 +10,7 @@ import { phoneCallCreateSchema } from '../../src/schemas/phone-calls';
 import { SA_PROVIDER, SA_STATUS, SA_TEAM_ID, SA_TO_NUMBER } from '../../src/contracts/search-attributes';
 import { callStateQuery } from '../../workflows/messages';
 import { apiClient, callReaching, errorMessages, eventually } from '../helpers/http';
-import { startTestStack, type TestStack } from '../helpers/stack';
+import { startApiWith, startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 let api: ReturnType<typeof apiClient>;
@@ -362,6 +362,48 @@ describe('POST /v1/phoneCalls', () => {
     ]);
   });
 
+  it('replays a finished request under its key though a check made before the key would now refuse it', async () => {
+    // The webhook host's addresses are checked before the key is looked at; a name may resolve to a
+    // private address by the time of a retry (here: the same API, but one that refuses private
+    // addresses). Before, the retry got that 400, where its first try got 201.
+    const body = callBody({
+      phoneCallWebhooks: [
+        { url: 'http://127.0.0.1:9/hook', subscribedEvent: 'phoneCall.completed', secret: 'hook secret' },
+      ],
+    });
+    const headers = { 'Idempotency-Key': `checked-before-key-${Date.now()}` };
+    const first = await api.post('/v1/phoneCalls', body, { headers });
+    expect(first.status).toBe(201);
+    const batchHeaders = { 'Idempotency-Key': `checked-before-key-batch-${Date.now()}` };
+    const batch = await api.post('/v1/phoneCalls/batch', { phoneCalls: [body] }, { headers: batchHeaders });
+    expect(batch.status).toBe(201);
+    const strict = await startApiWith(stack, { ALLOW_PRIVATE_WEBHOOK_URLS: false });
+    try {
+      const strictApi = apiClient(strict.url, stack.team.key);
+      const retry = await strictApi.post('/v1/phoneCalls', body, { headers });
+      expect(retry.status).toBe(201);
+      expect(retry.body).toEqual(first.body);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      const batchRetry = await strictApi.post(
+        '/v1/phoneCalls/batch',
+        { phoneCalls: [body] },
+        { headers: batchHeaders },
+      );
+      expect(batchRetry.status).toBe(201);
+      expect(batchRetry.body).toEqual(batch.body);
+      // Without its key, or under another, the same body is refused there.
+      expect(errorMessages(await strictApi.post('/v1/phoneCalls', body), 400)[0]).toMatch(
+        /^phoneCallWebhooks\.0\.url /,
+      );
+      const otherKey = { 'Idempotency-Key': `checked-before-key-other-${Date.now()}` };
+      expect((await strictApi.post('/v1/phoneCalls', body, { headers: otherKey })).status).toBe(400);
+    } finally {
+      strict.close();
+    }
+    for (const created of [first.body.data._id, batch.body.data[0]._id])
+      expect((await api.delete(`/v1/phoneCalls/${created}`)).status).toBe(200);
+  });
+
   it('refuses U+0000 in any string, body or query, naming the field, and stores nothing', async () => {
     const before = (await api.get('/v1/phoneCalls?limit=1000')).body.data.length;
     const single = await api.post(
@@ -514,8 +556,10 @@ describe('scheduling and deletion', () => {
     errorMessages(await api.delete(`/v1/phoneCalls/${id}`), 404);
     await new Promise((r) => setTimeout(r, 4_000));
     expect(stack.emulator.callsTo(to)).toBe(0);
-    const result = await stack.temporal.workflow.getHandle(`phoneCall-${id}`).result();
-    expect(result.phase).toBe('deleted');
+    const handle = stack.temporal.workflow.getHandle(`phoneCall-${id}`);
+    expect((await handle.result()).phase).toBe('deleted');
+    // The Web UI's filter on CallStatus no longer counts it queued.
+    expect((await handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('deleted');
   });
 
   it('deleting a call queued again for its redial removes what its earlier attempt left: recording, transcript', async () => {

@@ -2,18 +2,15 @@
 // the independent `standardwebhooks` package), POST and GET, retries, 410, ordering, a worker
 // restart while the receiver is down, and the SSRF guard.
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/admin/commands';
 import { callWorkflowId } from '../../src/contracts/ids';
 import { Webhook } from '../../src/data/models/webhook';
 import { WebhookDelivery } from '../../src/data/models/webhook-delivery';
-import { createLogger } from '../../src/logger';
-import { createApiApp, listen } from '../../src/main/api';
 import { apiClient, callReaching, errorMessages, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
-import { startTestStack, type TestStack } from '../helpers/stack';
+import { startApiWith, startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 let api: ReturnType<typeof apiClient>;
@@ -220,17 +217,9 @@ describe('webhook endpoints', () => {
   });
 
   it('refuses loopback, private, link-local and metadata addresses unless allowed', async () => {
-    const strict = await listen(
-      createApiApp({
-        config: { ...stack.config, ALLOW_PRIVATE_WEBHOOK_URLS: false },
-        logger: createLogger('silent', 'test'),
-        temporal: stack.temporal,
-      }),
-      0,
-      '127.0.0.1',
-    );
+    const strict = await startApiWith(stack, { ALLOW_PRIVATE_WEBHOOK_URLS: false });
     try {
-      const client = apiClient(`http://127.0.0.1:${(strict.address() as AddressInfo).port}`, stack.team.key);
+      const client = apiClient(strict.url, stack.team.key);
       for (const url of [
         'http://127.0.0.1/x',
         'http://169.254.169.254/latest/meta-data',

@@ -2,7 +2,7 @@
 import Router from '@koa/router';
 import { Types } from 'mongoose';
 import type { z } from 'zod';
-import { BATCH_CREATE_SCOPE } from '../../contracts/batches';
+import { BATCH_CREATE_SCOPE, SINGLE_CREATE_SCOPE } from '../../contracts/batches';
 import { isObjectIdHex } from '../../contracts/ids';
 import {
   discardBatch,
@@ -26,7 +26,7 @@ import type { Logger } from '../../logger';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, errorBody, HttpError, invalidInput, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
-import { CreateOutcomeUnknown, withIdempotency, type KeyHold } from '../idempotency';
+import { CreateOutcomeUnknown, replayStoredAnswer, withIdempotency, type KeyHold } from '../idempotency';
 import { fileStateOf, type FileState } from '../../data/models/file-control';
 import {
   phoneCallBatchSchema,
@@ -121,16 +121,22 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
 
   router.post('/', requireScope('calls:write'), async (ctx) => {
     const auth = authOf(ctx);
+    const keyed = { teamId: auth.teamId, scope: SINGLE_CREATE_SCOPE, body: ctx.request.body };
     const { input, problems } = parseCreate(ctx.request.body, '');
-    if (!input) throw invalidInput(problems);
+    if (!input) {
+      if (await replayStoredAnswer(ctx, keyed)) return;
+      throw invalidInput(problems);
+    }
     // A body the schema refused is a 400 whatever its teamId, as it always was.
     if (!problems.length) assertOwnTeam(auth, input.teamId);
     const urlProblems = await webhookUrlProblems([{ input, prefix: '' }], deps.allowPrivateWebhookUrls);
-    if (problems.length || urlProblems.length)
+    if (problems.length || urlProblems.length) {
+      if (await replayStoredAnswer(ctx, keyed)) return;
       throw invalidInput([...problems, ...urlProblems, ...(await teamProblems([{ input, prefix: '' }], auth))]);
+    }
     await withIdempotency(
       ctx,
-      { teamId: auth.teamId, scope: 'POST /v1/phoneCalls', body: ctx.request.body, forgetBatch },
+      { ...keyed, forgetBatch },
       async ({ batchId, abandonedBatchId, retryMayTakeOver, nameOwnBatch, stillHolds }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left?.[0])
@@ -207,11 +213,14 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     const foreign = (p: string) => p.endsWith('is not the team of this API key');
     if (envelope && problems.length > 0 && problems.every(foreign)) throw new HttpError(403, problems);
     const urlProblems = await webhookUrlProblems(inputs, deps.allowPrivateWebhookUrls);
-    if (!envelope || problems.length || urlProblems.length)
+    const keyed = { teamId: auth.teamId, scope: BATCH_CREATE_SCOPE, body: ctx.request.body };
+    if (!envelope || problems.length || urlProblems.length) {
+      if (await replayStoredAnswer(ctx, keyed)) return;
       throw invalidInput([...problems, ...urlProblems, ...(await teamProblems(inputs, auth))]);
+    }
     await withIdempotency(
       ctx,
-      { teamId: auth.teamId, scope: BATCH_CREATE_SCOPE, body: ctx.request.body, forgetBatch },
+      { ...keyed, forgetBatch },
       async ({ batchId, abandonedBatchId, retryMayTakeOver, nameOwnBatch, stillHolds }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left) {
