@@ -57,8 +57,9 @@ export async function writeStatusChange(
     );
     return { applied: false, call: null };
   }
-  // Counted when the write lands: a retry of a landed write answers `applied` again (rarely).
-  metrics.statusChanged(change.status, change.statusCode, result.call.telephonyProvider);
+  // Counted when the write lands, not again when a retry of it finds it landed (a write that overran
+  // its time on a slow store, a dial retried after its `ringing` write).
+  if (!result.repeated) metrics.statusChanged(change.status, change.statusCode, result.call.telephonyProvider);
   return { applied: true, call: result.call };
 }
 

@@ -54,7 +54,8 @@ export interface AttemptRecord {
 const TIME_FIELDS = new Set(['callTriggeredAt', 'callStartedAt', 'callEndedAt']);
 
 export type StatusChangeResult =
-  | { outcome: 'applied'; call: PhoneCallReadView }
+  /** `repeated`: the write had landed before (a retry of it), so nothing changed now. */
+  | { outcome: 'applied'; call: PhoneCallReadView; repeated?: true }
   | { outcome: 'skipped'; currentStatus: CallStatus }
   | { outcome: 'missing' };
 
@@ -114,7 +115,7 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
   const current = await PhoneCall.findById(change.callId).lean();
   if (!current) return { outcome: 'missing' };
   const sameWrite = current.status === change.status && current.statusExtraInfo?.dateTime?.getTime() === at.getTime();
-  if (sameWrite) return { outcome: 'applied', call: toReadView(current) };
+  if (sameWrite) return { outcome: 'applied', call: toReadView(current), repeated: true };
   return { outcome: 'skipped', currentStatus: current.status as CallStatus };
 }
 
