@@ -7,7 +7,7 @@ import { PROVIDERS, type ProviderName } from '../contracts/providers';
 import type { SecretBox } from '../crypto/secret-box';
 import { SCOPES, type Scope } from '../contracts/scopes';
 import { ApiKey } from '../data/models/api-key';
-import { CallTemplate, promptVariables } from '../data/models/call-template';
+import { CallTemplate, malformedPlaceholders, promptVariables } from '../data/models/call-template';
 import { PhoneNumber } from '../data/models/phone-number';
 import { Team } from '../data/models/team';
 import { checkCredentials, credentialFields } from '../telephony/credentials';
@@ -36,6 +36,7 @@ import {
 } from '../contracts/machine-detection';
 import { findVoice, VOICE_CATALOGUE } from '../voices/catalogue';
 import { CommandError } from './command-error';
+import { columnKey } from './csv';
 
 // Exported here too: seeding, tests and benches import it from this module.
 export { CommandError };
@@ -249,7 +250,20 @@ export async function createTemplate(input: {
   const machine = parseMachineDetection(input);
   if (!input.name?.trim()) throw new CommandError('--name is required');
   if (!input.prompt?.trim()) throw new CommandError('--prompt is required');
+  refuseMalformedPlaceholders('--prompt', input.prompt);
+  if (input.voicemailMessage) refuseMalformedPlaceholders('--voicemail-message', input.voicemailMessage);
   const variables = promptVariables(input.prompt);
+  // A CSV import matches columns to variables by name, letter case, `_` and `-` aside: two variables
+  // differing only so could never both be given from a file (and are likely one meant twice).
+  const byColumn = new Map<string, string>();
+  for (const name of variables) {
+    const other = byColumn.get(columnKey(name));
+    if (other)
+      throw new CommandError(
+        `--prompt uses {{${other}}} and {{${name}}}, which differ only in case or _: use one name`,
+      );
+    byColumn.set(columnKey(name), name);
+  }
   const requiredVariables = (input.requiredVariables ?? '')
     .split(',')
     .map((v) => v.trim())
@@ -310,6 +324,16 @@ export async function createTemplate(input: {
 }
 
 /** `--machine-detection leaveMessage --voicemail-message "..."`; neither: detection off. */
+/** A prompt's text that looks like a placeholder but is not one is refused, naming it and the form. */
+function refuseMalformedPlaceholders(option: string, text: string): void {
+  const malformed = malformedPlaceholders(text);
+  if (malformed.length)
+    throw new CommandError(
+      `${option} has ${malformed.map((m) => `"${m}"`).join(', ')}, which would be spoken as written: a variable is ` +
+        '{{name}}, its name ASCII letters, digits and _ (not starting with a digit), e.g. {{firstName}} or {{first_name}}',
+    );
+}
+
 function parseMachineDetection(input: { prompt: string; machineDetection?: string; voicemailMessage?: string }): {
   machineDetection: MachineDetectionMode;
   voicemailMessage: string | null;

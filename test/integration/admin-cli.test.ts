@@ -332,17 +332,40 @@ describe('refused input and unreachable servers, as a reviewer found them', () =
     });
   });
 
-  it('refuses a voicemail message without leaveMessage, leaveMessage without a message, and unknown variables', async () => {
+  it('refuses text that looks like a placeholder but is none, and variables a CSV column could not tell apart', async () => {
+    // Before, `{{first-name}}` made a template with no variable, and every call's agent said the braces.
+    const given = { team: teamId, name: 'T' };
+    const form = 'which would be spoken as written: a variable is {{name}}, its name ASCII letters, digits and _';
+    for (const [prompt, named] of [
+      ['Hello {{first-name}}, this is Ada', '"{{first-name}}"'],
+      ['Hello {{firstName}, this is Ada', '"{{firstName}"'],
+      ['Bonjour {{ prénom }} et {{nom}}', '"{{ prénom }}"'],
+      ['Hello {{first name}}', '"{{first name}}"'],
+    ]) {
+      expect(await refusal(() => createTemplate({ ...given, prompt: prompt! }))).toMatch(
+        new RegExp(`^--prompt has ${named!.replace(/[{}]/g, '\\$&')}, ${form.replace(/[{}]/g, '\\$&')}`),
+      );
+    }
+    expect(await refusal(() => createTemplate({ ...given, prompt: 'Hi {{firstName}}, {{first_name}}' }))).toBe(
+      '--prompt uses {{firstName}} and {{first_name}}, which differ only in case or _: use one name',
+    );
+    const made = await template();
+    expect(made.code).toBe(0);
+  });
+
+  it('refuses a voicemail message without leaveMessage, leaveMessage without a message, unknown variables and malformed ones', async () => {
     const refusals = await Promise.all(
       [
         ['--machine-detection', 'sometimes'],
         ['--machine-detection', 'leaveMessage'],
         ['--voicemail-message', 'Call us back'],
         ['--machine-detection', 'leaveMessage', '--voicemail-message', 'Hi {{lastName}}'],
+        ['--machine-detection', 'leaveMessage', '--voicemail-message', 'Hi {{first-name}}, call us back'],
       ].map((flags) => template(...flags)),
     );
-    expect(refusals.map((r) => r.code)).toEqual([2, 2, 2, 2]);
-    const [mode, noMessage, noMode, unknown] = refusals.map((r) => r.body.error as string);
+    expect(refusals.map((r) => r.code)).toEqual([2, 2, 2, 2, 2]);
+    const [mode, noMessage, noMode, unknown, malformed] = refusals.map((r) => r.body.error as string);
+    expect(malformed).toMatch(/^--voicemail-message has "\{\{first-name\}\}", which would be spoken/);
     expect(mode).toMatch(/--machine-detection must be one of off, hangUp, leaveMessage/);
     expect(noMessage).toMatch(/--voicemail-message is required/);
     expect(noMode).toMatch(/needs --machine-detection leaveMessage/);

@@ -71,10 +71,22 @@ const callTemplateSchema = new Schema(
 export type CallTemplateDoc = InferSchemaType<typeof callTemplateSchema> & { _id: Types.ObjectId };
 export const CallTemplate = model('CallTemplate', callTemplateSchema);
 
+/** A {{variable}} placeholder: a name of ASCII letters, digits and `_`, not starting with a digit. */
+const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
+
 /** The distinct {{variable}} names a prompt uses, in order of first use. */
 export function promptVariables(prompt: string): string[] {
-  const names = [...prompt.matchAll(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g)].map((m) => m[1]!);
+  const names = [...prompt.matchAll(PLACEHOLDER)].map((m) => m[1]!);
   return [...new Set(names)];
+}
+
+/**
+ * What in a prompt looks like a placeholder but is not one (`{{first-name}}`, `{{first name}}`,
+ * `{{prénom}}`, `{{firstName}` with a brace missing): never filled, it would be spoken as written.
+ */
+export function malformedPlaceholders(prompt: string): string[] {
+  const rest = prompt.replace(PLACEHOLDER, ' ');
+  return [...new Set([...rest.matchAll(/\{\{[^{}]{0,40}\}{0,2}|\}\}/g)].map((m) => m[0]))];
 }
 
 // Where an optional variable without a value stood, while the sentence around it is tidied.
@@ -87,7 +99,7 @@ const GAP = '\u0000';
  */
 export function fillPrompt(prompt: string, values: ReadonlyArray<{ key: string; value: string }>): string {
   const byKey = new Map(values.map((v) => [v.key, v.value]));
-  const filled = prompt.replaceAll(GAP, '').replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_, name: string) => {
+  const filled = prompt.replaceAll(GAP, '').replace(PLACEHOLDER, (_, name: string) => {
     const value = byKey.get(name);
     return value === undefined || value.trim() === '' ? GAP : value;
   });
