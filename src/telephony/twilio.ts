@@ -102,7 +102,7 @@ interface TwilioPageMeta {
 }
 
 /** TwiML that says `text`: the agent's opening line, or a voicemail message followed by a hang-up. */
-function sayTwiml(text: string, thenHangUp = false): string {
+export function sayTwiml(text: string, thenHangUp = false): string {
   return `<Response><Say>${escapeXml(text)}</Say>${thenHangUp ? '<Hangup/>' : ''}</Response>`;
 }
 
@@ -121,8 +121,18 @@ export function twilioSpeechProblem(text: string, thenHangUp = false): string | 
     : null;
 }
 
+/**
+ * Text as XML character data. Characters XML 1.0 forbids even as references (control characters but
+ * tab and line breaks, U+FFFE, U+FFFF), which a prompt variable can carry from a spreadsheet (U+000B
+ * is its line break within a cell), become spaces: Twilio would refuse the document otherwise.
+ */
 function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return text
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, ' ')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
 }
 
 /** X-Twilio-Signature: base64 HMAC-SHA1, keyed with the auth token, of the URL + sorted params. */

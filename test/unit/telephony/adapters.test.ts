@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ProviderName } from '../../../src/contracts/providers';
 import { parseWavHeader } from '../../../src/audio';
 import { ProviderRejectedError, RecordingNotReadyError, type PlacedCallSearch } from '../../../src/telephony/provider';
-import { TWIML_MAX_CHARS, twilioSpeechProblem } from '../../../src/telephony/twilio';
+import { sayTwiml, TWIML_MAX_CHARS, twilioSpeechProblem } from '../../../src/telephony/twilio';
 import { OPENING_LINE, startHarness, uniqueNumber, type Harness } from './harness';
 
 let h: Harness;
@@ -309,5 +309,12 @@ describe('twilio and long speech', () => {
     // Just under the limit is spoken.
     expect(twilioSpeechProblem('a'.repeat(TWIML_MAX_CHARS - '<Response><Say></Say></Response>'.length))).toBeNull();
     expect(twilioSpeechProblem('a'.repeat(TWIML_MAX_CHARS))).toMatch(/twilio takes at most 4000/);
+  });
+
+  it("speaks a line with characters XML forbids (a spreadsheet cell's line break) as spaces, not invalid TwiML", () => {
+    const twiml = sayTwiml('Hello Ada\u000BLovelace & co\u0001 <3\uFFFE\tbye\n');
+    expect(twiml).toBe('<Response><Say>Hello Ada Lovelace &amp; co  &lt;3 \tbye\n</Say></Response>');
+    // What XML 1.0 allows: tab, line breaks, and characters from U+0020 on but U+FFFE and U+FFFF.
+    expect(twiml).not.toMatch(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/);
   });
 });
