@@ -1,6 +1,11 @@
 // Calls stored before list positions existed get them once, when an API process starts: below every
 // position handed out since (counting down from 0), in the order the API lists them, so they page
 // exactly as before. A marker document records that it is done, so later starts skip the scan.
+// Until the marker is written every start numbers all such calls again, those placed by a run cut
+// short included (positions up to 0: the positions handed out since start at 1), the same way each
+// time: a run that died halfway, or two processes starting together, leave each call one position of
+// its own, in order. (Numbering only the calls still without one, a second run gave them positions
+// the first had given newer calls: two calls per position, and pages that skipped calls.)
 import mongoose, { Types } from 'mongoose';
 import { listFields } from './call-list-positions';
 import { newestFirst } from './call-list-query';
@@ -17,9 +22,10 @@ const WRITE_CHUNK = 25;
 export async function backfillListPositions(): Promise<number> {
   const markers = mongoose.connection.collection<{ _id: string; doneAt: Date }>(MARKER_COLLECTION);
   if (await markers.findOne({ _id: MARKER_ID })) return 0;
-  const unplaced = await PhoneCall.find({ listSeq: { $exists: false } }, { teamId: 1, createdAt: 1 }).lean<
-    Array<{ _id: Types.ObjectId; teamId: Types.ObjectId; createdAt: Date }>
-  >();
+  const unplaced = await PhoneCall.find(
+    { $or: [{ listSeq: { $exists: false } }, { listSeq: { $lte: 0 } }] },
+    { teamId: 1, createdAt: 1 },
+  ).lean<Array<{ _id: Types.ObjectId; teamId: Types.ObjectId; createdAt: Date }>>();
   const byTeam = new Map<string, typeof unplaced>();
   for (const call of unplaced) {
     const team = call.teamId.toHexString();
@@ -34,7 +40,7 @@ export async function backfillListPositions(): Promise<number> {
       await PhoneCall.collection.bulkWrite(
         calls.slice(start, start + WRITE_CHUNK).map((call, offset) => ({
           updateOne: {
-            filter: { _id: call._id, listSeq: { $exists: false } },
+            filter: { _id: call._id, $or: [{ listSeq: { $exists: false } }, { listSeq: { $lte: 0 } }] },
             update: { $set: listFields(team, 0 - (start + offset) || 0) },
           },
         })),

@@ -7,7 +7,7 @@ import mongoose, { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { backfillListPositions } from '../../src/data/call-list-backfill';
 import { forgetMatchCounts } from '../../src/data/call-list-match-counts';
-import { LIST_SLICE_SIZES } from '../../src/data/call-list-positions';
+import { LIST_SLICE_SIZES, listFields } from '../../src/data/call-list-positions';
 import { CallListCounter } from '../../src/data/models/call-list-counter';
 import { PhoneCall } from '../../src/data/models/phone-call';
 import { seedCalls, seededRandom } from '../helpers/call-population';
@@ -414,6 +414,49 @@ describe('GET /v1/phoneCalls over list slices', () => {
     } finally {
       mongoose.set('debug', false);
     }
+  });
+});
+
+// Last in the file: it runs the backfill again over every team of the store.
+describe('placing the calls stored before positions existed', () => {
+  it('numbers them alike on every run until done: a run that died halfway leaves one position per call, in order', async () => {
+    // Before, a second run numbered only the calls still without a position, from 0 down again: each of
+    // those positions then held two calls, and pages skipped calls.
+    const legacyTeam = await stack.seedTeam('Stored before positions');
+    const ids = await seedCalls({
+      templateIds: templates,
+      phoneNumberIds: numbers,
+      numbers: 40,
+      random: seededRandom(7),
+      teamId: legacyTeam.teamId,
+      count: 60,
+      maxBlock: 10,
+    });
+    await PhoneCall.collection.updateMany({ _id: { $in: ids } }, { $unset: { listSeq: 1, listKeys: 1 } });
+    await CallListCounter.deleteOne({ _id: new Types.ObjectId(legacyTeam.teamId) });
+    await mongoose.connection.collection('migrations').deleteMany({});
+    const listed = async () =>
+      (
+        (await PhoneCall.find({ _id: { $in: ids } }, { createdAt: 1, listSeq: 1 }).lean()) as Array<
+          Row & { listSeq?: number }
+        >
+      ).sort(newestFirst);
+    // What a first run wrote of its first chunks before its process died: the newest 25 placed.
+    const newest = (await listed()).slice(0, 25);
+    for (const [at, call] of newest.entries())
+      await PhoneCall.collection.updateOne({ _id: call._id }, { $set: listFields(legacyTeam.teamId, -at) });
+
+    await backfillListPositions();
+    const placed = await listed();
+    expect(placed.map((call) => call.listSeq)).toEqual(placed.map((_, at) => -at || 0));
+    expect((await CallListCounter.findById(legacyTeam.teamId).lean())?.min).toBe(-59);
+    // Done: a later start leaves them alone.
+    expect(await backfillListPositions()).toBe(0);
+    const legacyApi = apiClient(stack.baseUrl, legacyTeam.key);
+    const page = await legacyApi.get('/v1/phoneCalls?limit=1000');
+    expect(page.body.data.map((call: { _id: string }) => call._id)).toEqual(
+      placed.map((call) => call._id.toHexString()),
+    );
   });
 });
 
