@@ -57,9 +57,10 @@ export async function writeStatusChange(
     );
     return { applied: false, call: null };
   }
-  // Counted when the write lands, not again when a retry of it finds it landed (a write that overran
-  // its time on a slow store, a dial retried after its `ringing` write).
-  if (!result.repeated) metrics.statusChanged(change.status, change.statusCode, result.call.telephonyProvider);
+  // Counted when a try's write landed or found it landed: a retry whose earlier try landed its write
+  // counts it again when that try had counted it (rarely), and counts it at all when that try's answer
+  // was lost. Counting only fresh writes lost the second case, which is what retries are for.
+  metrics.statusChanged(change.status, change.statusCode, result.call.telephonyProvider);
   return { applied: true, call: result.call };
 }
 

@@ -54,8 +54,7 @@ export interface AttemptRecord {
 const TIME_FIELDS = new Set(['callTriggeredAt', 'callStartedAt', 'callEndedAt']);
 
 export type StatusChangeResult =
-  /** `repeated`: the write had landed before (a retry of it), so nothing changed now. */
-  | { outcome: 'applied'; call: PhoneCallReadView; repeated?: true }
+  | { outcome: 'applied'; call: PhoneCallReadView }
   | { outcome: 'skipped'; currentStatus: CallStatus }
   | { outcome: 'missing' };
 
@@ -115,7 +114,7 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
   const current = await PhoneCall.findById(change.callId).lean();
   if (!current) return { outcome: 'missing' };
   const sameWrite = current.status === change.status && current.statusExtraInfo?.dateTime?.getTime() === at.getTime();
-  if (sameWrite) return { outcome: 'applied', call: toReadView(current), repeated: true };
+  if (sameWrite) return { outcome: 'applied', call: toReadView(current) };
   return { outcome: 'skipped', currentStatus: current.status as CallStatus };
 }
 
