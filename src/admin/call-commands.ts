@@ -133,8 +133,8 @@ const WATCH_RETRY_MAX_MS = 30_000;
  * Polls the call, telling each status change, until it ends; answers the ended call, or `{ deleted,
  * call }` (the call as last read) when it is deleted while watched (cancelled while queued: the API
  * then answers 404). A read the API cannot answer (unreachable, 5xx, 429) is tried again, said once
- * on stderr: a call due in days is watched through a restart of the API. Only the first read's
- * refusal ends the watch (a wrong id or key).
+ * on stderr: a call due in days is watched through a restart of the API. Any error of the first read
+ * ends the watch (a wrong id or key, an API that cannot answer).
  */
 export async function watchCall(
   target: ApiTarget,
@@ -169,12 +169,13 @@ export async function watchCall(
           break;
         }
         const { status, statusText } = answer.response;
-        if (status === 404) {
+        // The API's own 404, in its error shape (a proxy's while the API restarts is not a deletion).
+        if (status === 404 && errorMessages(answer.error).length > 0) {
           options.onChange(`${new Date().toISOString()}  deleted (cancelled while queued)`);
           return { deleted: true, call };
         }
         const message = `${status}: ${errorMessages(answer.error).join('; ') || statusText}`;
-        if (status !== 429 && status < 500) throw refusal(status, message);
+        if (status !== 404 && status !== 429 && status < 500) throw refusal(status, message);
         unanswered = `the API answered ${message}`;
       } catch (err) {
         if (err instanceof CommandError) throw err;

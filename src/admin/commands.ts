@@ -323,7 +323,6 @@ export async function createTemplate(input: {
   return { callTemplateId: template._id.toHexString() };
 }
 
-/** `--machine-detection leaveMessage --voicemail-message "..."`; neither: detection off. */
 /** A prompt's text that looks like a placeholder but is not one is refused, naming it and the form. */
 function refuseMalformedPlaceholders(option: string, text: string): void {
   const malformed = malformedPlaceholders(text);
@@ -334,6 +333,7 @@ function refuseMalformedPlaceholders(option: string, text: string): void {
     );
 }
 
+/** `--machine-detection leaveMessage --voicemail-message "..."`; neither: detection off. */
 function parseMachineDetection(input: { prompt: string; machineDetection?: string; voicemailMessage?: string }): {
   machineDetection: MachineDetectionMode;
   voicemailMessage: string | null;

@@ -393,7 +393,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
     leaf(
       calls,
       'watch',
-      'print each status change of a call until it ends, then the call',
+      'print each status change of a call until it ends, then the call ({deleted, call} if it is deleted meanwhile)',
       (o, a) =>
         load
           .callCommands()

@@ -11,6 +11,7 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
   type Client,
   type WorkflowStartOptions,
 } from '@temporalio/client';
@@ -58,6 +59,11 @@ export interface Dispatcher {
    * still take it over), else removed.
    */
   closeBatch(batchId: Types.ObjectId, options: { keep: boolean }): Promise<void>;
+  /**
+   * Whether the call's workflow exists (a start that answered an error may have gone through); throws
+   * when Temporal cannot say.
+   */
+  workflowExists(callId: string): Promise<boolean>;
   /** Removes a batch whose calls were never written or were removed again. */
   dropBatch(batchId: Types.ObjectId): Promise<void>;
   /** Removes a started batch that no retry will ask for again; a pending one is the reconciler's. */
@@ -225,6 +231,15 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
           ? { updateOne: { filter: { _id: batchId }, update: { $set: { state: 'started', updatedAt: new Date() } } } }
           : { deleteOne: { filter: { _id: batchId } } },
       );
+    },
+    async workflowExists(callId) {
+      try {
+        await deps.client.workflow.getHandle(callWorkflowId(callId)).describe();
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      }
     },
     async dropBatch(batchId) {
       await DispatchBatch.deleteOne({ _id: batchId });

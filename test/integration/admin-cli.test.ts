@@ -341,6 +341,7 @@ describe('refused input and unreachable servers, as a reviewer found them', () =
       ['Hello {{firstName}, this is Ada', '"{{firstName}"'],
       ['Bonjour {{ prénom }} et {{nom}}', '"{{ prénom }}"'],
       ['Hello {{first name}}', '"{{first name}}"'],
+      ['Hello {{{firstName}}}', '"{", "}"'],
     ]) {
       expect(await refusal(() => createTemplate({ ...given, prompt: prompt! }))).toMatch(
         new RegExp(`^--prompt has ${named!.replace(/[{}]/g, '\\$&')}, ${form.replace(/[{}]/g, '\\$&')}`),

@@ -180,7 +180,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           await deps.dispatcher.start(doc, calls[0]!.plan, { teamWebhookEvents: webhookEvents });
         } catch (err) {
           ctx.state.log.error({ err, callId: doc._id.toHexString() }, 'could not start the call workflow');
-          return failUnstarted(batchId);
+          return failUnstarted(batchId, doc._id.toHexString());
         }
         // The call and its workflow exist: a batch left open only costs the reconciler a no-op start,
         // so the answer does not wait for it, unless a retry may take the batch over: then it must be
@@ -344,17 +344,23 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
 
   /**
    * A single create whose workflow start failed: no workflow, no call, so the record goes with its
-   * batch and the answer says nothing was created. Unless the removal fails, or finds the call no
-   * longer queued (the start went through after all, and the call is being dialled): then whether it
-   * was created is unknown, the key (if any) is left to a retry's takeover, and the answer says so. The
-   * batch's record stays then, so that the takeover finds the call and answers with it (before, the
-   * record went, and the retry wrote and dialled a second call to the same person).
+   * batch and the answer says nothing was created. Unless Temporal has the workflow after all (the
+   * start went through and only its answer failed: the call may be being dialled, its record still
+   * `queued` until the provider answers), or the removal fails or finds the call no longer queued:
+   * then whether it was created is unknown, the record, its batch and the key (if any) stay for a
+   * retry's takeover, which finds the call and answers with it, and the answer says so. (Before, a
+   * call found queued was removed, and one found dialling lost its batch record: either way the retry
+   * wrote and dialled a second call.)
    */
-  async function failUnstarted(batchId: Types.ObjectId): Promise<never> {
+  async function failUnstarted(batchId: Types.ObjectId, callId: string): Promise<never> {
     const unknown = new HttpError(500, [
       'the call could not be scheduled, and whether it was created is not known: retry with the same ' +
         'Idempotency-Key, or look for the call before creating it again',
     ]);
+    // Temporal unreachable for this look too (an outage, most likely what failed the start): the
+    // record's state decides, as before the look.
+    const started = await deps.dispatcher.workflowExists(callId).catch(() => false);
+    if (started) throw new CreateOutcomeUnknown(unknown, new Error('its workflow was started after all'));
     let removed: number;
     try {
       removed = await discardBatch(batchId, 1);

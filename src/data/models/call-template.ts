@@ -82,11 +82,12 @@ export function promptVariables(prompt: string): string[] {
 
 /**
  * What in a prompt looks like a placeholder but is not one (`{{first-name}}`, `{{first name}}`,
- * `{{prénom}}`, `{{firstName}` with a brace missing): never filled, it would be spoken as written.
+ * `{{prénom}}`, `{{firstName}` with a brace missing, a brace beside a placeholder as in
+ * `{{{firstName}}}`): never filled, it would be spoken as written. A spoken line has no braces.
  */
 export function malformedPlaceholders(prompt: string): string[] {
   const rest = prompt.replace(PLACEHOLDER, ' ');
-  return [...new Set([...rest.matchAll(/\{\{[^{}]{0,40}\}{0,2}|\}\}/g)].map((m) => m[0]))];
+  return [...new Set([...rest.matchAll(/\{\{[^{}]{0,40}\}{0,2}|\}\}|[{}]/g)].map((m) => m[0]))];
 }
 
 // Where an optional variable without a value stood, while the sentence around it is tidied.

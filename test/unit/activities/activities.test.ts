@@ -994,7 +994,9 @@ describe('webhook activities', () => {
     );
     // A call deleted since has no record to read: its stream keeps the secret it began with.
     memory.calls.delete(callId);
-    await expect(run(activities.attemptWebhookDelivery, [{ ...attempt, attempt: 2 }])).rejects.toThrow();
+    await expect(run(activities.attemptWebhookDelivery, [{ ...attempt, attempt: 2 }])).rejects.toThrow(
+      /sealed value failed authentication/,
+    );
   });
 
   it('hands a request it made and could not record to the workflow on its last try, and notes it as made', async () => {
