@@ -21,6 +21,7 @@ import type { Logger } from '../logger';
 import { freePort } from '../local/servers';
 import type { WorkerMetrics } from '../observability/metrics';
 import { ActivityFailureMetrics } from './activity-failure-metrics';
+import { ActivityCallIdFromInput } from './activity-log-context';
 import { workerTuning } from './tuning';
 import { createTeamProviderResolver } from '../telephony/team-providers';
 import { webhookAttemptTaskQueue } from '../contracts/ids';
@@ -153,7 +154,12 @@ export async function createCallWorker(
   const workflowBundle = setup.workflowBundlePath
     ? { codePath: setup.workflowBundlePath }
     : await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: bundlerLogger(logger) });
-  const interceptors = { activity: [() => ({ inbound: new ActivityFailureMetrics(metrics) })] };
+  const interceptors = {
+    activity: [
+      () => ({ inbound: new ActivityFailureMetrics(metrics) }),
+      () => ({ inbound: new ActivityCallIdFromInput() }),
+    ],
+  };
   // On shutdown, activities in flight get this long to finish before they are handed back.
   const shutdownGraceTime = '20 seconds';
   const calls = await Worker.create({
