@@ -42,7 +42,7 @@ export interface CommandContext {
   note(line: string): void;
   /** Whether stderr is a terminal (a progress bar is drawn only there). */
   interactive: boolean;
-  /** `--json` given: commander's own error lines are left out, the runner prints the error as JSON. */
+  /** `--json` given: commander's own error lines are left out, the runner prints the error (or help) as JSON. */
   json: boolean;
 }
 
@@ -94,7 +94,13 @@ export function createProgram(context: CommandContext, onResult: (result: object
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
   // Set before the commands are added: they copy these settings when made.
-  if (context.json) program.configureOutput({ outputError: () => {}, writeErr: () => {} });
+  // With --json, help is the answer too: one JSON object on stdout, `{"help": "..."}`.
+  if (context.json)
+    program.configureOutput({
+      outputError: () => {},
+      writeErr: () => {},
+      writeOut: (text) => onResult({ help: text.trimEnd() }),
+    });
   // Every option that takes a value, in one place: commander takes the word after `--name` as its
   // value even when it is the next option (`team create --name --json` would name the team "--json").
   program.hook('preAction', (_program, command) => refuseOptionsAsValues(command));

@@ -45,8 +45,11 @@ async function main(argv: string[]): Promise<number> {
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
-    // --help and --version end the program through this path too, with exit code 0.
-    if (err instanceof CommanderError && err.exitCode === 0) return 0;
+    // --help ends the program through this path too, with exit code 0 (its text the answer under --json).
+    if (err instanceof CommanderError && err.exitCode === 0) {
+      if (json && result) process.stdout.write(`${JSON.stringify(result)}\n`);
+      return 0;
+    }
     const message =
       err instanceof CommanderError
         ? err.message.replace(/^error: /, '')

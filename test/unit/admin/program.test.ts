@@ -74,12 +74,16 @@ describe('the operator command line', () => {
     const help = await run('webhooks', 'redeliver', '--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: oco webhooks redeliver \[options\] \[deliveryId\]/);
+    // With --json the help is the answer: one JSON object on stdout (before, the help text itself).
+    const jsonHelp = await run('webhooks', 'redeliver', '--help', '--json');
+    expect(jsonHelp.code).toBe(0);
+    expect((JSON.parse(jsonHelp.stdout) as { help: string }).help).toMatch(/^Usage: oco webhooks redeliver /);
     const wrong = await run('calls', 'list', '--colour', 'blue', '--json');
     expect(wrong.code).toBe(2);
     expect(JSON.parse(wrong.stdout)).toEqual({ error: "unknown option '--colour'" });
     expect(wrong.stderr).toBe('');
-    // Two processes that compile TypeScript at start: seconds on a loaded 2-core machine.
-  }, 30_000);
+    // Three processes that compile TypeScript at start: seconds on a loaded 2-core machine.
+  }, 45_000);
 
   it.each([
     [['team', 'create', '--name', '--json'], '--name'],
