@@ -10,7 +10,9 @@ import type { ActiveMachineDetection } from '../contracts/machine-detection';
 import type { RedialPolicy } from '../contracts/redial';
 import type { SecretBox } from '../crypto/secret-box';
 import { CallTemplate, fillPrompt, type CallTemplateDoc } from '../data/models/call-template';
+import { telnyxSpeechProblem } from '../telephony/telnyx';
 import { twilioSpeechProblem } from '../telephony/twilio';
+import { vonageSpeechProblem } from '../telephony/vonage';
 import { listedAmong } from '../data/do-not-call-store';
 import type { CallOrigin } from '../data/models/phone-call';
 import { PhoneNumber, type PhoneNumberDoc } from '../data/models/phone-number';
@@ -108,20 +110,32 @@ const templatesOfTeam = ownByIdsReader<CallTemplateDoc>(CallTemplate);
 const numbersOfTeam = ownByIdsReader<PhoneNumberDoc>(PhoneNumber);
 
 /**
- * What Twilio would refuse to speak on this call: its opening line (the prompt filled with the
- * call's values) and, when machines get a message, its voicemail message, each as TwiML.
+ * What each provider speaks, and why it would refuse: the opening line (Twilio's TwiML, Vonage's talk
+ * action; Telnyx speaks none) and the voicemail message (Twilio's TwiML, Vonage's talk, Telnyx's speak).
  */
-function twilioSpeechProblems(
+const SPEECH_CHECKS: Record<
+  ProviderName,
+  { opening?: (text: string) => string | null; message: (text: string) => string | null }
+> = {
+  twilio: { opening: (text) => twilioSpeechProblem(text), message: (text) => twilioSpeechProblem(text, true) },
+  vonage: { opening: vonageSpeechProblem, message: vonageSpeechProblem },
+  telnyx: { message: telnyxSpeechProblem },
+};
+
+/** What the call's provider would refuse to speak of its filled prompt or voicemail message. */
+function speechProblems(
+  provider: ProviderName,
   template: Pick<CallTemplateDoc, 'prompt' | 'voicemailMessage' | 'machineDetection'>,
   input: PhoneCallCreateInput,
   field: (name: string) => string,
 ): string[] {
   const values = input.promptVariableValues ?? [];
+  const checks = SPEECH_CHECKS[provider];
   const problems: string[] = [];
-  const opening = twilioSpeechProblem(fillPrompt(template.prompt, values));
+  const opening = checks.opening?.(fillPrompt(template.prompt, values));
   if (opening) problems.push(`${field('promptVariableValues')} with the call template's prompt ${opening}`);
   if (template.machineDetection === 'leaveMessage') {
-    const message = twilioSpeechProblem(fillPrompt(template.voicemailMessage ?? template.prompt, values), true);
+    const message = checks.message(fillPrompt(template.voicemailMessage ?? template.prompt, values));
     if (message)
       problems.push(`${field('promptVariableValues')} with the call template's voicemail message ${message}`);
   }
@@ -179,7 +193,7 @@ export async function prepareCalls(
     const from = input.fromPhoneNumber ?? defaultFromNumber(team, provider, number);
     if (!from) found.push(`${field('fromPhoneNumber')} is required: the team has no ${provider} number to call from`);
     const plan = dialPlanOf(template);
-    if (template && provider === 'twilio') found.push(...twilioSpeechProblems(template, input, field));
+    if (template) found.push(...speechProblems(provider, template, input, field));
     let zones: string[] = [];
     if (template && plan.callingWindow) {
       if (input.calleeTimeZone) zones = [input.calleeTimeZone];

@@ -15,6 +15,9 @@ import {
   type SpokenUtterance,
 } from './simulation';
 
+/** Telnyx's limit on a speak command's payload ("There is a 3,000 character limit"). */
+const TELNYX_SPEAK_MAX_CHARS = 3000;
+
 const E164 = /^\+[1-9]\d{6,14}$/;
 /**
  * answering_machine_detection values the emulator runs: `detect` gives the verdict only,
@@ -418,6 +421,10 @@ export function createTelnyxEmulator(
     if (typeof commandId === 'string' && entry.commandIds.has(commandId)) return json(200, { data: { result: 'ok' } });
     if (typeof payload !== 'string' || payload.trim().length === 0) {
       return errors(422, '10015', 'Invalid value', 'payload is required.', '/payload');
+    }
+    if ([...payload].length > TELNYX_SPEAK_MAX_CHARS) {
+      const detail = `payload must be at most ${TELNYX_SPEAK_MAX_CHARS} characters.`;
+      return errors(422, '10015', 'Invalid value', detail, '/payload');
     }
     if (typeof voice !== 'string' || voice.length === 0) {
       return errors(422, '10015', 'Invalid value', 'voice is required.', '/voice');

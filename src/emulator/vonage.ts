@@ -27,6 +27,9 @@ import {
   type SpokenUtterance,
 } from './simulation';
 
+/** Vonage's limit on a talk action's text (its NCCO reference: up to 1,500 characters). */
+const VONAGE_TALK_MAX_CHARS = 1500;
+
 const END_STATUS: Record<CallEndOutcome, string> = {
   completed: 'completed',
   busy: 'busy',
@@ -120,6 +123,18 @@ function machineDetectionOf(value: unknown, invalid: InvalidParameter[]): Vonage
     });
   }
   return { behavior: String(behavior), mode: String(mode) };
+}
+
+/** The talk actions of an NCCO whose text is longer than Vonage speaks, as Vonage names them. */
+function overlongTalks(ncco: unknown[], prefix: string): InvalidParameter[] {
+  return ncco.flatMap((action, at) =>
+    isRecord(action) &&
+    action.action === 'talk' &&
+    typeof action.text === 'string' &&
+    [...action.text].length > VONAGE_TALK_MAX_CHARS
+      ? [{ name: `${prefix}[${at}].text`, reason: `must be at most ${VONAGE_TALK_MAX_CHARS} characters` }]
+      : [],
+  );
 }
 
 /** What an NCCO's talk actions say, in order. */
@@ -336,6 +351,7 @@ export function createVonageEmulator(
     }
     if (!Array.isArray(body.ncco))
       invalid.push({ name: 'ncco', reason: 'the emulator needs an inline NCCO (answer_url is not supported)' });
+    else invalid.push(...overlongTalks(body.ncco, 'ncco'));
     const eventUrl =
       Array.isArray(body.event_url) && typeof body.event_url[0] === 'string' ? body.event_url[0] : undefined;
     if (body.event_url !== undefined && !eventUrl)
@@ -462,6 +478,11 @@ export function createVonageEmulator(
         invalid_parameters: [{ name: 'destination', reason: 'the emulator transfers only to an inline NCCO' }],
       });
     }
+    const overlong = overlongTalks(destination.ncco, 'destination.ncco');
+    if (overlong.length > 0)
+      return problem(400, 'Bad Request', 'The request failed due to validation errors', {
+        invalid_parameters: overlong,
+      });
     const text = talkTextOf(destination.ncco);
     const { call } = entry;
     const accepted =

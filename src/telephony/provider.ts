@@ -187,3 +187,12 @@ export class ProviderRateLimitedError extends Error {
 export class CallbackSignatureError extends Error {
   override readonly name = 'CallbackSignatureError';
 }
+
+/**
+ * Why a provider would refuse to speak `text`, over `max` characters in one `action`, or null (Vonage's
+ * talk action, Telnyx's speak command; Twilio counts its TwiML instead, twilioSpeechProblem).
+ */
+export function spokenLengthProblem(provider: ProviderName, text: string, max: number, action: string): string | null {
+  const length = [...text].length;
+  return length > max ? `is ${length} characters, and ${provider} speaks at most ${max} in one ${action}` : null;
+}

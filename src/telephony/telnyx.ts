@@ -18,6 +18,8 @@ import {
 import { eventsOfPolledState, isoOrNull } from './polled-state';
 import {
   CallbackSignatureError,
+  ProviderRejectedError,
+  spokenLengthProblem,
   type InboundCallback,
   type PlaceCallRequest,
   type PlacedCallSearch,
@@ -137,6 +139,14 @@ interface TelnyxMessage {
 }
 interface TelnyxErrorBody {
   errors?: { code?: string; title?: string; detail?: string; source?: { pointer?: string } }[];
+}
+
+/** Telnyx speaks at most this many characters in one `speak` command (its Call Control reference). */
+export const TELNYX_SPEAK_MAX_CHARS = 3000;
+
+/** Why Telnyx would refuse to speak `text` in one speak command, or null. */
+export function telnyxSpeechProblem(text: string): string | null {
+  return spokenLengthProblem('telnyx', text, TELNYX_SPEAK_MAX_CHARS, 'speak command');
 }
 
 export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: string): TelephonyProvider {
@@ -305,6 +315,8 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
      * and leaves the hang-up to us.
      */
     async leaveMessage({ callId, providerCallId, message }): Promise<void> {
+      const tooLong = telnyxSpeechProblem(message);
+      if (tooLong) throw new ProviderRejectedError(`the voicemail message ${tooLong}`);
       await command('voicemail message', providerCallId, 'speak', {
         payload: message,
         voice: 'female',

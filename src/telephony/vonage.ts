@@ -20,6 +20,8 @@ import { signApplicationJwt, verifyHs256 } from './jwt';
 import { eventsOfPolledState, isoOrNull } from './polled-state';
 import {
   CallbackSignatureError,
+  ProviderRejectedError,
+  spokenLengthProblem,
   type InboundCallback,
   type PlaceCallRequest,
   type PlacedCallSearch,
@@ -118,6 +120,14 @@ function recognisedText(body: Record<string, unknown> | undefined): string | und
   return best !== null && typeof best === 'object' ? stringField(best as Record<string, unknown>, 'text') : undefined;
 }
 
+/** Vonage speaks at most this many characters in one `talk` action (its NCCO reference). */
+export const VONAGE_TALK_MAX_CHARS = 1500;
+
+/** Why Vonage would refuse to speak `text` in one talk action, or null. */
+export function vonageSpeechProblem(text: string): string | null {
+  return spokenLengthProblem('vonage', text, VONAGE_TALK_MAX_CHARS, 'talk action');
+}
+
 export function createVonageProvider(credentials: VonageCredentials, baseUrl: string): TelephonyProvider {
   const { applicationId, privateKey, signatureSecret } = credentials;
   const apiOrigin = new URL(baseUrl).origin;
@@ -182,6 +192,9 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
     name: 'vonage',
 
     async placeCall(req: PlaceCallRequest): Promise<PlacedCall> {
+      // Checked at create too (prepare-calls.ts); a template changed since is refused here, ringing nobody.
+      const tooLong = vonageSpeechProblem(req.script.openingLine);
+      if (tooLong) throw new ProviderRejectedError(`the opening line ${tooLong}: not dialled`);
       const ncco: Record<string, unknown>[] = [];
       // Recording first, so it runs from answer to hang-up beside everything that follows.
       if (req.record) ncco.push({ action: 'record', format: 'wav', beepStart: false });
@@ -278,6 +291,8 @@ export function createVonageProvider(credentials: VonageCredentials, baseUrl: st
 
     /** Transfers the live call to an NCCO that speaks the message; the call ends when the NCCO does. */
     async leaveMessage({ providerCallId, message }): Promise<void> {
+      const tooLong = vonageSpeechProblem(message);
+      if (tooLong) throw new ProviderRejectedError(`the voicemail message ${tooLong}`);
       await modifyCall('voicemail message', providerCallId, {
         action: 'transfer',
         destination: { type: 'ncco', ncco: [{ action: 'talk', text: message, language: 'en-US' }] },

@@ -4,6 +4,8 @@ import type { ProviderName } from '../../../src/contracts/providers';
 import { parseWavHeader } from '../../../src/audio';
 import { ProviderRejectedError, RecordingNotReadyError, type PlacedCallSearch } from '../../../src/telephony/provider';
 import { sayTwiml, TWIML_MAX_CHARS, twilioSpeechProblem } from '../../../src/telephony/twilio';
+import { TELNYX_SPEAK_MAX_CHARS, telnyxSpeechProblem } from '../../../src/telephony/telnyx';
+import { VONAGE_TALK_MAX_CHARS, vonageSpeechProblem } from '../../../src/telephony/vonage';
 import { OPENING_LINE, startHarness, uniqueNumber, type Harness } from './harness';
 
 let h: Harness;
@@ -295,6 +297,34 @@ describe('vonage answering-machine detection', () => {
       expect(emulated.machineDetection).toBe('default');
       await h.waitFor(request.callId, 'answered');
       await adapter.hangUp(providerCallId);
+    },
+  );
+});
+
+describe('vonage and telnyx and long speech', () => {
+  it("refuses an opening line over Vonage's 1,500 characters of talk, ringing nobody", async () => {
+    const adapter = h.provider('vonage');
+    const request = h.request('vonage', { script: { openingLine: 'a'.repeat(VONAGE_TALK_MAX_CHARS + 1) } });
+    await expect(adapter.placeCall(request)).rejects.toThrow(
+      /is 1501 characters, and vonage speaks at most 1500 in one talk action: not dialled/,
+    );
+    expect(h.emulator.callsTo(request.to)).toBe(0);
+    expect(vonageSpeechProblem('a'.repeat(VONAGE_TALK_MAX_CHARS))).toBeNull();
+  });
+
+  it.each(['vonage', 'telnyx'] as const)(
+    'refuses a voicemail message over what %s speaks, before asking it',
+    async (provider) => {
+      const adapter = h.provider(provider);
+      const limit = provider === 'vonage' ? VONAGE_TALK_MAX_CHARS : TELNYX_SPEAK_MAX_CHARS;
+      const leaving = adapter.leaveMessage({
+        callId: 'c1',
+        providerCallId: 'not-asked',
+        message: 'b'.repeat(limit + 1),
+      });
+      await expect(leaving).rejects.toBeInstanceOf(ProviderRejectedError);
+      await expect(leaving).rejects.toThrow(`is ${limit + 1} characters, and ${provider} speaks at most ${limit}`);
+      expect(telnyxSpeechProblem('b'.repeat(TELNYX_SPEAK_MAX_CHARS))).toBeNull();
     },
   );
 });
