@@ -400,7 +400,12 @@ export function createTelnyxProvider(credentials: TelnyxCredentials, baseUrl: st
       }
       const cause = hangupCause(payload);
       const clientState = decodeClientState(payload.client_state);
-      const messageLeft = eventType === 'call.speak.ended' && clientState?.purpose === 'voicemail';
+      // Spoken to its end only: a message cut short says `call_hangup` (the box hung up) or
+      // `cancelled_amd`, and the call's hang-up tells the rest.
+      const messageLeft =
+        eventType === 'call.speak.ended' &&
+        clientState?.purpose === 'voicemail' &&
+        (payload.status === undefined || payload.status === 'completed');
       const kind =
         eventType === 'call.hangup' ? hangupKind(payload) : messageLeft ? 'message-left' : (EVENTS[eventType] ?? null);
       if (kind === null) return [];

@@ -317,6 +317,11 @@ describe('telnyx parseCallback', () => {
       telnyxCallback(keys.privateKey, 'call.speak.ended', { status: 'completed', client_state: voicemail }),
     );
     expect(events.map((e) => [e.kind, e.callId])).toEqual([['message-left', CALL_ID]]);
+    // Cut short (the box hung up mid-message): not left. Before, any end of the speech counted.
+    for (const status of ['call_hangup', 'cancelled_amd']) {
+      const cut = telnyxCallback(keys.privateKey, 'call.speak.ended', { status, client_state: voicemail });
+      expect(await adapter.parseCallback(cut)).toEqual([]);
+    }
   });
 
   it('takes the call id from client_state', async () => {
