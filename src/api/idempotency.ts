@@ -216,9 +216,9 @@ function throwIfPast(deadline: number): void {
 
 /**
  * Answers with the stored answer of a finished request under this Idempotency-Key and body, if there is
- * one (true), for a request about to be refused by checks that run before the key is looked at: some
- * of them depend on the hour or on DNS (`callDelayedUntil` within a year, a webhook host's addresses),
- * and a retry of a request that succeeded must get its answer, not a 400 its first try never got.
+ * one (true), for a request about to be refused by checks that run before the key is looked at: one
+ * of them depends on DNS (a webhook host's addresses, which may have come to be private), and a retry
+ * of a request that succeeded must get its answer, not a 400 its first try never got.
  */
 export async function replayStoredAnswer(
   ctx: ApiContext,
