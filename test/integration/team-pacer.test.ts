@@ -512,7 +512,7 @@ describe('team pacer', () => {
       let letGo!: () => void;
       const held = new Promise<void>((resolve) => (letGo = resolve));
       let sweeps = 0;
-      const historyEventsBeforeContinue = 60;
+      const historyEventsBeforeContinue = 90;
       const { worker, startPacer, granted } = await grantRecordingWorker(teamId, {
         tuning: { memoryQueueMax: 1, spillPageSize: 2, sweepMs: 500, historyEventsBeforeContinue },
         findEndedCalls: async () => {
@@ -521,7 +521,7 @@ describe('team pacer', () => {
           return [];
         },
       });
-      const names = ['a', ...Array.from({ length: 24 }, (_, i) => `w${i}`)];
+      const names = ['a', ...Array.from({ length: 40 }, (_, i) => `w${i}`)];
       await worker.runUntil(async () => {
         try {
           const pacer = await startPacer();
@@ -531,7 +531,7 @@ describe('team pacer', () => {
           // The sweep is held; each request now lengthens the run's history until it must continue as new,
           // and the run waits for the sweep to end before it does.
           const { events } = await firstRun.fetchHistory();
-          expect(events!.length).toBeLessThan(historyEventsBeforeContinue - 20);
+          expect(events!.length).toBeLessThan(historyEventsBeforeContinue - 30);
           for (const name of names.slice(1)) await pacer.signal(requestDialSlotsSignal, { requests: [ask(name)] });
           letGo();
           await waitForAsync(async () => (await firstRun.describe()).status.name === 'CONTINUED_AS_NEW');
