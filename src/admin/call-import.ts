@@ -387,7 +387,7 @@ async function postChunk(
 
 /**
  * What the API's own checks would refuse of these rows (the team's template, numbers and credentials,
- * Twilio's speech limit, calling hours that never open): reads only, as the API makes them.
+ * the providers' speech limits, calling hours that never open): reads only, as the API makes them.
  */
 async function apiProblems(rows: CallRow[], team: TeamDoc, fileId: string, fileName: string): Promise<LineProblem[]> {
   const { problems } = await prepareCalls(
