@@ -85,6 +85,8 @@ export interface CallObserver {
   greetingEnded(call: EmulatedCall, end: PlannedGreetingEnd): void;
   /** What `speakAndThen(…, 'notify')` was given has been said in full. */
   spoken(call: EmulatedCall, utterance: SpokenUtterance): void;
+  /** What `speakAndThen(…, 'notify')` was given was cut short: the call ended first (a hang-up, the time limit). */
+  spokenCut?(call: EmulatedCall, utterance: SpokenUtterance): void;
   /** The call is over; its recording (if any) can be fetched from now on. */
   ended(call: EmulatedCall): void;
 }
@@ -390,6 +392,9 @@ export class CallSimulator {
   }
 
   private finish(call: EmulatedCall, observer: CallObserver, outcome: CallEndOutcome, hungUpBy: CallEnder): void {
+    // Speech still to be said in full when the call ends was cut short: told before the end.
+    const cut = this.running.get(call)?.steps.find((step) => step.kind === 'spoken');
+    if (cut?.kind === 'spoken' && !this.stopped) observer.spokenCut?.(call, cut.utterance);
     call.state = 'ended';
     call.endedAt = new Date();
     call.end = { outcome, hungUpBy };

@@ -245,6 +245,8 @@ export function createTelnyxEmulator(
       }
     },
     spoken: () => webhook(entry, 'call.speak.ended', { status: 'completed', ...speakState(entry) }),
+    // Telnyx ends a speak cut short by the hang-up with `call_hangup`, before the call.hangup.
+    spokenCut: () => webhook(entry, 'call.speak.ended', { status: 'call_hangup', ...speakState(entry) }),
     ended: (call: EmulatedCall) => {
       const hangup = hangupOf(call);
       webhook(entry, 'call.hangup', {

@@ -128,6 +128,24 @@ describe('telnyx answering-machine detection', () => {
     expect(messages.data[0]).toMatchObject({ role: 'assistant', text: VOICEMAIL });
   });
 
+  it('a message cut short by the hang-up ends call_hangup, before the call.hangup; one over 3,000 characters is refused', async () => {
+    // Before, a speak cut short sent no call.speak.ended at all (Telnyx sends one with status call_hangup).
+    const { id, path } = await dial('6200', 'greeting_end');
+    await receiver.waitFor(path, is('call.machine.greeting.ended'));
+    const voicemailState = clientState({ callId: path, openingLine: '', purpose: 'voicemail' });
+    const tooLong = await speak(id, { payload: 'a'.repeat(3001), client_state: voicemailState });
+    expect(tooLong.status).toBe(422);
+    expect(((await tooLong.json()) as { errors: { source: { pointer: string } }[] }).errors[0]!.source.pointer).toBe(
+      '/payload',
+    );
+    expect((await speak(id, { payload: VOICEMAIL, client_state: voicemailState })).status).toBe(200);
+    await receiver.waitFor(path, is('call.speak.started'));
+    expect((await post(`/calls/${encodeURIComponent(id)}/actions/hangup`, {})).status).toBe(200);
+    const got = await receiver.waitFor(path, hungUp);
+    expect(got.map(label).slice(-3)).toEqual(['call.speak.started', 'call.speak.ended', 'call.hangup']);
+    expect(event(got.at(-2)!).payload).toMatchObject({ status: 'call_hangup', client_state: voicemailState });
+  });
+
   it('greeting_end without a beep: ended; a message left and not hung up on is hung up on by the machine', async () => {
     const { id, path, state } = await dial('6201', 'greeting_end');
     await receiver.waitFor(path, is('call.machine.greeting.ended'));
