@@ -8,7 +8,7 @@ import { isMachine, type AnsweredBy } from '../src/contracts/machine-detection';
 import type { ProviderName } from '../src/contracts/providers';
 import type { StatusChange } from '../src/data/call-store';
 import type { Utterance } from '../src/telephony/provider';
-import { computeCallResults, type CallResults } from '../src/results';
+import { computeCallResults, findCustomTagsHit, type CallResults } from '../src/results';
 import { meetingTimeZone } from '../src/results/meeting-time-zone';
 import { createStatusWriter, type StatusWritten } from './call-record';
 import type { ActivityDeps } from './deps';
@@ -237,27 +237,33 @@ export function createCaptureActivities(
       });
     }
 
-    // A machine answered: nobody spoke with the agent, so no result, tag, meeting time or opt-out can
-    // come from its own message (before, the columns were filled as for a person who said nothing:
-    // `callbackRequested` no, `sentiment` neutral, "did not speak").
+    // A machine answered: nobody spoke with the agent, so no result, meeting time or opt-out can come
+    // from its own message (before, the columns were filled as for a person who said nothing:
+    // `callbackRequested` no, `sentiment` neutral, "did not speak"). Its custom tags do: a tag is hit
+    // by a phrase anywhere in the transcript, whoever spoke it (decisions.md), the message left too.
     const results =
-      spoken === null || answeredByMachine
+      spoken === null
         ? noResults(template?.resultColumns ?? [])
-        : computeCallResults(
-            { customTags: template?.customTags ?? [], resultColumns: template?.resultColumns ?? [] },
-            utterances,
-            {
-              callTime: new Date(input.answeredAt),
-              // "Tuesday at 3pm" is the callee's 3pm, not the template's.
-              timeZone: await meetingTimeZone({
-                calleeTimeZone: call.calleeTimeZone,
-                toPhoneNumber: call.toPhoneNumber,
-                templateTimeZone: template?.timeZone,
-              }),
-              nameOfHuman: call.nameOfHuman ?? undefined,
-              callDurationSeconds: (Date.parse(input.endedAt) - answeredMs) / 1000,
-            },
-          );
+        : answeredByMachine
+          ? {
+              ...noResults(template?.resultColumns ?? []),
+              customTagsHitOnCall: findCustomTagsHit(template?.customTags ?? [], utterances),
+            }
+          : computeCallResults(
+              { customTags: template?.customTags ?? [], resultColumns: template?.resultColumns ?? [] },
+              utterances,
+              {
+                callTime: new Date(input.answeredAt),
+                // "Tuesday at 3pm" is the callee's 3pm, not the template's.
+                timeZone: await meetingTimeZone({
+                  calleeTimeZone: call.calleeTimeZone,
+                  toPhoneNumber: call.toPhoneNumber,
+                  templateTimeZone: template?.timeZone,
+                }),
+                nameOfHuman: call.nameOfHuman ?? undefined,
+                callDurationSeconds: (Date.parse(input.endedAt) - answeredMs) / 1000,
+              },
+            );
     stillWanted();
     if (results.optedOut) {
       await doNotCall.add(

@@ -19,6 +19,8 @@
 //   ("Would you like us to stop calling you?", "Shall I remove you from our list?"), is a request
 //   too; "no", "please don't" and a yes to a later question ("You can opt out at any time. Would
 //   you like a check-up?") are not.
+// - "Why don't you stop calling me?" and "If you don't stop calling me…" ask it: their "don't" is no
+//   negation of the request. Nor is the "don't" of "I don't want you to call me again".
 // - "Don't call me back" alone (a callback declined) and "don't call me at work" are not requests:
 //   the phrases say "again", "anymore", "ever", a list, or stopping, outright.
 import { PhraseSet, containsSequence, tokenize, type Utterance } from './text';
@@ -81,6 +83,15 @@ const OPT_OUT = [
   "don't want any more calls",
   "don't want anymore calls",
   "don't want more calls",
+  // "I don't want you to call me again", "I don't want to be contacted anymore".
+  ...['call', 'contact', 'ring', 'phone'].flatMap((verb) =>
+    ['', 'me ', 'us ', 'this number ', 'my number ', 'here '].flatMap((whom) =>
+      ['again', 'anymore', 'any more'].map((again) => `don't want you to ${verb} ${whom}${again}`),
+    ),
+  ),
+  ...['called', 'contacted', 'rung', 'phoned'].flatMap((done) =>
+    ['again', 'anymore', 'any more'].map((again) => `don't want to be ${done} ${again}`),
+  ),
 ].map((phrase) => normalized(tokenize(phrase)));
 
 // "remove me from" asks to stop only when what follows is where the caller keeps numbers ("remove me
@@ -115,10 +126,18 @@ function indexOfRemoveFrom(words: readonly string[]): number {
 }
 
 // Phrases built from negation words that do not negate a request after them: "I'm not interested
-// stop calling me" (speech recognition leaves out the comma) is a request.
-const NOT_NEGATIONS = ['not interested', 'no thanks', 'no thank you', 'not now', 'not today', 'not a good time'].map(
-  tokenize,
-);
+// stop calling me" (speech recognition leaves out the comma) is a request, and so are "Why don't you
+// stop calling me?" and "If you don't stop calling me I'll report you".
+const NOT_NEGATIONS = [
+  'not interested',
+  'no thanks',
+  'no thank you',
+  'not now',
+  'not today',
+  'not a good time',
+  "why don't you",
+  "if you don't",
+].map((phrase) => normalized(tokenize(phrase)));
 
 // Words that, before the phrase in its clause, say the callee is not asking for it.
 const NEGATIONS = new PhraseSet([

@@ -36,7 +36,7 @@
 // the first agent utterance containing them, and the human's utterances after it until the agent
 // speaks again. No such question or no reply gives ''.
 import { askedNotToBeCalled } from './opt-out';
-import { PhraseSet, containsSequence, foldText, tokenize, type Utterance } from './text';
+import { PhraseSet, clauseTokens, containsSequence, foldText, tokenize, type Utterance } from './text';
 
 export interface ResultValue {
   columnName: string;
@@ -110,6 +110,8 @@ function valueFor(columnName: string, ctx: ResultContext): string {
 interface Turn {
   text: string;
   tokens: string[];
+  /** The same words, clause by clause (split at punctuation): where a negation can reach. */
+  clauses: string[][];
   /** Tokens of the agent's last utterance before this one, if any. */
   prompt: string[];
 }
@@ -119,9 +121,32 @@ function humanTurns(utterances: readonly Utterance[]): Turn[] {
   let prompt: string[] = [];
   for (const u of utterances) {
     if (u.speaker === 'agent') prompt = tokenize(u.text);
-    else turns.push({ text: u.text, tokens: tokenize(u.text), prompt });
+    else turns.push({ text: u.text, tokens: tokenize(u.text), clauses: clauseTokens(u.text), prompt });
   }
   return turns;
+}
+
+/** How far before a word a negation of it can stand: "I wouldn't be interested". */
+const NEGATION_REACH = 3;
+
+/**
+ * Whether a phrase of `phrases` is said in one of `clauses`: 'said', 'negated' when a word of
+ * `negations` stands within NEGATION_REACH words before each place it is said in its clause
+ * ("I don't think I want that", "you don't need to call me back"), else undefined.
+ */
+function saidInClauses(
+  clauses: readonly string[][],
+  phrases: PhraseSet,
+  negations: ReadonlySet<string>,
+): 'said' | 'negated' | undefined {
+  let found: 'said' | 'negated' | undefined;
+  for (const clause of clauses) {
+    for (const at of phrases.startsIn(clause)) {
+      if (!clause.slice(Math.max(0, at - NEGATION_REACH), at).some((w) => negations.has(w))) return 'said';
+      found = 'negated';
+    }
+  }
+  return found;
 }
 
 const YES = new PhraseSet([
@@ -200,23 +225,23 @@ const INTERESTED = new PhraseSet([
   'keen',
 ]);
 const ASKS_INTEREST = new PhraseSet(['interest', 'interested', 'would you like', 'do you want', 'keen']);
-// A negation up to three words before "interested" refuses it: "I wouldn't be interested", "I
-// don't think I'm interested", "never been interested".
+// A negation up to three words before an interested phrase, in its clause, refuses it: "I wouldn't
+// be interested", "I don't think I'm interested", "never been interested", "I don't think I want
+// that", "I'm not too keen".
 const INTEREST_NEGATIONS = new Set(
   'not no never dont doesnt didnt wouldnt wont isnt wasnt arent cant cannot couldnt hardly nobody'.split(' '),
 );
 
-function interestNegated(tokens: readonly string[]): boolean {
-  return tokens.some(
-    (t, i) => t === 'interested' && tokens.slice(Math.max(0, i - 3), i).some((w) => INTEREST_NEGATIONS.has(w)),
-  );
-}
-
 function interest(ctx: ResultContext): string {
+  // A callee who asked not to be called again is not interested, whatever else was said ("I want to
+  // unsubscribe", or "Yes please" to "Would you like me to take you off our list?").
+  if (askedNotToBeCalled(ctx.utterances)) return 'no';
   let signal: 'yes' | 'no' | undefined;
   for (const turn of humanTurns(ctx.utterances)) {
-    if (NOT_INTERESTED.matches(turn.tokens) || interestNegated(turn.tokens)) signal = 'no';
-    else if (INTERESTED.matches(turn.tokens)) signal = 'yes';
+    const stated = NOT_INTERESTED.matches(turn.tokens)
+      ? 'negated'
+      : saidInClauses(turn.clauses, INTERESTED, INTEREST_NEGATIONS);
+    if (stated) signal = stated === 'said' ? 'yes' : 'no';
     else if (ASKS_INTEREST.matches(turn.prompt)) signal = yesOrNo(turn.tokens) ?? signal;
   }
   return signal ?? (ctx.fixedMeetingTime ? 'yes' : 'unknown');
@@ -261,6 +286,19 @@ const CALLBACK = new PhraseSet([
   'call me on',
   'call me at',
 ]);
+// The callee will call: no call back asked for ("I'll call you back", "I will get back to you").
+const CALLEE_WILL_CALL = new PhraseSet([
+  "i'll call",
+  'i will call',
+  "i'll ring",
+  'i will ring',
+  "i'll phone",
+  "i'll give you a call",
+  "i'll give you a ring",
+  "i'll get back to you",
+  'i will get back to you',
+  'let me call you back',
+]);
 const OFFERS_CALLBACK = new PhraseSet([
   'call you back',
   'callback',
@@ -276,8 +314,9 @@ function callbackRequested(utterances: readonly Utterance[]): string {
   if (askedNotToBeCalled(utterances)) return 'no';
   let requested = false;
   for (const turn of humanTurns(utterances)) {
-    if (NO_CALLBACK.matches(turn.tokens)) requested = false;
-    else if (CALLBACK.matches(turn.tokens)) requested = true;
+    const asked = saidInClauses(turn.clauses, CALLBACK, INTEREST_NEGATIONS);
+    if (NO_CALLBACK.matches(turn.tokens) || CALLEE_WILL_CALL.matches(turn.tokens)) requested = false;
+    else if (asked) requested = asked === 'said';
     else if (OFFERS_CALLBACK.matches(turn.prompt)) {
       const answer = yesOrNo(turn.tokens);
       if (answer) requested = answer === 'yes';
@@ -348,13 +387,15 @@ function sentiment(utterances: readonly Utterance[]): string {
   let score = 0;
   for (const u of utterances) {
     if (u.speaker !== 'human') continue;
-    const tokens = tokenize(u.text);
-    tokens.forEach((token, i) => {
-      const weight = POSITIVE.has(token) ? 1 : NEGATIVE.has(token) ? -1 : 0;
-      if (weight === 0) return;
-      const flipped = tokens.slice(Math.max(0, i - 3), i).some((t) => FLIPS.has(t));
-      score += flipped ? -weight : weight;
-    });
+    // A flip reaches within its clause only: "No, that's great!" is positive.
+    for (const tokens of clauseTokens(u.text)) {
+      tokens.forEach((token, i) => {
+        const weight = POSITIVE.has(token) ? 1 : NEGATIVE.has(token) ? -1 : 0;
+        if (weight === 0) return;
+        const flipped = tokens.slice(Math.max(0, i - NEGATION_REACH), i).some((t) => FLIPS.has(t));
+        score += flipped ? -weight : weight;
+      });
+    }
   }
   return score > 0 ? 'positive' : score < 0 ? 'negative' : 'neutral';
 }

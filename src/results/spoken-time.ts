@@ -157,7 +157,10 @@ const spokenTimeParser: Parser = {
     }
     const components: { hour: number; minute: number; meridiem?: number } = { hour, minute };
     if (g.mer) {
-      const pm = !/^(a|in\s+the\s+morning)/i.test(g.mer);
+      // "at night" and "tonight": nine to eleven are evening hours, twelve is midnight, one to four
+      // are past it ("two at night"); "a.m." and "in the morning" say morning.
+      const night = /^(?:at\s+night|tonight)/i.test(g.mer);
+      const pm = night ? hour >= 5 && hour < 12 : !/^(?:a\.?\s?m|in\s+the\s+morning)/i.test(g.mer);
       components.meridiem = pm ? chrono.Meridiem.PM : chrono.Meridiem.AM;
       if (pm && hour < 12) components.hour = hour + 12;
       if (!pm && hour === 12) components.hour = 0;
@@ -232,6 +235,7 @@ export function parseMentions(text: string, callTime: Date, timeZone: string): M
 // same words just after it ("7:30 tomorrow morning", which chrono reads as two results).
 const MORNING = /\b(?:morning|a\.?\s?m\b\.?)/i;
 const MORNING_AFTER = /^[\s,]*(?:in\s+the\s+)?morning\b/i;
+const QUARTER_TO = /\bquarter\s+(?:to|before|of)\b/i;
 
 function toSlot(result: ParsedResult, morningAfter = false): Slot {
   const c = result.start;
@@ -242,8 +246,10 @@ function toSlot(result: ParsedResult, morningAfter = false): Slot {
     let hour = value('hour');
     const leadingZero = /(?<!\d)0\d[:.h]\d/.test(result.text);
     const morning = morningAfter || c.tags().has('casualReference/morning') || MORNING.test(result.text);
+    // Rule 2 looks at the hour said: "quarter to eight" (7:45) names eight, a morning hour.
+    const said = QUARTER_TO.test(result.text) ? hour + 1 : hour;
     // Rule 2: a bare hour from 1 to 7 is in the afternoon, unless the words say morning.
-    if (!c.isCertain('meridiem') && hour >= 1 && hour <= 7 && !leadingZero && !morning) hour += 12;
+    if (!c.isCertain('meridiem') && said >= 1 && said <= 7 && !leadingZero && !morning) hour += 12;
     time = Temporal.PlainTime.from({ hour, minute: value('minute') });
   }
   return {

@@ -82,4 +82,27 @@ export class PhraseSet {
   matches(tokens: readonly string[]): boolean {
     return this.phrases.some((p) => containsSequence(tokens, p));
   }
+
+  /** Where in `tokens` a phrase of the set starts, each place once, in order. */
+  startsIn(tokens: readonly string[]): number[] {
+    const starts = new Set<number>();
+    for (const p of this.phrases) {
+      for (let i = 0; i + p.length <= tokens.length; i++) {
+        if (p.every((word, j) => tokens[i + j] === word)) starts.add(i);
+      }
+    }
+    return [...starts].sort((a, b) => a - b);
+  }
+}
+
+// Punctuation and dashes between words end a clause: "No, no, I'm interested" has no "no" before
+// "interested" in its clause. (Speech recognition's punctuation is all there is to go by.)
+const CLAUSE_PUNCTUATION = /[.!?;,:]+|\s[-\u2013\u2014]+\s/u;
+
+/** The folded words of each clause of `text`, clauses split at punctuation. */
+export function clauseTokens(text: string): string[][] {
+  return text
+    .split(CLAUSE_PUNCTUATION)
+    .map(tokenize)
+    .filter((clause) => clause.length > 0);
 }

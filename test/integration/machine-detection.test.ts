@@ -49,6 +49,8 @@ async function amdTeam(name: string, mode: 'off' | 'hangUp' | 'leaveMessage', re
     requiredVariables: 'firstName',
     machineDetection: mode,
     resultColumns: RESULT_COLUMNS,
+    // One phrase of the message left, one of the machine's greeting (MACHINE_GREETING).
+    tags: ['callUsBack=call us back', 'greeting=leave a message'],
     ...(mode === 'leaveMessage' ? { voicemailMessage: MESSAGE } : {}),
     ...(redial ? { redialOn: 'noAnswer', redials: '1', redialSpacing: redial === true ? '1s' : redial } : {}),
   });
@@ -137,6 +139,8 @@ describe('answering-machine detection', () => {
     expect(transcript.map((u) => [u.speaker, u.text])).toEqual([['agent', FILLED]]);
     expect(ended.recordingUrl).toBeDefined();
     expect(ended.resultValues).toEqual(NO_RESULTS);
+    // A tag is hit anywhere in the transcript, whoever spoke (decisions.md): the message's, not the greeting's.
+    expect(ended.customTagsHitOnCall).toEqual(['callUsBack']);
     const [line] = emulated(to);
     expect(line!.spoken.at(-1)).toMatchObject({ speaker: 'agent', text: FILLED });
     expect(line!.end?.outcome).toBe('completed');

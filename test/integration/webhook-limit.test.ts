@@ -1,6 +1,7 @@
 // MAX_WEBHOOKS_PER_TEAM: each call runs one delivery stream per endpoint of its team, so a team's
 // webhooks are capped; one more is a 400 in the error shape, and other teams are not affected.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Webhook } from '../../src/data/models/webhook';
 import { apiClient, errorMessages } from '../helpers/http';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
@@ -36,8 +37,9 @@ it('refuses a webhook past the cap with a 400 naming it, and leaves the others u
   expect(errorMessages(refused, 400)).toEqual([
     `a team has at most ${CAP} webhooks; change one of them (PATCH /v1/webhooks/{_id}) instead of adding another`,
   ]);
-  // Still refused: the refusal stored nothing.
-  errorMessages(await api.post('/v1/webhooks', body(stack.team.teamId, CAP + 1)), 400);
+  // The refusal stored nothing: the team has its CAP webhooks, none of them the refused one.
+  const stored = await Webhook.find({ teamId: stack.team.teamId }).lean();
+  expect(stored.map((w) => w.url).sort()).toEqual(ids.map((_, n) => `http://127.0.0.1:9/hook-${n}`).sort());
 
   // The team's webhooks can still be changed, and another team has its own allowance.
   const patched = await api.patch(`/v1/webhooks/${ids[0]}`, { url: 'http://127.0.0.1:9/moved' });

@@ -69,11 +69,6 @@ describe('the answer components of the OpenAPI document', () => {
     expect(Object.keys(doc.components.schemas).sort()).toEqual(
       [...REQUEST_COMPONENTS, ...Object.keys(generated)].sort(),
     );
-    for (const [id, schema] of Object.entries(generated)) {
-      expect(doc.components.schemas[id], id).toEqual(schema);
-      expect(schema, id).not.toHaveProperty('$schema');
-      expect(schema, id).not.toHaveProperty('$id');
-    }
   });
 });
 

@@ -141,6 +141,8 @@ describe('twilio answering-machine detection', () => {
     expect(got.map(label)).toEqual(['initiated', 'ringing', 'in-progress', 'AnsweredBy=machine_start', 'completed']);
     const call = view(sid);
     expect(call).toMatchObject({ answeredBy: 'machine', end: { outcome: 'completed', hungUpBy: 'caller' } });
+    // The greeting played, and the agent's <Say> never did.
+    expect(call.spoken.length).toBeGreaterThan(0);
     expect(call.spoken.every((u) => u.speaker === 'human')).toBe(true);
   });
 

@@ -32,6 +32,10 @@ describe('askedNotToBeCalled', () => {
     "I don't want any more calls from you.",
     'Remove this number from your list.',
     'Do not phone here any more',
+    "Why don't you stop calling me?",
+    "If you don't stop calling me I'll report you.",
+    "I don't want you to call me again.",
+    "I don't want to be contacted anymore.",
   ])('hears a request in %j', (text) => {
     expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(true);
   });
@@ -51,6 +55,7 @@ describe('askedNotToBeCalled', () => {
     'I told him not to call here again.',
     "People don't phone anymore, they text.",
     "The phones don't ring anymore since we moved.",
+    "I don't want you to stop calling, I like the reminders.",
   ])('hears no request in %j', (text) => {
     expect(askedNotToBeCalled([agent('Hello, this is Ada.'), human(text)])).toBe(false);
   });

@@ -115,6 +115,14 @@ describe('interested column', () => {
     [[human("I'm interested"), agent('It costs 500 a month.'), human("Then I'm not interested")], 'no'],
     [[human('Hello?'), human('Who is this?')], 'unknown'],
     [[], 'unknown'],
+    // a negation reaches within its clause only, and negates the positive phrases too
+    [[human("No, no, I'm interested, go on")], 'yes'],
+    [[human("I don't think I want that")], 'no'],
+    [[human("I'm not too keen")], 'no'],
+    [[human("Don't worry. I'd like to hear more")], 'yes'],
+    // a callee who opted out is not interested
+    [[human('I want to unsubscribe.')], 'no'],
+    [[agent('Would you like me to take you off our list?'), human('Yes please.')], 'no'],
   ])('%j -> %s', (utterances, expected) => {
     expect(value('interested', context(utterances))).toBe(expected);
   });
@@ -143,6 +151,11 @@ describe('callbackRequested column', () => {
     [[human('Call me back later'), agent('Of course.'), human("Actually, don't call me back, I'll email you")], 'no'],
     [[human('Tuesday at 3pm works')], 'no'],
     [[], 'no'],
+    // declined in other words, or the callee will call
+    [[human("You don't need to call me back.")], 'no'],
+    [[human("I'll call back later.")], 'no'],
+    [[human("I'll give you a call next week.")], 'no'],
+    [[human("I can't talk now. Call me back tomorrow.")], 'yes'],
   ])('%j -> %s', (utterances, expected) => {
     expect(value('callbackRequested', context(utterances))).toBe(expected);
   });
@@ -189,6 +202,9 @@ describe('sentiment column', () => {
     [[human('It is on Tuesday')], 'neutral'],
     [[agent('Great news, wonderful offer!'), human('Okay.')], 'neutral'],
     [[], 'neutral'],
+    // a flip reaches within its clause only
+    [[human("No, that's great!")], 'positive'],
+    [[human('Not at all. Thanks, that is perfect')], 'positive'],
   ])('%j -> %s', (utterances, expected) => {
     expect(value('sentiment', context(utterances))).toBe(expected);
   });

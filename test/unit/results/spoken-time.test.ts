@@ -24,6 +24,18 @@ describe('parseMentions: spoken clock times', () => {
     ['how about 11', '11:00'],
     ['make it 4', '16:00'],
     ['ten in the evening', '22:00'],
+    // "at night" is no "a.m.": evening hours, midnight, and the small hours past it
+    ['nine at night', '21:00'],
+    ['eleven at night', '23:00'],
+    ['twelve at night', '00:00'],
+    ['two at night', '02:00'],
+    ['at 9 at night', '21:00'],
+    ['eleven tonight', '23:00'],
+    ['nine in the morning', '09:00'],
+    ['7 a.m.', '07:00'],
+    // rule 2 reads the hour said: "quarter to eight" names eight, a morning hour
+    ['quarter to eight', '07:45'],
+    ['quarter to eight in the evening', '19:45'],
     // rule 2: a bare hour from 1 to 7 is in the afternoon, unless written with a leading zero
     ['at 07:30', '07:30'],
   ])('%j is %s', (text, time) => {

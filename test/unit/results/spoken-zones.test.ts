@@ -108,8 +108,9 @@ describe('findSpokenZones', () => {
       expect(hostile).toHaveLength(length);
       const started = performance.now();
       findSpokenZones(hostile, 'human');
-      // About 1 to 20 ms each on this machine.
-      expect(performance.now() - started).toBeLessThan(100);
+      // About 1 to 20 ms each on this machine; a quadratic read of 60,000 characters takes seconds. The
+      // bound leaves room for a loaded machine (it took 339 ms once beside a CI run).
+      expect(performance.now() - started).toBeLessThan(1_000);
     }
   });
 
