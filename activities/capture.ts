@@ -296,10 +296,10 @@ export function createCaptureActivities(
       // Refused (the call ended otherwise meanwhile): the results are still the conversation's.
       if (!final.applied) {
         stillWanted();
-        await calls.saveResults(call._id, outputs);
+        await calls.saveResults(call._id, outputs, input.providerCallId);
       }
     } else {
-      await calls.saveResults(call._id, outputs);
+      await calls.saveResults(call._id, outputs, input.providerCallId);
     }
     return { transcriptEvent, ...(transcriptRouted ? { transcriptRouted } : {}), ...(final ? { final } : {}) };
   }

@@ -57,6 +57,12 @@ const DEFAULT_RING_TIMEOUT_SECONDS = 120;
  * (a lost callback, found by the status poll): the poll's interval is added to it.
  */
 const PROVIDER_TIME_LIMIT_MARGIN_SECONDS = 30;
+/**
+ * A dial refused for closed calling hours on a later try stays dialling this long, then looks again
+ * for a call an earlier try may have placed unseen: the refused try's lookup can run before the
+ * provider lists the call or its first callback arrives (both come within seconds of the placing).
+ */
+const HOURS_CLOSED_LOOK_AGAIN_MS = 30_000;
 /** A call waiting this long for a slot asks its pacer again (it answers at once if the slot is there). */
 const SLOT_REQUEST_REPEAT = '1 hour';
 const SLOT_REQUEST_REPEAT_MS = 60 * 60 * 1000;
@@ -784,6 +790,16 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         const closed = hoursClosedAtDial(err);
         if (closed) {
           log.info('the calling hours closed before the dial could place the call', closed);
+          // Refused on a later try, an earlier one may have placed the call unseen: it stays dialling
+          // (no delete or pause taken while it may ring; a cancel hangs up what it finds), and the
+          // next dial looks for that call first. Refused again on its first try, nothing was placed.
+          if (!closed.firstTry && patched('hours-closed-later-try-looks-again')) {
+            lookFirstSince ??= triggeredAt;
+            await sleep(HOURS_CLOSED_LOOK_AGAIN_MS, {
+              summary: 'calling hours closed on a later dial try: look again for a call placed unseen',
+            });
+            continue;
+          }
           // The call waits for its hours as a queued one does: its slot goes back, and a delete, pause
           // or batch cancel is taken. Refused on a later try, an earlier one may have placed the call
           // unseen (the refused try's lookup found none): the next dial looks for it first. Such a call

@@ -180,7 +180,12 @@ export interface CallStore {
    * `attempt` when it is named (see StatusChange's), is left alone.
    */
   setQueuedStatusCode(callId: string, statusCode: string, at: Date, attempt?: number): Promise<void>;
-  saveResults(callId: string | Types.ObjectId, results: CallResults): Promise<void>;
+  /**
+   * Stores a conversation's results while the record still holds the attempt of `providerCallId`: a
+   * late try landing after the call was queued again for its redial (or dialled again) changes nothing.
+   * Null: a call never dialled (only its own tools write such a record's results).
+   */
+  saveResults(callId: string | Types.ObjectId, results: CallResults, providerCallId: string | null): Promise<void>;
 }
 
 export function createCallStore(): CallStore {
@@ -241,8 +246,13 @@ export function createCallStore(): CallStore {
         { $set: { statusExtraInfo: { statusCode, dateTime: at } } },
       );
     },
-    async saveResults(callId, results) {
-      await PhoneCall.updateOne({ _id: callId }, { $set: resultFields(results) });
+    async saveResults(callId, results, providerCallId) {
+      // The redial's `queued` unsets the attempt's provider call id; the next attempt's dial sets its own.
+      // (A record the attempt's id never reached, its ringing write refused, is still its own.)
+      await PhoneCall.updateOne(
+        { _id: callId, status: { $ne: 'queued' }, providerCallId: { $in: [providerCallId, null] } },
+        { $set: resultFields(results) },
+      );
     },
   };
 }

@@ -5,6 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Types } from 'mongoose';
 import { upsertRacingInserts } from './duplicate-key';
 import { Recording } from './models/recording';
+import { RecordingChunk } from './models/recording-chunk';
 import { Transcript, type TranscriptDoc } from './models/transcript';
 import { toTranscriptView, type TranscriptView } from './transcript-view';
 
@@ -32,15 +33,30 @@ export interface ConversationStore {
 export function createConversationStore(): ConversationStore {
   return {
     async saveRecording(call, audio, contentType) {
+      // A recording too large for one document goes in pieces, written before the recording that
+      // names them (a reader never finds fewer than it names); pieces an earlier attempt's longer
+      // recording left past them are removed.
+      const chunks = audio.length > RECORDING_CHUNK_BYTES ? splitAudio(audio) : [];
+      await Promise.all(
+        chunks.map((data, n) =>
+          upsertRacingInserts(() =>
+            RecordingChunk.updateOne({ phoneCallId: call._id, n }, { $set: { data } }, { upsert: true }),
+          ),
+        ),
+      );
+      await RecordingChunk.deleteMany({ phoneCallId: call._id, n: { $gte: chunks.length } });
+      const content = chunks.length
+        ? {
+            $set: { teamId: call.teamId, contentType, chunkCount: chunks.length, size: audio.length },
+            $unset: { audio: 1 },
+          }
+        : { $set: { teamId: call.teamId, contentType, audio, size: audio.length }, $unset: { chunkCount: 1 } };
       // The token is given once, by the write that creates the record, and never changed: overlapping
       // attempts each answer the one stored, so none hands out a URL that another one's write replaced.
       const save = () =>
         Recording.updateOne(
           { phoneCallId: call._id },
-          {
-            $set: { teamId: call.teamId, contentType, audio },
-            $setOnInsert: { token: randomBytes(24).toString('base64url') },
-          },
+          { ...content, $setOnInsert: { token: randomBytes(24).toString('base64url') } },
           { upsert: true },
         );
       // Attempts inserting at once: the unique index on the call refuses all but one.
@@ -85,9 +101,48 @@ export function createConversationStore(): ConversationStore {
 export async function removeConversation(call: CallRef): Promise<void> {
   await Promise.all([
     Recording.deleteOne({ phoneCallId: call._id }),
+    RecordingChunk.deleteMany({ phoneCallId: call._id }),
     // With the team named, MongoDB reads the (teamId, phoneCallId, ...) index.
     Transcript.deleteMany({ teamId: call.teamId, phoneCallId: call._id }),
   ]);
+}
+
+/**
+ * The largest recording kept in one document, and the size of each piece of a larger one: well under
+ * the 16 MiB a document may hold, with room for the rest of it.
+ */
+export const RECORDING_CHUNK_BYTES = 8 * 1024 * 1024;
+
+function splitAudio(audio: Buffer): Buffer[] {
+  const chunks: Buffer[] = [];
+  for (let at = 0; at < audio.length; at += RECORDING_CHUNK_BYTES)
+    chunks.push(audio.subarray(at, at + RECORDING_CHUNK_BYTES));
+  return chunks;
+}
+
+/** A stored recording's audio, piece by piece (one piece in memory at a time), or null if a piece is gone. */
+export async function* recordingAudio(recording: {
+  phoneCallId: Types.ObjectId;
+  /** As a lean read answers it (BSON Binary), or a Buffer. */
+  audio?: unknown;
+  chunkCount?: number | null;
+}): AsyncGenerator<Buffer> {
+  if (!recording.chunkCount) {
+    if (recording.audio) yield bytesOf(recording.audio);
+    return;
+  }
+  for (let n = 0; n < recording.chunkCount; n++) {
+    const chunk = await RecordingChunk.findOne({ phoneCallId: recording.phoneCallId, n }).lean();
+    if (!chunk)
+      throw new Error(`piece ${n} of the recording of call ${recording.phoneCallId.toHexString()} is missing`);
+    yield bytesOf(chunk.data);
+  }
+}
+
+/** Bytes as a lean read answers them (BSON Binary, whose `buffer` holds them) or as a Buffer. */
+function bytesOf(value: unknown): Buffer {
+  const binary = value as { buffer?: Uint8Array };
+  return Buffer.from(Buffer.isBuffer(value) ? value : (binary.buffer ?? (value as Uint8Array)));
 }
 
 /**

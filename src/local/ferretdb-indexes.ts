@@ -27,6 +27,7 @@ import { IdempotencyRecord } from '../data/models/idempotency-record';
 import { PhoneCall } from '../data/models/phone-call';
 import { ProviderCallSighting } from '../data/models/provider-call-sighting';
 import { Recording } from '../data/models/recording';
+import { RecordingChunk } from '../data/models/recording-chunk';
 import { Transcript } from '../data/models/transcript';
 import { Webhook } from '../data/models/webhook';
 import { WebhookDelivery } from '../data/models/webhook-delivery';
@@ -43,6 +44,8 @@ export const INDEXED_FIELDS_BY_COLLECTION: Readonly<Record<string, readonly stri
   [PhoneCall.collection.collectionName]: ['listKeys', ...LIST_FILTER_FIELDS],
   // Capture's upsert of a call's recording, and the recording's public URL.
   [Recording.collection.collectionName]: ['phoneCallId', 'token'],
+  // The pieces of a long recording, written by the capture and read by its public URL.
+  [RecordingChunk.collection.collectionName]: ['phoneCallId'],
   // Capture replaces a call's transcript; GET /v1/transcripts?phoneCallId=.
   [Transcript.collection.collectionName]: ['phoneCallId'],
   // The record of every delivery attempt (by event); a call's deliveries (GET and redelivery).

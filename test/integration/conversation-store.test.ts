@@ -2,22 +2,43 @@
 // running while Temporal starts the next) and retries leave one row per utterance, under the ids the
 // first attempt gave them, listed in spoken order.
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
 import mongoose, { Types } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureIndexes } from '../../src/data/connection';
-import { createConversationStore, type UtteranceRecord } from '../../src/data/conversation-store';
+import {
+  createConversationStore,
+  RECORDING_CHUNK_BYTES,
+  removeConversation,
+  type UtteranceRecord,
+} from '../../src/data/conversation-store';
 import { Recording } from '../../src/data/models/recording';
+import { RecordingChunk } from '../../src/data/models/recording-chunk';
+import { errorHandler } from '../../src/api/error-handler';
+import { createMediaRouter } from '../../src/api/routes/media';
 import { Transcript } from '../../src/data/models/transcript';
 import { withDatabase } from '../helpers/database-uri';
 
 const store = createConversationStore();
+let media: { url: string; close: () => Promise<void> };
 
 beforeAll(async () => {
   await mongoose.connect(withDatabase(inject('mongoUri'), `conversations_${randomBytes(4).toString('hex')}`));
   // The unique indexes the entry points create (a recording's call and token among them).
   await ensureIndexes();
+  // The API's media route alone: recordings as their public URLs serve them.
+  const app = new Koa().use(errorHandler()).use(createMediaRouter().routes());
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  media = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 });
 afterAll(async () => {
+  await media?.close();
   await mongoose.connection.db?.dropDatabase();
   await mongoose.disconnect();
 });
@@ -85,10 +106,10 @@ describe('replaceTranscript', () => {
 });
 
 describe('saveRecording', () => {
-  /** The audio served under /recordings/<token>.wav (the media route's lookup). */
+  /** The audio served under /recordings/<token>.wav, by the media route itself. */
   async function served(token: string) {
-    const recording = await Recording.findOne({ token }).lean();
-    return recording ? Buffer.from(recording.audio.buffer ?? recording.audio).toString() : null;
+    const res = await fetch(`${media.url}/recordings/${token}.wav`);
+    return res.status === 200 ? Buffer.from(await res.arrayBuffer()).toString() : null;
   }
 
   it('answers one token to overlapping first attempts, the one the recording is served under', async () => {
@@ -110,5 +131,33 @@ describe('saveRecording', () => {
     expect(second).toBe(first);
     expect(first).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(await served(first)).toBe('second');
+  });
+
+  it('keeps a recording too large for one document in pieces, served whole, and removed with the call', async () => {
+    // 20 MiB and a little: three pieces (a call of about 22 minutes at 8 kHz). One document refused it.
+    const call = newCall();
+    const audio = randomBytes(2 * RECORDING_CHUNK_BYTES + RECORDING_CHUNK_BYTES / 2 + 123);
+    const token = await store.saveRecording(call, audio, 'audio/wav');
+    const head = await Recording.findOne({ token }, { audio: 1, chunkCount: 1, size: 1 }).lean();
+    expect(head).toMatchObject({ chunkCount: 3, size: audio.length });
+    expect(head!.audio).toBeUndefined();
+    const res = await fetch(`${media.url}/recordings/${token}.wav`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('audio/wav');
+    expect(res.headers.get('content-length')).toBe(String(audio.length));
+    expect(Buffer.from(await res.arrayBuffer()).equals(audio)).toBe(true);
+
+    // A retry with the same audio changes nothing; a later write of a short one (a redial's attempt)
+    // keeps the token and leaves no piece behind.
+    expect(await store.saveRecording(call, audio, 'audio/wav')).toBe(token);
+    expect(await RecordingChunk.countDocuments({ phoneCallId: call._id })).toBe(3);
+    expect(await store.saveRecording(call, Buffer.from('short'), 'audio/wav')).toBe(token);
+    expect(await served(token)).toBe('short');
+    expect(await RecordingChunk.countDocuments({ phoneCallId: call._id })).toBe(0);
+
+    await store.saveRecording(call, audio, 'audio/wav');
+    await removeConversation(call);
+    expect(await served(token)).toBeNull();
+    expect(await RecordingChunk.countDocuments({ phoneCallId: call._id })).toBe(0);
   });
 });

@@ -162,6 +162,9 @@ describe('redial policy', () => {
     });
     expect(lateRinging.outcome).toBe('skipped');
     await calls.setQueuedStatusCode(id, 'waiting-for-slot', new Date(first.callTriggeredAt), 1);
+    // A capture's try of that attempt (a machine answered it, say) storing its results only now.
+    const lateResults = { resultValues: [{ columnName: 'late', value: 'yes' }], customTagsHitOnCall: ['late'] };
+    await calls.saveResults(id, { ...lateResults, fixedMeetingTime: null }, first.providerCallId!);
     expect(await read(id)).toEqual(waiting);
     // The attempt to come still takes its own.
     await calls.setQueuedStatusCode(id, 'paused', new Date(), 2);

@@ -7,6 +7,7 @@ import { parseCallingHoursRule, type CallingWindow } from '../../src/calling-hou
 import { DIAL_PLACING_WINDOW_MS } from '../../activities/dial';
 import { FAILURES } from '../../src/contracts/failures';
 import { callWorkflowId } from '../../src/contracts/ids';
+import type { Activities } from '../../activities';
 import { phoneCallWorkflow } from '../../workflows/call';
 import { deleteQueuedCallUpdate, dialSlotGrantedSignal } from '../../workflows/messages';
 import {
@@ -24,6 +25,21 @@ import {
 const env = useTimeSkippingEnvironment('test');
 
 const weekdays9to20: CallingWindow = { rules: [parseCallingHoursRule('Mon-Fri 09:00-20:00')], skipDates: [] };
+
+/** A worker for `activities`, and a call with weekday hours in New York to start on its queue. */
+async function callWithHours(activities: Activities) {
+  const taskQueue = uniqueId('q');
+  const worker = await workerFor(env, activities, taskQueue);
+  const args = callWorkflowInput({ callingWindow: weekdays9to20, calleeTimeZones: ['America/New_York'] });
+  const start = (options: { workflowTaskTimeout?: string } = {}) =>
+    env.client.workflow.start(phoneCallWorkflow, {
+      workflowId: callWorkflowId(args.callId),
+      taskQueue,
+      args: [args],
+      ...options,
+    });
+  return { worker, args, start };
+}
 
 /** Stub activities that note the (skipped) workflow clock of every dial. */
 function clockedStubs(overrides: Parameters<typeof stubActivities>[0] = {}) {
@@ -162,7 +178,8 @@ describe('a dial that starts after the calling hours closed', () => {
             throw ApplicationFailure.create({
               type: FAILURES.callingHoursClosed,
               message: 'closed',
-              details: [tryNumber],
+              // The try's number: each later dial's refusal comes on its first try.
+              details: [dialled.length === 1 ? tryNumber : 1],
               nonRetryable: true,
             });
           }
@@ -179,6 +196,14 @@ describe('a dial that starts after the calling hours closed', () => {
         }),
       );
       expect(state.status).toBe('noAnswer');
+      // Refused on a later try, the call stays dialling 30 s and the next dial looks for a call an
+      // earlier try may have placed unseen; refused on its own first try, nothing was placed.
+      if (tryNumber === 2) {
+        const lookedAgain = dialled.splice(1, 1)[0]!;
+        expect(lookedAgain.at - dialled[0]!.at).toBeGreaterThanOrEqual(30_000);
+        expect(lookedAgain.at - dialled[0]!.at).toBeLessThan(40_000);
+        expect(Date.parse(lookedAgain.placedSince ?? '')).toBeLessThan(Date.parse('2027-03-11T01:00:00.000Z'));
+      }
       expect(dialled).toHaveLength(2);
       expect(dialled[0]!.placeBefore).toBe('2027-03-11T01:00:00.000Z');
       // Dialled again when the hours opened on Thursday, 09:00 (14:00 UTC), told of that day's close.
@@ -197,6 +222,60 @@ describe('a dial that starts after the calling hours closed', () => {
       else expect(Date.parse(dialled[1]!.placedSince ?? '')).toBeLessThan(Date.parse('2027-03-11T01:00:00.000Z'));
     });
   }
+});
+
+describe('a dial refused at the close on a later try', () => {
+  it('stays dialling, refusing a delete, and follows the call an earlier try placed unseen', async () => {
+    // The first try placed the call but lost its answer; the second found no call yet and was refused
+    // for the close. Before, the call then waited queued for the hours to open again: a delete was
+    // taken while the call an earlier try placed could be ringing.
+    let refusedOnce: () => void = () => undefined;
+    const refused = new Promise<void>((resolve) => {
+      refusedOnce = resolve;
+    });
+    const dialled: Array<{ placedSince?: string }> = [];
+    let checks = 0;
+    const { activities, calls } = stubActivities({
+      // Open for the first dial; closed until tomorrow once it was refused.
+      checkCallingHours: async () => {
+        const now = await env.currentTimeMs();
+        checks += 1;
+        return checks === 1 ? { open: true, closesAt: now + 60_000 } : { open: false, opensAt: now + 86_400_000 };
+      },
+      dialCall: async ({ callId, placedSince }) => {
+        dialled.push({ placedSince });
+        if (dialled.length === 1) {
+          refusedOnce();
+          throw ApplicationFailure.create({
+            type: FAILURES.callingHoursClosed,
+            message: 'closed',
+            details: [2],
+            nonRetryable: true,
+          });
+        }
+        // Looking back, the dial finds the call the earlier try placed.
+        return { providerCallId: `pc-${callId}` };
+      },
+    });
+    const { worker, args, start } = await callWithHours(activities);
+    const { deletion, state } = await worker.runUntil(async () => {
+      const handle = await start();
+      await refused;
+      // The test server's clock stands still while nothing waits on the workflow's result: the refusal
+      // is taken within this second, and the 30 s before the next look have not passed.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const deleting = await handle.executeUpdate(deleteQueuedCallUpdate).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      return { deletion: deleting, state: await handle.result() };
+    });
+    expect(deletion).toMatchObject({ error: { cause: { type: 'CALL_NOT_QUEUED' } } });
+    expect(calls.some((c) => c.name === 'deleteCallRecord')).toBe(false);
+    expect(dialled).toHaveLength(2);
+    expect(dialled[1]!.placedSince).toBeDefined();
+    expect(state).toMatchObject({ phase: 'ended', providerCallId: `pc-${args.callId}` });
+  });
 });
 
 describe('a dial refused at the close, then for a rate limit once the hours open', () => {
@@ -258,16 +337,9 @@ describe('a delete as the calling hours are checked', () => {
         return { open: false, opensAt: null };
       },
     });
-    const taskQueue = uniqueId('q');
-    const worker = await workerFor(env, activities, taskQueue);
-    const args = callWorkflowInput({ callingWindow: weekdays9to20, calleeTimeZones: ['America/New_York'] });
+    const { worker, start } = await callWithHours(activities);
     const { deletion, state } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(phoneCallWorkflow, {
-        workflowId: callWorkflowId(args.callId),
-        taskQueue,
-        args: [args],
-        workflowTaskTimeout: '2 seconds',
-      });
+      const handle = await start({ workflowTaskTimeout: '2 seconds' });
       await checkStarted;
       // Taken (accepted) while the check is still out: a check longer than a workflow task's heartbeat
       // (80 % of its 2 s timeout here) lets the update in between.

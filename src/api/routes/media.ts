@@ -1,5 +1,7 @@
 // Recordings are fetchable without the API key: the unguessable token in the URL is the secret.
+import { Readable } from 'node:stream';
 import Router from '@koa/router';
+import { recordingAudio } from '../../data/conversation-store';
 import { Recording } from '../../data/models/recording';
 import { notFound } from '../errors';
 import type { RequestState } from '../state';
@@ -12,7 +14,21 @@ export function createMediaRouter(): Router {
     if (!recording) throw notFound('recording not found');
     ctx.type = recording.contentType;
     ctx.set('Cache-Control', 'private, max-age=3600');
-    ctx.body = Buffer.from(recording.audio.buffer ?? recording.audio);
+    // A recording in pieces is sent as read, one piece in memory at a time; its first piece is read
+    // before the answer starts, so that a store failing at once still answers 500 in the error shape.
+    const pieces = recordingAudio(recording);
+    const first = await pieces.next();
+    if (!recording.chunkCount) {
+      ctx.body = first.done ? Buffer.alloc(0) : first.value;
+      return;
+    }
+    if (recording.size) ctx.length = recording.size;
+    ctx.body = Readable.from(
+      (async function* () {
+        if (!first.done) yield first.value;
+        yield* pieces;
+      })(),
+    );
   });
   return router;
 }

@@ -8,7 +8,11 @@ const recordingSchema = new Schema(
     phoneCallId: { type: Schema.Types.ObjectId, required: true, unique: true },
     token: { type: String, required: true, unique: true },
     contentType: { type: String, required: true, default: 'audio/wav' },
-    audio: { type: Buffer, required: true },
+    /** The audio, when it fits one document (RECORDING_CHUNK_BYTES at most); else in `chunkCount` RecordingChunks. */
+    audio: { type: Buffer },
+    chunkCount: { type: Number },
+    /** Bytes of audio in all. */
+    size: { type: Number },
   },
   { timestamps: true },
 );

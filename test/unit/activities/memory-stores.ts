@@ -74,7 +74,7 @@ export function memoryStores() {
       if (!call) return { outcome: 'missing' };
       if (nextStatusOutcome === 'skipped') return { outcome: 'skipped', currentStatus: call.status };
       call.status = change.status;
-      if (change.results) await callStore.saveResults(call._id, change.results);
+      if (change.results) Object.assign(call, change.results);
       return { outcome: 'applied', call: toReadView(call) };
     },
     async deleteIfQueued(callId) {
@@ -108,9 +108,10 @@ export function memoryStores() {
       const call = calls.get(callId);
       if (call?.status === 'queued') call.statusExtraInfo = { statusCode, dateTime: at };
     },
-    async saveResults(callId, results: CallResults) {
+    async saveResults(callId, results: CallResults, providerCallId: string | null) {
       const call = calls.get(String(callId));
-      if (call) Object.assign(call, results);
+      const ownAttempt = call?.providerCallId == null || call.providerCallId === providerCallId;
+      if (call && call.status !== 'queued' && ownAttempt) Object.assign(call, results);
     },
   };
   const templateStore: TemplateStore = {
