@@ -136,6 +136,8 @@ async function writeConfig(tenant: Tenant, dir: string): Promise<string> {
     promptVariableValues: tenant.promptVariableValues,
     callDelayedUntil: schedule,
     phoneCallWebhooks: [],
+    // A zone must be one the IANA database has, which the document's pattern cannot say.
+    calleeTimeZone: 'America/Los_Angeles',
   };
   const created = await api<{ data: { _id: string } }>(tenant, 'POST', '/v1/phoneCalls', call);
   const lines = [

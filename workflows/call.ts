@@ -63,6 +63,15 @@ const PROVIDER_TIME_LIMIT_MARGIN_SECONDS = 30;
  * provider lists the call or its first callback arrives (both come within seconds of the placing).
  */
 const HOURS_CLOSED_LOOK_AGAIN_MS = 30_000;
+/**
+ * A provider refusing one dial for its rate limit this many times in a row is then asked less and less
+ * often: its wait doubles from 2 s up to PROVIDER_REFUSAL_WAIT_MAX_MS. Each refusal costs the call's
+ * history about a dozen events, and a provider that refused for hours (an account's limit below the
+ * team's dial rate, an account shared with others) would bring it to Temporal's 50,000, which ends the
+ * workflow with nothing recorded. The team's own dial rate is kept by the pacer and is not slowed.
+ */
+const PROVIDER_REFUSALS_AT_FULL_PACE = 10;
+const PROVIDER_REFUSAL_WAIT_MAX_MS = 5 * 60_000;
 /** A call waiting this long for a slot asks its pacer again (it answers at once if the slot is there). */
 const SLOT_REQUEST_REPEAT = '1 hour';
 const SLOT_REQUEST_REPEAT_MS = 60 * 60 * 1000;
@@ -753,6 +762,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     let lookFirstSince: string | undefined;
     /** Set once the calling hours closed on a dial and opened again: its placing window starts then. */
     let placingWindowFrom: string | undefined;
+    /** The provider's own refusals in a row (the team's dial rate's aside). */
+    let providerRefusals = 0;
     for (let refusals = 0; ; refusals++) {
       // Fixed here, before the activity: its retries write the same change, and know it as theirs.
       const ringingAt = new Date().toISOString();
@@ -819,7 +830,13 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         const limited = rateLimitDelay(err);
         if (limited === undefined) throw err;
         const { retryAfterMs, byTeam, firstTry } = limited;
-        const waitMs = retryAfterMs + Math.floor(Math.random() * Math.min(retryAfterMs, 1_000));
+        if (!byTeam) providerRefusals += 1;
+        const backOffMs =
+          !byTeam && providerRefusals > PROVIDER_REFUSALS_AT_FULL_PACE && patched('provider-refusals-back-off')
+            ? Math.min(PROVIDER_REFUSAL_WAIT_MAX_MS, 1_000 * 2 ** (providerRefusals - PROVIDER_REFUSALS_AT_FULL_PACE))
+            : 0;
+        const baseMs = Math.max(retryAfterMs, backOffMs);
+        const waitMs = baseMs + Math.floor(Math.random() * Math.min(baseMs, 1_000));
         log.info(
           byTeam
             ? "the team's dial rate for the account has no turn for the dial yet"

@@ -82,6 +82,9 @@ export interface CallListInput {
   to?: string;
   fileId?: string;
   template?: string;
+  phoneNumberId?: string;
+  createdAfter?: string;
+  createdBefore?: string;
   limit?: string;
   cursor?: string;
 }
@@ -100,6 +103,9 @@ export async function listCalls(target: ApiTarget, input: CallListInput) {
           toPhoneNumber: input.to,
           fileId: input.fileId,
           callTemplateId: input.template,
+          phoneNumberId: input.phoneNumberId,
+          createdAfter: input.createdAfter,
+          createdBefore: input.createdBefore,
           limit,
           cursor: input.cursor,
         },

@@ -378,6 +378,9 @@ export function createProgram(context: CommandContext, onResult: (result: object
         to: str(o.to),
         fileId: str(o.fileId),
         template: str(o.template),
+        phoneNumberId: str(o.phoneNumberId),
+        createdAfter: str(o.createdAfter),
+        createdBefore: str(o.createdBefore),
         limit: str(o.limit),
         cursor: str(o.cursor),
       }),
@@ -387,6 +390,9 @@ export function createProgram(context: CommandContext, onResult: (result: object
     .option('--to <e164>', 'only calls to this number')
     .option('--file-id <fileId>', 'only calls of this file')
     .option('--template <callTemplateId>', 'only calls of this template')
+    .option('--phone-number-id <id>', 'only calls from this registered number')
+    .option('--created-after <iso>', 'only calls created after this time (ISO 8601)')
+    .option('--created-before <iso>', 'only calls created before this time (ISO 8601)')
     .option('--limit <n>', 'page size')
     .option('--cursor <cursor>', 'the nextCursor of the page before');
   const callId = (o: Options, args: (string | undefined)[]) => args[0] ?? str(o.id);

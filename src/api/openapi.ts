@@ -6,7 +6,7 @@ import { CALL_STATUSES, STATUS_CODES, STATUS_MEANINGS } from '../contracts/call-
 import { CALL_EVENT_NAMES } from '../contracts/events';
 import { OBJECT_ID_HEX, OBJECT_ID_HEX_ANY_CASE } from '../contracts/ids';
 import { PROVIDERS } from '../contracts/providers';
-import { KNOWN_TIME_ZONES } from '../calling-hours/calling-window';
+import { TIME_ZONE_NAME_PATTERN } from '../calling-hours/calling-window';
 import { MAX_BATCH } from '../contracts/batches';
 import { SCOPES, type Scope } from '../contracts/scopes';
 import { API_KEY_HEADER } from './auth';
@@ -168,9 +168,10 @@ function phoneCallCreateRequest(): JsonSchema {
         "several zones, only hours open in all of them count), else the template's zone. " +
         'A template whose hours can never be open in all of those zones at once within a year is 400 naming ' +
         '`toPhoneNumber` (or `calleeTimeZone`). A meeting time the callee names is read in this zone too ' +
-        "(default: the number's zone when it has exactly one, else the template's).",
+        "(default: the number's zone when it has exactly one, else the template's). Any name of the IANA " +
+        'database is taken, links and `Etc/GMT+5` included (not an offset such as `+05:00`); an unknown one is 400.',
       examples: ['America/Chicago'],
-      enum: KNOWN_TIME_ZONES,
+      pattern: TIME_ZONE_NAME_PATTERN,
     },
     'phoneCallWebhooks[].url': {
       description:
@@ -609,9 +610,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): OpenApiDocument {
           description:
             'Queues one call, at once or for `callDelayedUntil`. Needs `calls:write`. 400 for invalid fields, an ' +
             'unknown or foreign `callTemplateId`/`phoneNumberId`, missing required or unknown prompt variables, ' +
-            "a `toPhoneNumber` on the team's do-not-call list, a Twilio call whose opening line or voicemail message " +
-            '(the template filled with the values) makes more than 4,000 characters of TwiML, or an ' +
-            '`Idempotency-Key` reused with another body.',
+            "a `toPhoneNumber` on the team's do-not-call list, an opening line or voicemail message (the template " +
+            "filled with the values) past its provider's limit (Twilio: 4,000 characters of TwiML; Vonage: 1,500 " +
+            'characters per `talk`; Telnyx: 3,000 per `speak`), a provider the team has no credentials for, a team ' +
+            'with no number to call from, or an `Idempotency-Key` reused with another body.',
           security: securityFor('calls:write'),
           parameters: [idempotencyKey],
           requestBody: jsonBody('PhoneCallCreateRequest', ex.createCall),

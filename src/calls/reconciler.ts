@@ -1,9 +1,10 @@
 // Runs reconcilePendingCalls periodically in the worker process, and once an hour (and at the first
 // pass) the sweeps of started batches no retry will ask for, of old provider call sightings, of old
-// notes of deleted calls and of old list blocks (the last again at every pass while it has more left
+// notes of deleted calls, of Idempotency-Key records past their window and of old list blocks (the last again at every pass while it has more left
 // than one pass takes).
 import { sweepListBlocks } from '../data/call-list-block-sweep';
 import { sweepBatchCallDeletions } from '../data/models/batch-call-deletion';
+import { sweepIdempotencyRecords } from '../data/models/idempotency-record';
 import { sweepProviderCallSightings } from '../data/models/provider-call-sighting';
 import type { Logger } from '../logger';
 import { reconcilePendingCalls, sweepStartedBatches, type Dispatcher } from './dispatch';
@@ -24,6 +25,7 @@ export function startReconciler(deps: {
       const removed = await sweepStartedBatches();
       const sightings = await sweepProviderCallSightings();
       const deletions = await sweepBatchCallDeletions();
+      const keys = await sweepIdempotencyRecords();
       sweptAt = Date.now();
       listBlocksLeft = true;
       if (removed) deps.logger.info({ removed }, 'reconciler removed started dispatch batches past the retry window');
@@ -31,6 +33,7 @@ export function startReconciler(deps: {
         deps.logger.info({ removed: sightings }, "reconciler removed provider call sightings past a dial's retries");
       if (deletions)
         deps.logger.info({ removed: deletions }, 'reconciler removed notes of deleted calls no batch counts any more');
+      if (keys) deps.logger.info({ removed: keys }, 'reconciler removed Idempotency-Key records past their window');
     }
     if (!listBlocksLeft) return;
     const blocks = await sweepListBlocks();

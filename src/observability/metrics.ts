@@ -75,7 +75,8 @@ export function createWorkerMetrics(): WorkerMetrics {
       'Dial activities by provider and outcome: placed, found-placed (a retry found the call placed), ' +
       "rejected, rate-limited (the provider answered 429), turn-ahead (not placed: the team's own dial rate " +
       'for the account was reached), do-not-call, window-passed (retried too late to place, and no earlier ' +
-      'try had). rate(placed[1m]) is dials per second.',
+      'try had), hours-closed (the calling hours closed before the try could place the call), try-out-of-time ' +
+      '(a try left too little time for the provider request; its retry looks first). rate(placed[1m]) is dials per second.',
     labelNames: ['provider', 'outcome'] as const,
     registers: [registry],
   });

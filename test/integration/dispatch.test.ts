@@ -14,7 +14,11 @@ import {
   STARTED_BATCH_KEPT_MS,
   sweepStartedBatches,
 } from '../../src/calls/dispatch';
-import { IdempotencyRecord, IdempotencyTakeover } from '../../src/data/models/idempotency-record';
+import {
+  IdempotencyRecord,
+  IdempotencyTakeover,
+  sweepIdempotencyRecords,
+} from '../../src/data/models/idempotency-record';
 import { noteDeletedFromBatch } from '../../src/data/models/batch-call-deletion';
 import {
   FILE_CONTROL_REACH_MS,
@@ -1011,6 +1015,33 @@ it('stores the answer after the lease renewal under way: a finished key never go
       responseBody: { round },
     });
   }
+});
+
+it("sweeps Idempotency-Key records past their 24 hours and takeover claims past their hour, as MongoDB's TTL would", async () => {
+  const teamId = stack.team.teamId;
+  const now = Date.now();
+  const record = (key: string, agoMs: number) => ({
+    teamId,
+    scope: 'sweep test',
+    key,
+    requestHash: 'h',
+    state: 'done' as const,
+    responseStatus: 201,
+    responseBody: { calls: ['Ada, +14155550123'] },
+    createdAt: new Date(now - agoMs),
+  });
+  await IdempotencyRecord.create([record('sweep-old', 25 * 3_600_000), record('sweep-recent', 3_600_000)]);
+  await IdempotencyTakeover.create([
+    { _id: `sweep-old-claim-${now}`, createdAt: new Date(now - 2 * 3_600_000) },
+    { _id: `sweep-recent-claim-${now}`, createdAt: new Date(now - 60_000) },
+  ]);
+  expect(await sweepIdempotencyRecords()).toBeGreaterThanOrEqual(2);
+  const keys = await IdempotencyRecord.find({ teamId, scope: 'sweep test' }, { key: 1 }).lean();
+  expect(keys.map((k) => k.key)).toEqual(['sweep-recent']);
+  const claims = await IdempotencyTakeover.find({
+    _id: { $in: [`sweep-old-claim-${now}`, `sweep-recent-claim-${now}`] },
+  });
+  expect(claims.map((c) => c._id)).toEqual([`sweep-recent-claim-${now}`]);
 });
 
 describe('dispatch batches are kept only while a retry may ask for them', () => {

@@ -433,6 +433,15 @@ it('calls create queues one call; run again with its idempotency key, it creates
     calls: unknown[];
   };
   expect(listed.calls).toHaveLength(1);
+  // Every filter of the API: by creation time too.
+  const shown = (await admin('calls', 'show', call._id, '--json')).stdout;
+  const createdAt = (JSON.parse(shown) as { createdAt: string }).createdAt;
+  const around = (flag: string, iso: string) =>
+    admin('calls', 'list', '--to', '+14155552401', flag, iso, '--json').then(
+      (r) => (JSON.parse(r.stdout) as { calls: unknown[] }).calls.length,
+    );
+  const before = new Date(Date.parse(createdAt) - 1).toISOString();
+  expect([await around('--created-after', before), await around('--created-before', before)]).toEqual([1, 0]);
   // The positional form of show.
   expect(JSON.parse((await admin('calls', 'show', call._id, '--json')).stdout)).toMatchObject({
     _id: call._id,

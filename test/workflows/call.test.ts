@@ -610,6 +610,37 @@ describe('phoneCallWorkflow', () => {
     }
   });
 
+  it('asks a provider that keeps refusing less and less often, its own dial rate aside', async () => {
+    // Each refusal costs the history a dozen events: hours of them at a second apart would reach
+    // Temporal's limit, which ends the workflow with nothing recorded.
+    const dialledAt: number[] = [];
+    const { activities } = stubActivities({
+      dialCall: async ({ callId }) => {
+        dialledAt.push(await env.currentTimeMs());
+        // Three refusals by the team's own dial rate between the provider's: they never slow it.
+        if (dialledAt.length > 17) return { providerCallId: `pc-${callId}` };
+        if (dialledAt.length % 5 !== 0) throw rateLimited(1_000);
+        throw ApplicationFailure.create({
+          type: FAILURES.accountDialRateReached,
+          message: 'no turn yet',
+          details: [1_000],
+          nonRetryable: true,
+        });
+      },
+    });
+    const state = await runCall(activities, input({ ringTimeoutSeconds: 30 }));
+    expect(state).toMatchObject({ status: 'noAnswer' });
+    const gaps = dialledAt.slice(1).map((at, i) => at - dialledAt[i]!);
+    // The provider's first ten refusals (and the team's two among them) a second or so apart; then the
+    // provider's 2, 4, 8 and 16 s, the team's third still a second.
+    // Each wait is what was asked, plus under a second of jitter and the dial's own moment.
+    expect(gaps).toHaveLength(17);
+    expect(gaps.slice(0, 12).every((gap) => gap >= 1_000 && gap < 3_000)).toBe(true);
+    const [two, four, team, eight, sixteen] = gaps.slice(12) as [number, number, number, number, number];
+    expect([two >= 2_000 && two < 4_000, four >= 4_000 && four < 6_000, team < 3_000]).toEqual([true, true, true]);
+    expect([eight >= 8_000 && eight < 10_000, sixteen >= 16_000 && sixteen < 18_000]).toEqual([true, true]);
+  });
+
   it('a call waiting out a 429 can be deleted meanwhile, and is never dialled again', async () => {
     const { activities, calls } = stubActivities({
       dialCall: async () => {

@@ -23,6 +23,9 @@ const doNotCallEntrySchema = new Schema(
   { timestamps: { createdAt: true, updatedAt: false }, versionKey: false },
 );
 doNotCallEntrySchema.index({ teamId: 1, phoneNumber: 1 }, { unique: true });
+// A team's list page, newest first (do-not-call-store.ts): a range of this index on MongoDB, not a sort
+// of the team's whole list. (FerretDB 1.x uses no such index; it sorts the team's entries in memory.)
+doNotCallEntrySchema.index({ teamId: 1, createdAt: -1, _id: -1 });
 
 export type DoNotCallEntryDoc = InferSchemaType<typeof doNotCallEntrySchema> & {
   _id: Types.ObjectId;

@@ -41,5 +41,19 @@ const idempotencyTakeoverSchema = new Schema({
   _id: { type: String, required: true },
   createdAt: { type: Date, required: true },
 });
-idempotencyTakeoverSchema.index({ createdAt: 1 }, { expireAfterSeconds: 60 * 60 });
+const TAKEOVER_KEPT_MS = 60 * 60 * 1000;
+idempotencyTakeoverSchema.index({ createdAt: 1 }, { expireAfterSeconds: TAKEOVER_KEPT_MS / 1000 });
 export const IdempotencyTakeover = model('IdempotencyTakeover', idempotencyTakeoverSchema);
+
+/**
+ * Removes keys past their window and takeover claims past their hour, as MongoDB's TTL indexes do
+ * (FerretDB has none, and kept every key's stored answer, with its callees' names and numbers, for
+ * ever); returns how many. Lookups ignore such records already: none is needed any more.
+ */
+export async function sweepIdempotencyRecords(now = new Date()): Promise<number> {
+  const [records, takeovers] = await Promise.all([
+    IdempotencyRecord.deleteMany({ createdAt: { $lt: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS) } }),
+    IdempotencyTakeover.deleteMany({ createdAt: { $lt: new Date(now.getTime() - TAKEOVER_KEPT_MS) } }),
+  ]);
+  return records.deletedCount + takeovers.deletedCount;
+}
