@@ -2,7 +2,17 @@
 // carries the call's events to it in order, with retries (workflows/deliver-webhook.ts). The call
 // workflow hands each event here; this starts the streams an event needs and signals the running ones.
 // Deterministic code only: it runs inside the call's workflow.
-import { CancellationScope, ParentClosePolicy, log, startChild, type ChildWorkflowHandle } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  CancellationScope,
+  ParentClosePolicy,
+  getExternalWorkflowHandle,
+  log,
+  patched,
+  startChild,
+  type ChildWorkflowHandle,
+  type ExternalWorkflowHandle,
+} from '@temporalio/workflow';
 import type { EventRouteAfterWrite, Routed } from '../activities/webhooks';
 import { isFinalCallEvent, type CallEventName } from '../src/contracts/events';
 import { deliveryWorkflowId } from '../src/contracts/ids';
@@ -11,7 +21,8 @@ import { deliverWebhookEventsWorkflow } from './deliver-webhook';
 import { enqueueEventSignal, noMoreEventsSignal } from './messages';
 import type { CallWorkflowInput, CallWorkflowState, WebhookEvent, WebhookTarget } from './types';
 
-type Stream = ChildWorkflowHandle<typeof deliverWebhookEventsWorkflow>;
+/** A stream this run started, or one it found running (started by the run an operator's reset replaced). */
+type Stream = ChildWorkflowHandle<typeof deliverWebhookEventsWorkflow> | ExternalWorkflowHandle;
 
 /** The streams as they stood before an activity that routes an event: see `handOn`. */
 export type StreamsBefore = ReadonlyMap<string, unknown>;
@@ -194,6 +205,16 @@ export class CallWebhookStreams {
       this.deliveries.set(target.endpointKey, child);
       if (endsStream) this.endedStreams.add(target.endpointKey);
     } catch (err) {
+      // Already running: started by the run an operator's reset replaced (the reset run's streams are
+      // abandoned, not ended, and run on for their day). It takes this run's events from here: a
+      // retried event it has is taken once. Before, every later event of the endpoint was dropped.
+      if (err instanceof WorkflowExecutionAlreadyStartedError && patched('stream-running-since-reset')) {
+        const running = getExternalWorkflowHandle(deliveryWorkflowId(input.callId, target.endpointKey));
+        if (await this.signal(running, target.endpointKey, event, endsStream)) {
+          this.deliveries.set(target.endpointKey, running);
+          return;
+        }
+      }
       // A notification problem must never stop the call itself.
       log.error('could not start a webhook delivery', {
         endpointKey: target.endpointKey,

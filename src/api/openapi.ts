@@ -483,7 +483,10 @@ const DESCRIPTION = [
   '## Pagination',
   'Lists are pages of `limit` items (1-1000, default 100). ' +
     "Pass the answer's `nextCursor` as `cursor` to read the next page; `nextCursor` is `null` on the last one. " +
-    'Cursors are opaque, and pages stay consistent while new records are written.',
+    'Cursors are opaque, and pages stay consistent while new records are written. One exception: the ' +
+    "transcripts of a whole team are listed by when each utterance was spoken, and a call's are written when " +
+    'it ends, so a walk through all of them can miss those of a call that ended after the walk passed their ' +
+    "time; a walk by `phoneCallId` is consistent (a call's transcript is written whole as its attempt ends).",
   '',
   '## Call statuses',
   ...CALL_STATUSES.map((s) => `- \`${s}\`: ${STATUS_MEANINGS[s]}`),

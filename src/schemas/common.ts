@@ -62,7 +62,8 @@ const PLAIN_INTEGER = /^-?[0-9]+$/;
 
 /**
  * A list's page size (`limit`): 1-1000, default 100. A query's value must be the integer in plain
- * decimal digits: Number() would also read `1e2`, `0x10`, ` 1`, `+5` and `05`, which are refused.
+ * decimal digits: Number() would also read `1e2`, `0x10`, ` 1` and `+5`, which are refused (leading
+ * zeros, `05`, are taken).
  */
 export const pageLimit = z.preprocess(
   (value, ctx) => {

@@ -64,6 +64,8 @@ async function runWithOneEndpoint(
   overrides: Partial<Activities> = {},
   endpointKey = target.endpointKey,
   writeRinging?: (callId: string, route: EventRouteAfterWrite | undefined) => Promise<StatusWritten>,
+  /** Runs on the workers' task queue before the call starts. */
+  beforeCall?: (taskQueue: string) => Promise<void>,
 ) {
   const { activities, calls } = stubActivities({
     resolveWebhookTargets: async ({ callId }) => ({ targets: [target], retryDelaysMs: [5_000], call: { _id: callId } }),
@@ -81,6 +83,7 @@ async function runWithOneEndpoint(
   const taskQueue = uniqueId('q');
   const worker = await workersFor(activities, taskQueue);
   const { state, stream } = await worker.runUntil(async () => {
+    await beforeCall?.(taskQueue);
     const state = await env.client.workflow.execute(phoneCallWorkflow, {
       workflowId: callWorkflowId(args.callId),
       taskQueue,
@@ -114,6 +117,48 @@ it("ends the stream with the call's final event: no noMoreEvents signal from the
   expect(delivered).toEqual(EVENTS);
   // The first event started the stream; each later one is a signal, and nothing follows the last.
   expect(signals).toEqual(['enqueueEvent', 'enqueueEvent', 'enqueueEvent']);
+});
+
+it("hands its events to a stream still running from the run an operator's reset replaced", async () => {
+  // A reset's new run starts no stream of its own for the endpoint (the id is taken), and before
+  // dropped every event of it; the old run's stream, abandoned, would have idled out a day later.
+  const args = callWorkflowInput({ finalWithCapture: true, streamsEndWithFinalEvent: true });
+  const beforeReset: WebhookEvent = {
+    eventId: `before-reset-${args.callId}`,
+    type: 'phoneCall.queued',
+    timestamp: new Date().toISOString(),
+    callId: args.callId,
+    teamId: args.teamId,
+    data: { _id: args.callId },
+  };
+  const { state, stream, signals, delivered } = await runWithOneEndpoint(
+    args,
+    {},
+    target.endpointKey,
+    undefined,
+    async (taskQueue) => {
+      await env.client.workflow.start(deliverWebhookEventsWorkflow, {
+        workflowId: deliveryWorkflowId(args.callId, target.endpointKey),
+        taskQueue,
+        // As the replaced run started it, from the same input.
+        args: [
+          {
+            callId: args.callId,
+            teamId: args.teamId,
+            target,
+            firstEvent: beforeReset,
+            retryDelaysMs: [5_000],
+            endsWithFinalEvent: true,
+          },
+        ],
+      });
+    },
+  );
+  expect(state).toMatchObject({ status: 'completed', phase: 'ended' });
+  expect(delivered).toEqual(['phoneCall.queued', ...EVENTS]);
+  // Every event of the call went to the running stream, and it ended with the final one.
+  expect(signals).toEqual(['enqueueEvent', 'enqueueEvent', 'enqueueEvent', 'enqueueEvent']);
+  expect(stream).toEqual({ delivered: 5, failed: 0 });
 });
 
 it('tells the stream at the end for calls from before the field, as they ran', async () => {
