@@ -24,6 +24,8 @@ export interface CaptureInput {
   endedAt: string;
   /** Machine detection's verdict (absent in histories from before it, and when detection is off). */
   answeredBy?: AnsweredBy | null;
+  /** The dial attempt whose outputs these are (calls since `writesNameAttempt`): a late try's results land on no later one. */
+  attempt?: number;
   /**
    * The call's final status change, written with the results in one write (calls created since the
    * late morning of 2026-11-26): a recordStatus activity, its workflow task and a database write fewer
@@ -296,10 +298,10 @@ export function createCaptureActivities(
       // Refused (the call ended otherwise meanwhile): the results are still the conversation's.
       if (!final.applied) {
         stillWanted();
-        await calls.saveResults(call._id, outputs, input.providerCallId);
+        await calls.saveResults(call._id, outputs, { providerCallId: input.providerCallId, attempt: input.attempt });
       }
     } else {
-      await calls.saveResults(call._id, outputs, input.providerCallId);
+      await calls.saveResults(call._id, outputs, { providerCallId: input.providerCallId, attempt: input.attempt });
     }
     return { transcriptEvent, ...(transcriptRouted ? { transcriptRouted } : {}), ...(final ? { final } : {}) };
   }

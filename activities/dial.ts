@@ -285,6 +285,10 @@ export function createDialActivities(
         metrics.dialled(provider.name, 'found-placed');
         return dialled(callId, earlier.providerCallId, ringing, false);
       }
+      // Nothing found, and the calling hours have closed: not placed, and the workflow waits for them,
+      // as it does when a dial's first try finds them closed. (Checked before the placing window: a
+      // dial past both would otherwise end the call as one whose outcome is unknown.)
+      throwIfHoursClosed(placeBefore, provider.name);
       // Tries go on for as long as our store or the provider is down, to find a call placed early;
       // one placed now, that late, could fall outside the calling hours the workflow checked.
       // A dial told an earlier one of this attempt may have placed the call counts from that dial's

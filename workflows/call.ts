@@ -64,8 +64,8 @@ const PROVIDER_TIME_LIMIT_MARGIN_SECONDS = 30;
  */
 const HOURS_CLOSED_LOOK_AGAIN_MS = 30_000;
 /**
- * A provider refusing one dial for its rate limit this many times in a row is then asked less and less
- * often: its wait doubles from 2 s up to PROVIDER_REFUSAL_WAIT_MAX_MS. Each refusal costs the call's
+ * A provider refusing one dial for its rate limit this many times (the team's own refusals between
+ * them not counted) is then asked less and less often: its wait doubles from 2 s up to PROVIDER_REFUSAL_WAIT_MAX_MS. Each refusal costs the call's
  * history about a dozen events, and a provider that refused for hours (an account's limit below the
  * team's dial rate, an account shared with others) would bring it to Temporal's 50,000, which ends the
  * workflow with nothing recorded. The team's own dial rate is kept by the pacer and is not slowed.
@@ -451,6 +451,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           answeredAt: state.answeredAt,
           endedAt: state.endedAt!,
           answeredBy: state.answeredBy,
+          // A field of the activity's input only: histories replay with or without it.
+          ...namedAttempt(state.attempt),
           ...(final ? { final: { callId: input.callId, ...final } } : {}),
           ...(transcriptRoute
             ? { route: { transcript: transcriptRoute, ...(finalRoute ? { final: finalRoute } : {}) } }
@@ -762,7 +764,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     let lookFirstSince: string | undefined;
     /** Set once the calling hours closed on a dial and opened again: its placing window starts then. */
     let placingWindowFrom: string | undefined;
-    /** The provider's own refusals in a row (the team's dial rate's aside). */
+    /** The provider's own refusals of this dial (the team's dial rate's aside). */
     let providerRefusals = 0;
     for (let refusals = 0; ; refusals++) {
       // Fixed here, before the activity: its retries write the same change, and know it as theirs.

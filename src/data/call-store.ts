@@ -132,6 +132,16 @@ function attemptsEndedBefore(attempt: number | undefined): Record<string, unknow
     : { attempts: { $size: ended } };
 }
 
+/** The filter that holds while the record's `attempts` has at most `count` entries (`$size` alone: both stores). */
+function attemptsEndedAtMost(count: number): Record<string, unknown> {
+  return {
+    $or: [
+      { attempts: { $exists: false } },
+      ...Array.from({ length: count + 1 }, (_, size) => ({ attempts: { $size: size } })),
+    ],
+  };
+}
+
 type DeletedOwnWebhook = Pick<PhoneCallDoc['phoneCallWebhooks'][number], 'url' | 'secretSealed' | 'subscribedEvent'>;
 
 export type DeleteIfQueuedResult =
@@ -181,11 +191,16 @@ export interface CallStore {
    */
   setQueuedStatusCode(callId: string, statusCode: string, at: Date, attempt?: number): Promise<void>;
   /**
-   * Stores a conversation's results while the record still holds the attempt of `providerCallId`: a
-   * late try landing after the call was queued again for its redial (or dialled again) changes nothing.
-   * Null: a call never dialled (only its own tools write such a record's results).
+   * Stores a conversation's results while the record still holds the attempt they are of: not queued
+   * again for a redial, its provider call id that attempt's (null: a call never dialled, whose results
+   * only its own tools write), and no later attempt recorded when `attempt` is named. A late try landing
+   * after the call was queued again or dialled again changes nothing.
    */
-  saveResults(callId: string | Types.ObjectId, results: CallResults, providerCallId: string | null): Promise<void>;
+  saveResults(
+    callId: string | Types.ObjectId,
+    results: CallResults,
+    of: { providerCallId: string | null; attempt?: number },
+  ): Promise<void>;
 }
 
 export function createCallStore(): CallStore {
@@ -246,11 +261,17 @@ export function createCallStore(): CallStore {
         { $set: { statusExtraInfo: { statusCode, dateTime: at } } },
       );
     },
-    async saveResults(callId, results, providerCallId) {
-      // The redial's `queued` unsets the attempt's provider call id; the next attempt's dial sets its own.
+    async saveResults(callId, results, { providerCallId, attempt }) {
+      // The redial's `queued` unsets the attempt's provider call id; the next attempt's dial sets its own,
+      // and an attempt that placed no call (refused, listed meanwhile) records itself in `attempts`.
       // (A record the attempt's id never reached, its ringing write refused, is still its own.)
       await PhoneCall.updateOne(
-        { _id: callId, status: { $ne: 'queued' }, providerCallId: { $in: [providerCallId, null] } },
+        {
+          _id: callId,
+          status: { $ne: 'queued' },
+          providerCallId: { $in: [providerCallId, null] },
+          ...(attempt === undefined ? {} : attemptsEndedAtMost(attempt)),
+        },
         { $set: resultFields(results) },
       );
     },

@@ -33,34 +33,38 @@ export interface ConversationStore {
 export function createConversationStore(): ConversationStore {
   return {
     async saveRecording(call, audio, contentType) {
-      // A recording too large for one document goes in pieces, written before the recording that
-      // names them (a reader never finds fewer than it names); pieces an earlier attempt's longer
-      // recording left past them are removed.
+      // A recording too large for one document goes in pieces of a generation of its own, written one
+      // at a time, before the recording that names them; the generation it replaced is removed after.
       const chunks = audio.length > RECORDING_CHUNK_BYTES ? splitAudio(audio) : [];
-      await Promise.all(
-        chunks.map((data, n) =>
-          upsertRacingInserts(() =>
-            RecordingChunk.updateOne({ phoneCallId: call._id, n }, { $set: { data } }, { upsert: true }),
-          ),
-        ),
-      );
-      await RecordingChunk.deleteMany({ phoneCallId: call._id, n: { $gte: chunks.length } });
+      const gen = randomBytes(8).toString('hex');
+      for (const [n, data] of chunks.entries()) {
+        await RecordingChunk.create({ phoneCallId: call._id, gen, n, data });
+      }
       const content = chunks.length
         ? {
-            $set: { teamId: call.teamId, contentType, chunkCount: chunks.length, size: audio.length },
+            $set: { teamId: call.teamId, contentType, chunkGen: gen, chunkCount: chunks.length, size: audio.length },
             $unset: { audio: 1 },
           }
-        : { $set: { teamId: call.teamId, contentType, audio, size: audio.length }, $unset: { chunkCount: 1 } };
+        : {
+            $set: { teamId: call.teamId, contentType, audio, size: audio.length },
+            $unset: { chunkGen: 1, chunkCount: 1 },
+          };
       // The token is given once, by the write that creates the record, and never changed: overlapping
       // attempts each answer the one stored, so none hands out a URL that another one's write replaced.
+      // Answers the record as it was, for the generation of pieces this write replaced: whole (its
+      // audio too, up to RECORDING_CHUNK_BYTES), as FerretDB 1.x's findAndModify takes no projection;
+      // only a rewrite has one.
       const save = () =>
-        Recording.updateOne(
+        Recording.findOneAndUpdate(
           { phoneCallId: call._id },
           { ...content, $setOnInsert: { token: randomBytes(24).toString('base64url') } },
-          { upsert: true },
-        );
+          { upsert: true, returnDocument: 'before' },
+        ).lean();
       // Attempts inserting at once: the unique index on the call refuses all but one.
-      await upsertRacingInserts(save);
+      const replaced = await upsertRacingInserts(save);
+      // Each generation is removed by the write that replaced it, so overlapping writes never remove
+      // the one the recording names. (A reader part way through the replaced one may find it gone.)
+      if (replaced?.chunkGen) await RecordingChunk.deleteMany({ phoneCallId: call._id, gen: replaced.chunkGen });
       // Read apart (FerretDB 1.x's findAndModify takes no projection, and would answer the audio too).
       const stored = await Recording.findOne({ phoneCallId: call._id }, { token: 1 }).lean();
       if (!stored) throw new Error(`the recording of call ${call._id.toHexString()} was not stored`);
@@ -125,14 +129,19 @@ export async function* recordingAudio(recording: {
   phoneCallId: Types.ObjectId;
   /** As a lean read answers it (BSON Binary), or a Buffer. */
   audio?: unknown;
+  chunkGen?: string | null;
   chunkCount?: number | null;
 }): AsyncGenerator<Buffer> {
-  if (!recording.chunkCount) {
+  if (!recording.chunkCount || !recording.chunkGen) {
     if (recording.audio) yield bytesOf(recording.audio);
     return;
   }
   for (let n = 0; n < recording.chunkCount; n++) {
-    const chunk = await RecordingChunk.findOne({ phoneCallId: recording.phoneCallId, n }).lean();
+    const chunk = await RecordingChunk.findOne({
+      phoneCallId: recording.phoneCallId,
+      gen: recording.chunkGen,
+      n,
+    }).lean();
     if (!chunk)
       throw new Error(`piece ${n} of the recording of call ${recording.phoneCallId.toHexString()} is missing`);
     yield bytesOf(chunk.data);

@@ -129,6 +129,31 @@ function humanTurns(utterances: readonly Utterance[]): Turn[] {
 /** How far before a word a negation of it can stand: "I wouldn't be interested". */
 const NEGATION_REACH = 3;
 
+// Negation words that ask rather than refuse ("Why don't you call me back?", "Can't you tell me
+// more?") or put off ("not now, call me back later", the comma lost by speech recognition).
+const ASKING_NEGATIONS = [
+  "why don't you",
+  'why not',
+  "can't you",
+  "couldn't you",
+  "won't you",
+  'not now',
+  'not right now',
+  'not today',
+  'not a good time',
+].map(tokenize);
+
+/** The clause with the words of ASKING_NEGATIONS blanked out, in place (positions kept). */
+function withoutAskingNegations(clause: readonly string[]): string[] {
+  const out = [...clause];
+  for (const phrase of ASKING_NEGATIONS) {
+    for (let i = 0; i + phrase.length <= out.length; i++) {
+      if (phrase.every((word, j) => out[i + j] === word)) out.fill('_', i, i + phrase.length);
+    }
+  }
+  return out;
+}
+
 /**
  * Whether a phrase of `phrases` is said in one of `clauses`: 'said', 'negated' when a word of
  * `negations` stands within NEGATION_REACH words before each place it is said in its clause
@@ -140,7 +165,8 @@ function saidInClauses(
   negations: ReadonlySet<string>,
 ): 'said' | 'negated' | undefined {
   let found: 'said' | 'negated' | undefined;
-  for (const clause of clauses) {
+  for (const spoken of clauses) {
+    const clause = withoutAskingNegations(spoken);
     for (const at of phrases.startsIn(clause)) {
       if (!clause.slice(Math.max(0, at - NEGATION_REACH), at).some((w) => negations.has(w))) return 'said';
       found = 'negated';
@@ -314,9 +340,14 @@ function callbackRequested(utterances: readonly Utterance[]): string {
   if (askedNotToBeCalled(utterances)) return 'no';
   let requested = false;
   for (const turn of humanTurns(utterances)) {
-    const asked = saidInClauses(turn.clauses, CALLBACK, INTEREST_NEGATIONS);
-    if (NO_CALLBACK.matches(turn.tokens) || CALLEE_WILL_CALL.matches(turn.tokens)) requested = false;
+    // A clause in which the callee says they will call asks for nothing ("I'll call back later"); one
+    // apart from it still may ("I'm ill, call me back next week").
+    const calleeCalls = turn.clauses.filter((clause) => CALLEE_WILL_CALL.matches(clause));
+    const others = turn.clauses.filter((clause) => !CALLEE_WILL_CALL.matches(clause));
+    const asked = saidInClauses(others, CALLBACK, INTEREST_NEGATIONS);
+    if (NO_CALLBACK.matches(turn.tokens)) requested = false;
     else if (asked) requested = asked === 'said';
+    else if (calleeCalls.length > 0) requested = false;
     else if (OFFERS_CALLBACK.matches(turn.prompt)) {
       const answer = yesOrNo(turn.tokens);
       if (answer) requested = answer === 'yes';

@@ -310,8 +310,8 @@ export function createTwilioProvider(credentials: TwilioCredentials, baseUrl: st
           throw new RecordingNotReadyError(`twilio recording of ${providerCallId} is still processing`);
         return null;
       }
-      // Mixed down to one channel: the file people play, at half a dual-channel file's size (a stored
-      // recording is one MongoDB document, at most 16 MB). The transcript comes from Twilio's own copy.
+      // Mixed down to one channel: the file people play, at half a dual-channel file's size (stored in
+      // MongoDB, in 8 MiB pieces past that). The transcript comes from Twilio's own copy.
       let res = await request(accountUrl(`/Recordings/${encodeURIComponent(done.sid)}.wav?RequestedChannels=1`));
       const location = res.headers.get('location');
       // Twilio redirects media to a pre-signed storage URL: follow it without our credentials.

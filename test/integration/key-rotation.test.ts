@@ -171,7 +171,7 @@ it('never undoes a write of a live or just-ended call it races', async () => {
           const mark = new Date(++clock).toISOString();
           if (ended.has(callId)) {
             const results = { resultValues: [{ columnName: 'mark', value: mark }], customTagsHitOnCall: [] };
-            await calls.saveResults(callId, { ...results, fixedMeetingTime: null }, null);
+            await calls.saveResults(callId, { ...results, fixedMeetingTime: null }, { providerCallId: null });
             lastWrite.set(callId, mark);
           } else {
             const change = { callId, status: 'queued', statusCode: STATUS_CODES.waitingToRedial, at: mark } as const;

@@ -126,6 +126,16 @@ describe('redial policy', () => {
     ]);
     expect(call.attempts[1]!.providerCallId).toBeUndefined();
     expect(stack.emulator.callsTo(to)).toBe(1);
+
+    // A capture try of the first attempt landing only now (had a machine answered it): the call holds
+    // a later attempt, which placed no call, so it is not the first attempt's any more.
+    const late = { resultValues: [{ columnName: 'late', value: 'yes' }], customTagsHitOnCall: ['late'] };
+    await createMongoStores().calls.saveResults(
+      id,
+      { ...late, fixedMeetingTime: null },
+      { providerCallId: call.attempts[0]!.providerCallId!, attempt: 1 },
+    );
+    expect(await read(id)).toEqual(call);
   });
 
   it('lets a call waiting to redial be deleted, and dials it no more', async () => {
@@ -164,7 +174,7 @@ describe('redial policy', () => {
     await calls.setQueuedStatusCode(id, 'waiting-for-slot', new Date(first.callTriggeredAt), 1);
     // A capture's try of that attempt (a machine answered it, say) storing its results only now.
     const lateResults = { resultValues: [{ columnName: 'late', value: 'yes' }], customTagsHitOnCall: ['late'] };
-    await calls.saveResults(id, { ...lateResults, fixedMeetingTime: null }, first.providerCallId!);
+    await calls.saveResults(id, { ...lateResults, fixedMeetingTime: null }, { providerCallId: first.providerCallId! });
     expect(await read(id)).toEqual(waiting);
     // The attempt to come still takes its own.
     await calls.setQueuedStatusCode(id, 'paused', new Date(), 2);

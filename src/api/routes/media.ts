@@ -14,7 +14,7 @@ export function createMediaRouter(): Router {
     if (!recording) throw notFound('recording not found');
     ctx.type = recording.contentType;
     ctx.set('Cache-Control', 'private, max-age=3600');
-    // A recording in pieces is sent as read, one piece in memory at a time; its first piece is read
+    // A recording in pieces is sent as read, a piece or two in memory at a time; its first piece is read
     // before the answer starts, so that a store failing at once still answers 500 in the error shape.
     const pieces = recordingAudio(recording);
     const first = await pieces.next();
@@ -23,11 +23,13 @@ export function createMediaRouter(): Router {
       return;
     }
     if (recording.size) ctx.length = recording.size;
+    // One piece buffered ahead at most (Readable.from's default, 16 objects, is 128 MiB of pieces).
     ctx.body = Readable.from(
       (async function* () {
         if (!first.done) yield first.value;
         yield* pieces;
       })(),
+      { highWaterMark: 1 },
     );
   });
   return router;

@@ -10,6 +10,8 @@ const recordingSchema = new Schema(
     contentType: { type: String, required: true, default: 'audio/wav' },
     /** The audio, when it fits one document (RECORDING_CHUNK_BYTES at most); else in `chunkCount` RecordingChunks. */
     audio: { type: Buffer },
+    /** The generation of RecordingChunks holding the audio, and how many pieces it has. */
+    chunkGen: { type: String },
     chunkCount: { type: Number },
     /** Bytes of audio in all. */
     size: { type: Number },

@@ -108,9 +108,11 @@ export function memoryStores() {
       const call = calls.get(callId);
       if (call?.status === 'queued') call.statusExtraInfo = { statusCode, dateTime: at };
     },
-    async saveResults(callId, results: CallResults, providerCallId: string | null) {
+    async saveResults(callId, results: CallResults, of: { providerCallId: string | null; attempt?: number }) {
       const call = calls.get(String(callId));
-      const ownAttempt = call?.providerCallId == null || call.providerCallId === providerCallId;
+      const ownAttempt =
+        (call?.providerCallId == null || call.providerCallId === of.providerCallId) &&
+        (of.attempt === undefined || (call?.attempts ?? []).length <= of.attempt);
       if (call && call.status !== 'queued' && ownAttempt) Object.assign(call, results);
     },
   };

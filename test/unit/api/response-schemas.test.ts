@@ -69,6 +69,11 @@ describe('the answer components of the OpenAPI document', () => {
     expect(Object.keys(doc.components.schemas).sort()).toEqual(
       [...REQUEST_COMPONENTS, ...Object.keys(generated)].sort(),
     );
+    // Components, not documents of their own: no `$schema` or `$id` left by the generator.
+    for (const [id, schema] of Object.entries(generated)) {
+      expect(schema, id).not.toHaveProperty('$schema');
+      expect(schema, id).not.toHaveProperty('$id');
+    }
   });
 });
 

@@ -120,6 +120,7 @@ describe('interested column', () => {
     [[human("I don't think I want that")], 'no'],
     [[human("I'm not too keen")], 'no'],
     [[human("Don't worry. I'd like to hear more")], 'yes'],
+    [[human("Why don't you tell me more")], 'yes'],
     // a callee who opted out is not interested
     [[human('I want to unsubscribe.')], 'no'],
     [[agent('Would you like me to take you off our list?'), human('Yes please.')], 'no'],
@@ -156,6 +157,11 @@ describe('callbackRequested column', () => {
     [[human("I'll call back later.")], 'no'],
     [[human("I'll give you a call next week.")], 'no'],
     [[human("I can't talk now. Call me back tomorrow.")], 'yes'],
+    // negations that ask or put off, not refuse
+    [[human("Why don't you call me back tomorrow?")], 'yes'],
+    [[human("Can't you call me back later?")], 'yes'],
+    [[human('not now call me back later')], 'yes'],
+    [[human("I'm ill, call me back next week")], 'yes'],
   ])('%j -> %s', (utterances, expected) => {
     expect(value('callbackRequested', context(utterances))).toBe(expected);
   });
