@@ -171,17 +171,46 @@ export async function ensureTemporalServerBinaries(
   return binaries;
 }
 
+/** The Go the modules built here ask for: the Temporal CLI v1.5.1's go.mod says 1.25.0 (FerretDB's 1.24). */
+const GO_MODULES_NEED: readonly [number, number] = [1, 25];
+/** The first Go that fetches the toolchain a module asks for by itself (unless GOTOOLCHAIN=local). */
+const GO_FETCHES_TOOLCHAINS: readonly [number, number] = [1, 21];
+
+/**
+ * Why the Go found cannot build the binaries, or null when it can: `goVersion` and `goToolchain` as
+ * `go env GOVERSION GOTOOLCHAIN` prints them (`go1.26.8`, `auto`).
+ */
+export function goVersionProblem(goVersion: string, goToolchain: string): string | null {
+  const match = /^go(\d+)\.(\d+)/.exec(goVersion.trim());
+  if (!match) return null; // a development build: let the build say what it lacks
+  const version = [Number(match[1]), Number(match[2])];
+  const atLeast = ([major, minor]: readonly [number, number]) =>
+    version[0]! > major || (version[0] === major && version[1]! >= minor);
+  const needed = `go ${GO_MODULES_NEED.join('.')} or newer`;
+  if (!atLeast(GO_FETCHES_TOOLCHAINS))
+    return `${goVersion.trim()} is too old: ${needed} is needed (go ${GO_FETCHES_TOOLCHAINS.join('.')} or newer fetches it by itself)`;
+  if (!atLeast(GO_MODULES_NEED) && goToolchain.trim().startsWith('local'))
+    return `${goVersion.trim()} with GOTOOLCHAIN=local cannot build them: ${needed} is needed (or GOTOOLCHAIN=auto, which fetches it)`;
+  return null;
+}
+
 /** `what`: the binary about to be built, named in the message. */
 async function requireGo(what: string): Promise<void> {
+  const instead =
+    'Install Go (https://go.dev/doc/install), or point the service at servers you already run with ' +
+    'MONGODB_URI and TEMPORAL_ADDRESS (see README).';
+  let env: string;
   try {
-    await run('go', ['version'], { capture: true, progress: () => undefined });
+    env = await run('go', ['env', 'GOVERSION', 'GOTOOLCHAIN'], { capture: true, progress: () => undefined });
   } catch {
     throw new MissingToolchainError(
-      `The Go toolchain (go 1.22 or newer) is needed once, to build ${what} into ` +
-        `${cacheDir()}. Install Go (https://go.dev/doc/install, or "apt-get install golang"), or point the ` +
-        'service at servers you already run with MONGODB_URI and TEMPORAL_ADDRESS (see README).',
+      `The Go toolchain (go ${GO_MODULES_NEED.join('.')} or newer) is needed once, to build ${what} into ` +
+        `${cacheDir()}. ${instead}`,
     );
   }
+  const [goVersion = '', goToolchain = ''] = env.split('\n');
+  const problem = goVersionProblem(goVersion, goToolchain);
+  if (problem) throw new MissingToolchainError(`Building ${what} into ${cacheDir()}: ${problem}. ${instead}`);
 }
 
 function run(
@@ -223,7 +252,8 @@ function run(
     child.on('close', (code) => {
       clearInterval(heartbeat);
       if (code === 0) resolve(stdout);
-      else reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${stderr.slice(-4000)}`));
+      // `go mod download -json` says why it failed (no route to the module proxy) on stdout.
+      else reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${(stderr + stdout).slice(-4000)}`));
     });
   });
 }

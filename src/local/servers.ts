@@ -21,7 +21,20 @@ export interface RunningServer {
    */
   stopSignal?: NodeJS.Signals;
   stop(): Promise<void>;
+  /** Calls `listener` once the server's process ends (it says how: `code 1`, `signal SIGKILL`). */
+  onExit?(listener: (how: string) => void): void;
 }
+
+/** RunningServer.onExit for a child process. */
+function exitOf(child: ChildProcess): (listener: (how: string) => void) => void {
+  return (listener) => {
+    if (child.exitCode !== null || child.signalCode !== null)
+      return listener(howEnded(child.exitCode, child.signalCode));
+    child.once('exit', (code, signal) => listener(howEnded(code, signal)));
+  };
+}
+
+const howEnded = (code: number | null, signal: NodeJS.Signals | null) => (signal ? `signal ${signal}` : `code ${code}`);
 
 type Log = (line: string) => void;
 
@@ -95,10 +108,20 @@ export async function waitForPort(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited: number | null | undefined;
+  let failed: Error | undefined;
   child.once('exit', (code) => {
     exited = code;
   });
+  child.once('error', (err) => {
+    failed = err;
+  });
   while (Date.now() < deadline) {
+    if (failed)
+      throw new Error(
+        `${name} could not be started (${failed.message}): is its binary there, and the folder it is in ` +
+          'not mounted noexec? Its output:\n' +
+          output(),
+      );
     if (exited !== undefined)
       throw new Error(`${name} exited with code ${exited} before it was ready. Its output:\n${output()}`);
     const open = await new Promise<boolean>((resolve) => {
@@ -155,6 +178,9 @@ export function spawnServer(
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
+  // A binary that cannot be run (EACCES on a noexec mount, ENOENT): Node emits `error`, never `exit`,
+  // and an `error` nobody listens to would end this process with a stack trace. waitForPort reports it.
+  child.on('error', (err) => keep(Buffer.from(`cannot run ${command}: ${err.message}\n`)));
   return { child, output: () => buffer };
 }
 
@@ -278,6 +304,7 @@ export async function startPostgres(
     name: 'postgres',
     pid: server.child.pid,
     stopSignal: 'SIGINT',
+    onExit: exitOf(server.child),
     stop: async () => {
       await stopChild(server.child, 30_000, 'SIGINT');
       await removePostgresSocketDir(socketDir, pgDir);
@@ -398,6 +425,7 @@ export async function startMongoStack(
       name: 'ferretdb',
       pid: ferret.child.pid,
       stop: () => stopChild(ferret.child),
+      onExit: exitOf(ferret.child),
     };
     options.onSpawned?.(ferretdbServer);
     await waitForPort(options.mongoPort, ferret.child, ferret.output, 'FerretDB', 60_000);
@@ -471,7 +499,12 @@ export async function startTemporal(
   if (options.headless) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
   const server = spawnServer('temporal', temporal!, args, options.log);
-  const running: RunningServer = { name: 'temporal', pid: server.child.pid, stop: () => stopChild(server.child) };
+  const running: RunningServer = {
+    name: 'temporal',
+    pid: server.child.pid,
+    stop: () => stopChild(server.child),
+    onExit: exitOf(server.child),
+  };
   options.onSpawned?.(running);
   await waitForPort(options.port, server.child, server.output, 'Temporal dev server', 120_000);
   return {

@@ -331,6 +331,16 @@ async function main(): Promise<void> {
         }
       });
     }
+    // A server gone (the kernel's out-of-memory killer, say) leaves a stack that cannot work: stop it
+    // all and exit 1, so that a supervisor restarts it (before, npm start stood at Ready).
+    for (const server of servers) {
+      server.onExit?.((how) => {
+        if (!stopping) {
+          say(`The ${server.name} server exited unexpectedly (${how}); stopping.`);
+          void stopAll(1);
+        }
+      });
+    }
   } catch (err) {
     // Stopped meanwhile (Ctrl-C): a start cut short by the stop is no failure to report.
     if (stopping) return;

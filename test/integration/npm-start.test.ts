@@ -5,7 +5,7 @@
 // refused, and a closed terminal (SIGHUP) stops everything in order. Run through npm itself, it stops
 // in order on a SIGTERM sent to npm (a process manager's stop), and when its worker stops on a signal
 // only the Temporal SDK heeds. Interrupted while it starts its own PostgreSQL and FerretDB, it stops
-// them too.
+// them too; and one of them dying after Ready stops the rest, and npm start exits 1.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -195,6 +195,37 @@ async function processesOf(dir: string, command: string): Promise<number[]> {
   });
 }
 
+/**
+ * Runs `npm start`'s script with database servers of its own (no MONGODB_URI), in a data folder of its
+ * own; `cleanUp` kills whatever it left (PostgreSQL by its pid file) and removes the folder.
+ */
+async function npmStartWithOwnServers(prefix: string) {
+  const ownDataDir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  await chmod(ownDataDir, 0o755);
+  const [postgresPort, mongoPort] = (await freePorts(2)) as [number, number];
+  const { MONGODB_URI: _configured, ...rest } = env;
+  const ownEnv = {
+    ...rest,
+    OCO_DATA_DIR: ownDataDir,
+    LOCAL_POSTGRES_PORT: String(postgresPort),
+    LOCAL_MONGO_PORT: String(mongoPort),
+  };
+  const postmasterPid = path.join(ownDataDir, 'mongo', 'postgres', 'postmaster.pid');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/start.ts'], {
+    cwd: ROOT,
+    env: ownEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const cleanUp = async () => {
+    child.kill('SIGKILL');
+    // A PostgreSQL left running (the assertions failed) goes with the test.
+    if (existsSync(postmasterPid)) process.kill(Number(readFileSync(postmasterPid, 'utf8').split('\n')[0]), 'SIGKILL');
+    for (const pid of await processesWithEnv(`OCO_DATA_DIR=${ownDataDir}`)) process.kill(pid, 'SIGKILL');
+    await rm(ownDataDir, { recursive: true, force: true });
+  };
+  return { ownDataDir, postgresPort, mongoPort, postmasterPid, child, started: followOutput(child), cleanUp };
+}
+
 it.each([
   // FerretDB's indexes are being installed: FerretDB is not spawned yet.
   ['as PostgreSQL begins to listen', (_dir: string, postgresPort: number) => listening(postgresPort)],
@@ -203,25 +234,10 @@ it.each([
 ])(
   'stops the PostgreSQL and FerretDB it is still starting when interrupted (Ctrl-C) %s',
   async (_moment, reached) => {
-    // Its own database servers this time (no MONGODB_URI), in a data folder of their own: a first start,
-    // so that PostgreSQL's initdb runs and FerretDB starts only after PostgreSQL listens.
-    const ownDataDir = await mkdtemp(path.join(os.tmpdir(), 'oco-npm-start-servers-'));
-    await chmod(ownDataDir, 0o755);
-    const [postgresPort, mongoPort] = (await freePorts(2)) as [number, number];
-    const { MONGODB_URI: _configured, ...rest } = env;
-    const ownEnv = {
-      ...rest,
-      OCO_DATA_DIR: ownDataDir,
-      LOCAL_POSTGRES_PORT: String(postgresPort),
-      LOCAL_MONGO_PORT: String(mongoPort),
-    };
-    const postmasterPid = path.join(ownDataDir, 'mongo', 'postgres', 'postmaster.pid');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/start.ts'], {
-      cwd: ROOT,
-      env: ownEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const started = followOutput(child);
+    // Its own database servers this time: a first start, so that PostgreSQL's initdb runs and FerretDB
+    // starts only after PostgreSQL listens.
+    const { ownDataDir, postgresPort, mongoPort, postmasterPid, child, started, cleanUp } =
+      await npmStartWithOwnServers('oco-npm-start-servers-');
     try {
       await started.until('Starting PostgreSQL and FerretDB...');
       await expect.poll(() => reached(ownDataDir, postgresPort), { timeout: 60_000, interval: 20 }).toBe(true);
@@ -237,13 +253,26 @@ it.each([
       expect(await processesOf(ownDataDir, 'ferretdb'), 'FerretDB still runs').toEqual([]);
       expect(existsSync(processRecordPath(ownDataDir))).toBe(false);
     } finally {
-      child.kill('SIGKILL');
-      // A PostgreSQL left running (the assertions above failed) goes with the test.
-      if (existsSync(postmasterPid))
-        process.kill(Number(readFileSync(postmasterPid, 'utf8').split('\n')[0]), 'SIGKILL');
-      for (const pid of await processesWithEnv(`OCO_DATA_DIR=${ownDataDir}`)) process.kill(pid, 'SIGKILL');
-      await rm(ownDataDir, { recursive: true, force: true });
+      await cleanUp();
     }
   },
   120_000,
 );
+
+it('stops everything and exits 1 when one of its servers dies after Ready', async () => {
+  // Its own PostgreSQL and FerretDB; FerretDB then killed outright, as the out-of-memory killer would.
+  const { ownDataDir, postgresPort, started, cleanUp } = await npmStartWithOwnServers('oco-npm-start-crash-');
+  try {
+    const output = await started.until('Ctrl-C stops everything.');
+    expect(output, output).toContain('Ready.');
+    const [ferretdb] = await processesOf(ownDataDir, 'ferretdb');
+    process.kill(ferretdb!, 'SIGKILL');
+    expect(await started.exited, started.output()).toBe(1);
+    expect(started.output()).toContain('The ferretdb server exited unexpectedly (signal SIGKILL); stopping.');
+    expect(started.output()).toContain('Stopped.');
+    expect(await listening(postgresPort), 'PostgreSQL still listens').toBe(false);
+    expect(await processesWithEnv(`OCO_DATA_DIR=${ownDataDir}`)).toEqual([]);
+  } finally {
+    await cleanUp();
+  }
+}, 180_000);

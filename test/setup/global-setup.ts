@@ -83,6 +83,13 @@ async function startServers(): Promise<Servers> {
     for (const server of servers.reverse()) await server.stop().catch(() => undefined);
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   };
+  // Each server as soon as it is spawned, not once it is ready: a run interrupted while one starts
+  // (Ctrl-C as PostgreSQL comes up) stops it too, as `npm start` does (before, such a server ran on
+  // unrecorded, and no later run could find it).
+  const onSpawned = (server: RunningServer) => {
+    servers.push(server);
+    recorded.add(server.name, server.pid, server.stopSignal);
+  };
   // Built while the servers start, and awaited once they are up.
   const builds = [bundleWorkflows(dir), compileService(dir)] as const;
   const built = Promise.all(builds);
@@ -102,9 +109,8 @@ async function startServers(): Promise<Servers> {
         postgresPort,
         mongoPort,
         log,
+        onSpawned,
       });
-      servers.push(...stack.servers.reverse());
-      for (const server of servers) recorded.add(server.name, server.pid, server.stopSignal);
       mongoUri = stack.uri;
     }
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
@@ -118,9 +124,8 @@ async function startServers(): Promise<Servers> {
         uiPort: temporalUiPort,
         log,
         inMemory: true,
+        onSpawned,
       });
-      servers.push(temporal.server);
-      recorded.add(temporal.server.name, temporal.server.pid, temporal.server.stopSignal);
       temporalAddress = temporal.address;
       temporalUiUrl = temporal.uiUrl;
     }
