@@ -81,16 +81,25 @@ export function createStatusWriter(
   };
 }
 
-export function createCallRecordActivities(deps: WriteDeps & EventRouterDeps) {
-  const { calls } = deps;
+export function createCallRecordActivities(deps: WriteDeps & EventRouterDeps & Pick<ActivityDeps, 'templates'>) {
+  const { calls, templates } = deps;
   const writeStatus = createStatusWriter(deps);
+
+  /** The change with an empty value for each of the template's result columns (`emptyResults`). */
+  async function withEmptyResults(change: StatusChange): Promise<StatusChange> {
+    const call = await calls.findById(change.callId);
+    const template = call ? await templates.findById(call.callTemplateId) : null;
+    const resultValues = (template?.resultColumns ?? []).map((columnName) => ({ columnName, value: '' }));
+    return { ...change, results: { resultValues, customTagsHitOnCall: [], fixedMeetingTime: null } };
+  }
+
   return {
     /**
      * Writes a status change; `applied` is false when the machine does not allow it (nothing changes).
      * With `route` (calls since `routeWithWrites`), a change that landed also hands its event on.
      */
-    recordStatus: (change: StatusChange, route?: EventRouteAfterWrite): Promise<StatusWritten> =>
-      writeStatus(change, route),
+    recordStatus: async (change: StatusChange, route?: EventRouteAfterWrite): Promise<StatusWritten> =>
+      writeStatus(change.emptyResults && !change.results ? await withEmptyResults(change) : change, route),
 
     /**
      * Records why a queued call is waiting (status code only: the status stays queued, no event), while

@@ -226,6 +226,7 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     fields: Parameters<Activities['recordStatus']>[0]['fields'] = {},
     endedAttempt?: Parameters<Activities['recordStatus']>[0]['endedAttempt'],
     at = new Date().toISOString(),
+    outputsLost = false,
   ) {
     const change = {
       callId: input.callId,
@@ -234,6 +235,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
       at,
       fields,
       endedAttempt,
+      // A field of the activity's input only: histories replay with or without it.
+      ...(outputsLost ? { emptyResults: true as const } : {}),
       // A redial's `queued` ends the attempt before it (`state.attempt` already names the next).
       ...namedAttempt(endedAttempt?.attempt ?? state.attempt),
     };
@@ -432,6 +435,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    */
   async function captureAndEnd(outcome: AttemptOutcome): Promise<boolean | null> {
     let final: FinalChange | null = null;
+    /** The capture failed for good: the final write gives each result column an empty value. */
+    let outputsLost = false;
     if (state.answeredAt) {
       state.phase = 'capturing';
       final = input.finalWithCapture && !redials(outcome) ? finalChange(outcome) : null;
@@ -471,10 +476,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
         // (the same change the capture was to write, so that one that landed is known as such).
         if (isCancellation(err)) throw err;
         log.error('capturing the call outputs failed; the call ends without them', { error: String(err) });
+        outputsLost = true;
       }
     }
     if (redials(outcome)) return null;
-    return await endAttempt(outcome, final);
+    return await endAttempt(outcome, final, outputsLost);
   }
 
   /** Whether the redial policy dials this attempt again (answered only by a machine counts as unanswered). */
@@ -522,7 +528,11 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
    * write it), or, when the redial policy dials an unanswered attempt again, by queueing the call
    * again and waiting out the spacing. True: ended.
    */
-  async function endAttempt(outcome: AttemptOutcome, planned: FinalChange | null = null): Promise<boolean> {
+  async function endAttempt(
+    outcome: AttemptOutcome,
+    planned: FinalChange | null = null,
+    outputsLost = false,
+  ): Promise<boolean> {
     const policy = input.redialPolicy;
     if (!planned && redials(outcome)) {
       const record = attemptRecord(outcome, state.endedAt ?? new Date().toISOString());
@@ -568,7 +578,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
     }
     state.phase = 'ended';
     const change = planned ?? finalChange(outcome);
-    await moveTo(change.status, change.statusCode as StatusCode, change.fields, change.endedAttempt, change.at);
+    await moveTo(
+      change.status,
+      change.statusCode as StatusCode,
+      change.fields,
+      change.endedAttempt,
+      change.at,
+      outputsLost,
+    );
     return true;
   }
 

@@ -36,6 +36,11 @@ export interface StatusChange {
   endedAttempt?: AttemptRecord;
   /** What the conversation left (the capture's final write), stored in the same write. */
   results?: CallResults;
+  /**
+   * The conversation's outputs could not be had (the capture failed for good): recordStatus gives each
+   * of the template's result columns an empty value in the same write (decisions.md: one per column).
+   */
+  emptyResults?: true;
 }
 
 export interface AttemptRecord {

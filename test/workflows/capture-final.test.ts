@@ -72,7 +72,11 @@ it('records the same final change itself when the capture fails, so that one tha
   // Its time is the capture's: a write the capture made before it failed answers `applied` again.
   expect(final.at).toBe(captures[0]!.final!.at);
   expect(final.endedAttempt).toEqual(captures[0]!.final!.endedAttempt);
+  // With an empty value for each result column: the conversation's could not be had.
+  expect(final.emptyResults).toBe(true);
   expect(lookups.at(-1)).toBe('phoneCall.completed');
+  // The capture's own final write asks nothing of the kind.
+  expect(captures[0]!.final!).not.toHaveProperty('emptyResults');
 });
 
 it('leaves a redialled attempt’s queueing to the workflow: the capture writes no final status then', async () => {

@@ -504,6 +504,27 @@ describe('hangUpCall', () => {
   });
 });
 
+describe('recordStatus of a call whose capture failed for good', () => {
+  it("writes an empty value for each of the template's result columns with the final status", async () => {
+    const { memory, activities } = setUp();
+    const template = templateDoc();
+    const call = callDoc(template, { status: 'inProgress' });
+    memory.add(template, call);
+    const callId = call._id.toHexString();
+    const at = new Date().toISOString();
+    const change = { callId, status: 'completed' as const, statusCode: 'completed', at, emptyResults: true as const };
+    expect(await run(activities.recordStatus, [change])).toMatchObject({ applied: true });
+    expect(memory.calls.get(callId)).toMatchObject({
+      status: 'completed',
+      resultValues: [
+        { columnName: 'interested', value: '' },
+        { columnName: 'meetingTime', value: '' },
+      ],
+      customTagsHitOnCall: [],
+    });
+  });
+});
+
 describe('recordStatus and deleteCallRecord', () => {
   it('report a refused change as not applied, a missing record as a failure, and a dialled call as not deletable', async () => {
     const { memory, activities } = setUp();
