@@ -20,7 +20,15 @@ interface Common {
 
 export type RawLoad =
   /** Starts of the no-op workflow; with `mongoUri`, one insert into `bench_raw_inserts` before each. */
-  | (Common & { mode: 'starts'; mongoUri?: string })
+  | (Common & {
+      mode: 'starts';
+      mongoUri?: string;
+      /**
+       * Each start's delay (ms): the server holds the workflow's first task until then, as it does a
+       * far-ahead call's (src/calls/dispatch.ts), so that neither side runs a workflow task meanwhile.
+       */
+      startDelayMs?: number;
+    })
   /** Workflows sleeping until one instant `leadMs` after the first start, then running one activity. */
   | (Common & { mode: 'schedule'; leadMs: number })
   /** Workflows running `activities` + `localActivities` no-op activities, until every one has closed. */
@@ -60,7 +68,11 @@ async function run(load: RawLoad): Promise<RawLoadResult> {
           status: 'queued',
           createdAt: new Date(),
         });
-        await client.workflow.start('noopWorkflow', { ...common(i), args: [] });
+        await client.workflow.start('noopWorkflow', {
+          ...common(i),
+          args: [],
+          ...(load.startDelayMs ? { startDelay: load.startDelayMs } : {}),
+        });
       });
       return {
         mode: load.mode,

@@ -167,7 +167,7 @@ export const webhooksScenario: BenchScenario = {
       const latency = summarize([...arrivals.map((a) => a.latencyMs), ...Array<number>(late).fill(Infinity)]);
       const offered = expected / load.seconds;
       const note = `${arrivals.length}/${expected} events arrived${late > 0 ? ` (${late} not within ${drainSeconds} s after the load: counted as later than every other)` : ''}, ${endpoint.duplicates} twice; ${ms(offered)} events/s offered`;
-      return { latency, note, what: `${Math.round(offered)} events/s for ${seconds} s` };
+      return { latency, note, offered, what: `${Math.round(offered)} events/s for ${seconds} s` };
     }
 
     try {
@@ -183,9 +183,17 @@ export const webhooksScenario: BenchScenario = {
         await ctx.settle("webhooks: before the budget's rate");
       }
       const full = await phase('full', rate, batchSize);
+      // The budget is a rate's: a load the API slowed below it (autocannon waits for each answer) is
+      // judged not met, whatever its latency, rather than passed at a rate nobody asked for.
+      const atRate = full.offered >= 0.95 * rate;
       figures.push(
         figure(`webhook latency p50, ${full.what}`, ms(full.latency.p50), 'ms'),
-        figure(`webhook latency p99`, ms(full.latency.p99), 'ms', { budget: BUDGETS.webhookP99, note: full.note }),
+        figure(`webhook latency p99`, atRate ? ms(full.latency.p99) : Number.NaN, 'ms', {
+          budget: BUDGETS.webhookP99,
+          note: atRate
+            ? full.note
+            : `the load reached only ${ms(full.offered)} of the ${rate} events/s asked (p99 ${ms(full.latency.p99)} ms): not judged met; ${full.note}`,
+        }),
         figure(`webhook latency max`, ms(full.latency.max), 'ms'),
       );
       return figures;
