@@ -65,10 +65,11 @@ const PROVIDER_TIME_LIMIT_MARGIN_SECONDS = 30;
 const HOURS_CLOSED_LOOK_AGAIN_MS = 30_000;
 /**
  * A provider refusing one dial for its rate limit this many times (the team's own refusals between
- * them not counted) is then asked less and less often: its wait doubles from 2 s up to PROVIDER_REFUSAL_WAIT_MAX_MS. Each refusal costs the call's
- * history about a dozen events, and a provider that refused for hours (an account's limit below the
- * team's dial rate, an account shared with others) would bring it to Temporal's 50,000, which ends the
- * workflow with nothing recorded. The team's own dial rate is kept by the pacer and is not slowed.
+ * them not counted) is then asked less and less often: its wait doubles from 2 s up to
+ * PROVIDER_REFUSAL_WAIT_MAX_MS. Each refusal costs the call's history about a dozen events, and a
+ * provider that refused for hours (an account's limit below the team's dial rate, an account shared
+ * with others) would bring it to Temporal's 50,000, which ends the workflow with nothing recorded. The
+ * team's own dial rate is kept by the pacer and is not slowed.
  */
 const PROVIDER_REFUSALS_AT_FULL_PACE = 10;
 const PROVIDER_REFUSAL_WAIT_MAX_MS = 5 * 60_000;

@@ -1,7 +1,7 @@
 // Runs reconcilePendingCalls periodically in the worker process, and once an hour (and at the first
 // pass) the sweeps of started batches no retry will ask for, of old provider call sightings, of old
-// notes of deleted calls, of Idempotency-Key records past their window and of old list blocks (the last again at every pass while it has more left
-// than one pass takes).
+// notes of deleted calls, of Idempotency-Key records past their window and of old list blocks (the
+// last again at every pass while it has more left than one pass takes).
 import { sweepListBlocks } from '../data/call-list-block-sweep';
 import { sweepBatchCallDeletions } from '../data/models/batch-call-deletion';
 import { sweepIdempotencyRecords } from '../data/models/idempotency-record';

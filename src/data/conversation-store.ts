@@ -124,7 +124,7 @@ function splitAudio(audio: Buffer): Buffer[] {
   return chunks;
 }
 
-/** A stored recording's audio, piece by piece (one piece in memory at a time), or null if a piece is gone. */
+/** A stored recording's audio, piece by piece (one in memory at a time); throws when a piece is gone. */
 export async function* recordingAudio(recording: {
   phoneCallId: Types.ObjectId;
   /** As a lean read answers it (BSON Binary), or a Buffer. */
