@@ -129,9 +129,10 @@ describe('CallSimulator', () => {
     expect(call.end).toEqual({ outcome: 'completed', hungUpBy: 'time-limit' });
     expect(call.talkSeconds).toBe(90);
     expect(call.recording?.durationSeconds).toBe(90);
-    // Its time on the wall clock is the limit's, scaled like the rest of the call.
+    // Its time on the wall clock is the limit's, scaled like the rest of the call: 450 ms, give or take
+    // the few milliseconds by which Date.now() and the timers' own clock differ (448 seen in a CI run).
     const lasted = call.endedAt!.getTime() - call.answeredAt!.getTime();
-    expect(lasted).toBeGreaterThanOrEqual(90 * 1000 * 0.005 - 1);
+    expect(lasted).toBeGreaterThanOrEqual(90 * 1000 * 0.005 - 5);
   });
 
   it('cuts the plan short at the time limit, a message said over it too; a call ending sooner ends as planned', async () => {

@@ -145,7 +145,8 @@ describe('telnyx time_limit_secs', () => {
     const hangup = event(received.at(-1)!).payload;
     expect(hangup).toMatchObject({ hangup_cause: 'time_limit', sip_hangup_cause: '200' });
     const lasted = Date.parse(String(hangup.end_time)) - Date.parse(String(hangup.start_time));
-    expect(lasted).toBeGreaterThanOrEqual(30 * 1000 * 0.01 - 1);
+    // 300 ms, give or take the few milliseconds by which Date.now() and the timers' clock differ.
+    expect(lasted).toBeGreaterThanOrEqual(30 * 1000 * 0.01 - 5);
     expect(view(data.call_control_id)).toMatchObject({ timeLimitSeconds: 30, end: timeLimited });
   });
 
