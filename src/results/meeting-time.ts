@@ -46,7 +46,7 @@
 // offset chrono read from them.
 import type { Temporal } from 'temporal-polyfill';
 import { parseZonedMentions, type ZonedMention, type ZonedSlot } from './spoken-zones';
-import { PhraseSet, tokenize, type Utterance } from './text';
+import { PhraseSet, tokenize, withoutPhrases, type Utterance } from './text';
 import { wallDateAt, wallTimeAtOffset, wallTimeToInstant } from './time-zones';
 
 export interface MeetingTimeOptions {
@@ -341,17 +341,6 @@ const CLAUSE_BREAK =
 interface Assessed extends ZonedMention {
   negated: boolean;
   agreed: boolean;
-}
-
-/** `tokens` with each of the phrases replaced by a placeholder. */
-function withoutPhrases(tokens: readonly string[], phrases: readonly string[][]): string[] {
-  const out = [...tokens];
-  for (const phrase of phrases) {
-    for (let i = 0; i + phrase.length <= out.length; i++) {
-      if (phrase.every((w, j) => out[i + j] === w)) out.splice(i, phrase.length, '_');
-    }
-  }
-  return out;
 }
 
 /** Removes the phrases that look negative but agree, so they are not read as refusals. */

@@ -23,7 +23,7 @@
 //   negation of the request. Nor is the "don't" of "I don't want you to call me again".
 // - "Don't call me back" alone (a callback declined) and "don't call me at work" are not requests:
 //   the phrases say "again", "anymore", "ever", a list, or stopping, outright.
-import { PhraseSet, containsSequence, tokenize, type Utterance } from './text';
+import { PhraseSet, containsSequence, tokenize, withoutPhrases, type Utterance } from './text';
 
 export const OPT_OUT_TAG = 'optOut';
 
@@ -187,17 +187,6 @@ function normalized(tokens: readonly string[]): string[] {
   return out;
 }
 
-/** Replaces the phrases of NOT_NEGATIONS with a placeholder that negates nothing. */
-function withoutNotNegations(tokens: readonly string[]): string[] {
-  const out = [...tokens];
-  for (const phrase of NOT_NEGATIONS) {
-    for (let i = 0; i + phrase.length <= out.length; i++) {
-      if (phrase.every((w, j) => out[i + j] === w)) out.splice(i, phrase.length, '_');
-    }
-  }
-  return out;
-}
-
 /** Where `phrase` starts in `tokens`, or -1. */
 function indexOfSequence(tokens: readonly string[], phrase: readonly string[]): number {
   for (let i = 0; i + phrase.length <= tokens.length; i++) {
@@ -207,7 +196,7 @@ function indexOfSequence(tokens: readonly string[], phrase: readonly string[]): 
 }
 
 function clauseAsks(clause: string): boolean {
-  const tokens = withoutNotNegations(normalized(tokenize(clause)));
+  const tokens = withoutPhrases(normalized(tokenize(clause)), NOT_NEGATIONS);
   // "ever" only stresses: "don't ever call me again" is "don't call me again". The phrases that
   // contain it ("don't call me ever") are still looked for in the words as spoken.
   const variants = [tokens, tokens.filter((t) => t !== 'ever')];

@@ -36,7 +36,7 @@
 // the first agent utterance containing them, and the human's utterances after it until the agent
 // speaks again. No such question or no reply gives ''.
 import { askedNotToBeCalled } from './opt-out';
-import { PhraseSet, clauseTokens, containsSequence, foldText, tokenize, type Utterance } from './text';
+import { PhraseSet, clauseTokens, containsSequence, foldText, tokenize, withoutPhrases, type Utterance } from './text';
 
 export interface ResultValue {
   columnName: string;
@@ -143,17 +143,6 @@ const ASKING_NEGATIONS = [
   'not a good time',
 ].map(tokenize);
 
-/** The clause with the words of ASKING_NEGATIONS blanked out, in place (positions kept). */
-function withoutAskingNegations(clause: readonly string[]): string[] {
-  const out = [...clause];
-  for (const phrase of ASKING_NEGATIONS) {
-    for (let i = 0; i + phrase.length <= out.length; i++) {
-      if (phrase.every((word, j) => out[i + j] === word)) out.fill('_', i, i + phrase.length);
-    }
-  }
-  return out;
-}
-
 /**
  * Whether a phrase of `phrases` is said in one of `clauses`: 'said', 'negated' when a word of
  * `negations` stands within NEGATION_REACH words before each place it is said in its clause
@@ -166,7 +155,7 @@ function saidInClauses(
 ): 'said' | 'negated' | undefined {
   let found: 'said' | 'negated' | undefined;
   for (const spoken of clauses) {
-    const clause = withoutAskingNegations(spoken);
+    const clause = withoutPhrases(spoken, ASKING_NEGATIONS, true);
     for (const at of phrases.startsIn(clause)) {
       if (!clause.slice(Math.max(0, at - NEGATION_REACH), at).some((w) => negations.has(w))) return 'said';
       found = 'negated';

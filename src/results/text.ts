@@ -106,3 +106,23 @@ export function clauseTokens(text: string): string[][] {
     .map(tokenize)
     .filter((clause) => clause.length > 0);
 }
+
+/**
+ * `tokens` with each occurrence of one of `phrases` replaced by a placeholder that matches no phrase:
+ * one for the whole phrase, or with `keepPositions` one per word (for a rule that counts words back).
+ */
+export function withoutPhrases(
+  tokens: readonly string[],
+  phrases: readonly (readonly string[])[],
+  keepPositions = false,
+): string[] {
+  const out = [...tokens];
+  for (const phrase of phrases) {
+    for (let i = 0; i + phrase.length <= out.length; i++) {
+      if (!phrase.every((word, j) => out[i + j] === word)) continue;
+      if (keepPositions) out.fill('_', i, i + phrase.length);
+      else out.splice(i, phrase.length, '_');
+    }
+  }
+  return out;
+}
