@@ -8,6 +8,7 @@
 // A batch is kept only while such a retry may ask for it: a request without a key has no retry to
 // serve, and one with a key stops needing it once its answer is stored (`forgetBatch`).
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { Types } from 'mongoose';
 import { batchRecordState } from '../calls/dispatch';
 import { IDEMPOTENCY_WINDOW_MS, IdempotencyRecord, IdempotencyTakeover } from '../data/models/idempotency-record';
@@ -74,6 +75,11 @@ export interface CreateWork {
    * die before the answer is stored: then the batch is kept once its calls started, else removed.
    */
   retryMayTakeOver: boolean;
+  /**
+   * Whether the answer is stored for the key's retries (a key was sent): its body must then be a value
+   * to store. Without a key it may be a stream of JSON text (streamed-answer.ts).
+   */
+  answerStored: boolean;
   /**
    * Names this request's own batch on the key. A takeover's key names the abandoned batch until then
    * (should this request die too, the next retry takes that batch over): the route calls it once the
@@ -258,6 +264,8 @@ export async function withIdempotency(
   const respond = (response: StoredResponse) => {
     ctx.status = response.status;
     ctx.body = response.body;
+    // Koa would call a stream binary.
+    if (response.body instanceof Readable) ctx.type = 'application/json';
   };
   // A header sent empty is a mistake, not "no key": the retry it was meant to make safe would not be.
   const sent = ctx.headers['idempotency-key'] !== undefined;
@@ -266,6 +274,7 @@ export async function withIdempotency(
       batchId,
       abandonedBatchId: null,
       retryMayTakeOver: false,
+      answerStored: false,
       nameOwnBatch: async () => undefined,
       stillHolds: async (): Promise<KeyHold> => 'held',
     };
@@ -352,6 +361,7 @@ export async function withIdempotency(
       batchId,
       abandonedBatchId: claim.abandonedBatchId,
       retryMayTakeOver: true,
+      answerStored: true,
       nameOwnBatch,
       stillHolds,
     });

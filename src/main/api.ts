@@ -1,6 +1,6 @@
 // Entry point: the Koa API. `npm run api` runs it against configured servers.
 // First, before any other module loads (see the file).
-import './heap-growth';
+import './api-heap-growth';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Client } from '@temporalio/client';

@@ -1,7 +1,7 @@
 // Entry point: the Temporal worker, plus the reconciler that starts workflows of records left
 // pending by a crash. `npm run worker` runs it against configured servers.
 // First, before any other module loads (see the file).
-import './heap-growth';
+import './worker-heap-growth';
 import mongoose from 'mongoose';
 import { createDispatcher } from '../calls/dispatch';
 import { startReconciler } from '../calls/reconciler';

@@ -80,9 +80,13 @@ describe('loadConfig', () => {
   });
 
   it('reads the heap growth on its own, for the first import of the API and the worker, and leaves bad values to loadConfig', () => {
-    expect(heapGrowingPercentOf({})).toBe(50);
-    expect(heapGrowingPercentOf({ HEAP_GROWING_PERCENT: '0' })).toBe(0);
-    expect(heapGrowingPercentOf({ HEAP_GROWING_PERCENT: 'lots' })).toBeUndefined();
+    expect(heapGrowingPercentOf('api', {})).toBe(10);
+    expect(heapGrowingPercentOf('worker', {})).toBe(50);
+    // Empty is unset, as loadConfig reads it (it was 0 here, V8's own factor, beside loadConfig's 50).
+    expect(heapGrowingPercentOf('api', { HEAP_GROWING_PERCENT: '' })).toBe(10);
+    expect(heapGrowingPercentOf('worker', { HEAP_GROWING_PERCENT: '0' })).toBe(0);
+    expect(heapGrowingPercentOf('api', { HEAP_GROWING_PERCENT: '30' })).toBe(30);
+    expect(heapGrowingPercentOf('api', { HEAP_GROWING_PERCENT: 'lots' })).toBeUndefined();
     expect(() => loadConfig({ ...base, HEAP_GROWING_PERCENT: 'lots' })).toThrow(/HEAP_GROWING_PERCENT/);
   });
 });

@@ -26,6 +26,7 @@ import type { Logger } from '../../logger';
 import { assertOwnTeam, authOf, requireScope } from '../auth';
 import { badRequest, errorBody, HttpError, invalidInput, notFound } from '../errors';
 import { decodeCursor, encodeCursor } from '../pagination';
+import { streamedDataAnswer } from '../streamed-answer';
 import { CreateOutcomeUnknown, replayStoredAnswer, withIdempotency, type KeyHold } from '../idempotency';
 import { fileStateOf, type FileState } from '../../data/models/file-control';
 import {
@@ -89,6 +90,32 @@ function parseBatchEnvelope(body: unknown): {
   const given = typeof body === 'object' && body !== null ? (body as { phoneCalls?: unknown }).phoneCalls : undefined;
   const elements = phoneCallBatchSchema.shape.phoneCalls.safeParse(given).data ?? [];
   return { elements, problems: formatIssues(parsed.error.issues, body) };
+}
+
+/** A batch's call records per insert (about 300 KiB of BSON). */
+const BATCH_INSERT_ROWS = 500;
+
+/**
+ * Writes a batch's calls in order, each made as save() would (cast, defaults, version key, validated)
+ * and kept as a plain object, one Mongoose document at a time. Each call's fields are replaced by its
+ * row as it is made, and the rows go BATCH_INSERT_ROWS to an insert, so that a full batch is not held
+ * twice over: insertMany kept 10,000 Mongoose documents beside their plain copies (431 MiB of RSS),
+ * and one insert of every row serialized them all at once (~30 MiB more). A failure part way leaves
+ * the chunks before it written: the caller removes the batch's calls, as for any cut-short write.
+ */
+async function insertBatchCalls(calls: PreparedCall[]): Promise<PhoneCallDoc[]> {
+  const rows: PhoneCallDoc[] = [];
+  for (let start = 0; start < calls.length; start += BATCH_INSERT_ROWS) {
+    const chunk: PhoneCallDoc[] = [];
+    for (const call of calls.slice(start, start + BATCH_INSERT_ROWS)) {
+      const row = (await newDocument(PhoneCall, call.doc)).toObject() as PhoneCallDoc;
+      call.doc = row;
+      chunk.push(row);
+    }
+    await PhoneCall.collection.insertMany(chunk, { ordered: true });
+    rows.push(...chunk);
+  }
+  return rows;
 }
 
 /** Single creates' call records, a bulk write at a time under load. */
@@ -221,7 +248,7 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
     await withIdempotency(
       ctx,
       { ...keyed, forgetBatch },
-      async ({ batchId, abandonedBatchId, retryMayTakeOver, nameOwnBatch, stillHolds }) => {
+      async ({ batchId, abandonedBatchId, retryMayTakeOver, answerStored, nameOwnBatch, stillHolds }) => {
         const left = abandonedBatchId && (await takeOver(abandonedBatchId, ctx.state.log));
         if (left) {
           return {
@@ -253,15 +280,11 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
         const t0 = performance.now();
         let created: PhoneCallDoc[];
         try {
-          const docs = prepared.calls.map((c) => c.doc);
-          await placeInTeamList(new Types.ObjectId(auth.teamId), docs);
-          // Each call made as save() would (cast, defaults, version key, validated) and kept as a plain
-          // object, one Mongoose document at a time: insertMany kept all 10,000 of a full batch alive
-          // beside their plain copies, and the API's RSS peaked at 431 MiB under one.
-          const rows: PhoneCallDoc[] = [];
-          for (const doc of docs) rows.push((await newDocument(PhoneCall, doc)).toObject() as PhoneCallDoc);
-          await PhoneCall.collection.insertMany(rows, { ordered: true });
-          created = rows;
+          await placeInTeamList(
+            new Types.ObjectId(auth.teamId),
+            prepared.calls.map((c) => c.doc),
+          );
+          created = await insertBatchCalls(prepared.calls);
         } catch (err) {
           // Cut short: remove what was written, so that a retry writes the whole batch once.
           return failCutShort(batchId, err);
@@ -307,9 +330,12 @@ export function createPhoneCallsRouter(deps: PhoneCallsRouterDeps): Router {
           'batch stored and dispatched',
         );
         // batchId: what the batch controls (POST /v1/phoneCalls/batch/{batchId}/pause, ...) take.
+        const rest = { batchId: batchId.toHexString() };
         return {
           status: 201,
-          body: { data: created.map((doc) => toCreateView(doc)), batchId: batchId.toHexString() },
+          body: answerStored
+            ? { data: created.map((doc) => toCreateView(doc)), ...rest }
+            : streamedDataAnswer(created, toCreateView, rest),
         };
       },
     );
