@@ -181,7 +181,7 @@ export const HEAP_GROWING_PERCENT_DEFAULTS = { api: 10, worker: 50 } as const;
 
 /**
  * HEAP_GROWING_PERCENT alone, for the first import of the API and the worker
- * (src/main/heap-growth.ts), which acts before the rest of the config is read: its default for the
+ * (src/main/api-heap-growth.ts, worker-heap-growth.ts), which acts before the rest of the config is read: its default for the
  * process when unset or empty, undefined when the value is invalid (loadConfig then says why).
  */
 export function heapGrowingPercentOf(

@@ -79,6 +79,16 @@ export function createApp(options: AppOptions): Koa {
     });
   });
   for (const router of options.v1Routers) app.use(allowedMethods(router)).use(router.routes());
-  app.on('error', (err: unknown) => options.logger.error({ err }, 'koa error'));
+  app.on('error', (err: unknown) => {
+    // A client gone before it read a streamed answer (a batch's) ends the pipe early: not a fault here.
+    if (clientWentAway(err)) options.logger.info({ err }, 'the client closed the connection before the answer ended');
+    else options.logger.error({ err }, 'koa error');
+  });
   return app;
+}
+
+const CLIENT_GONE_CODES = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
+
+function clientWentAway(err: unknown): boolean {
+  return CLIENT_GONE_CODES.has((err as { code?: unknown } | null)?.code as string);
 }

@@ -41,10 +41,10 @@ describe('HEAP_GROWING_PERCENT', () => {
     60_000,
   );
 
-  it('is lower for the API than for the worker when unset', async () => {
-    const [api, worker] = await Promise.all([peakHeapMiB('src/main/api.ts'), peakHeapMiB('src/main/worker.ts')]);
-    // 10 % against 50 %: measured 164 against 210-215 MiB.
-    expect(api).toBeGreaterThan(20);
-    expect(api).toBeLessThan(worker * 0.9);
+  it('is 10 % for the API when unset, below the 50 % the worker keeps', async () => {
+    const [unset, fifty] = await Promise.all([peakHeapMiB('src/main/api.ts'), peakHeapMiB('src/main/api.ts', 50)]);
+    // Measured: 160-164 MiB unset (10 %) against 190-205 at 50 %.
+    expect(unset).toBeGreaterThan(20);
+    expect(unset).toBeLessThan(fifty * 0.9);
   }, 60_000);
 });
