@@ -40,13 +40,36 @@ export class CreateOutcomeUnknown extends Error {
   }
 }
 
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+/**
+ * The body as JSON with every object's keys sorted. Written without recursion: a body refused later
+ * (a key nested 100,000 deep parses, and is hashed first when it carries an Idempotency-Key, to look
+ * for a stored answer) overflowed the stack, and was answered 500 instead of its 400.
+ */
+function canonical(root: unknown): string {
+  const out: string[] = [];
+  // What is left to write, last first: text as it is, or a value to write.
+  const work: Array<{ text: string } | { value: unknown }> = [{ value: root }];
+  for (let item = work.pop(); item; item = work.pop()) {
+    if ('text' in item) {
+      out.push(item.text);
+      continue;
+    }
+    const { value } = item;
+    let pieces: Array<{ text: string } | { value: unknown }>;
+    if (Array.isArray(value)) {
+      pieces = value.flatMap((v, i) => (i ? [{ text: ',' }, { value: v }] : [{ value: v }]));
+      pieces = [{ text: '[' }, ...pieces, { text: ']' }];
+    } else if (value && typeof value === 'object') {
+      const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+      pieces = entries.flatMap(([k, v], i) => [{ text: `${i ? ',' : ''}${JSON.stringify(k)}:` }, { value: v }]);
+      pieces = [{ text: '{' }, ...pieces, { text: '}' }];
+    } else {
+      out.push(JSON.stringify(value) ?? 'null');
+      continue;
+    }
+    for (let i = pieces.length - 1; i >= 0; i -= 1) work.push(pieces[i]!);
   }
-  return JSON.stringify(value) ?? 'null';
+  return out.join('');
 }
 
 /** What a key's record keeps of its request's body: a retry must send the same. */

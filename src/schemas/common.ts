@@ -43,7 +43,9 @@ export const objectId = z
 
 /** A phone number, normalised to E.164 (spaces, dashes and brackets are tolerated on input). */
 export const e164 = z.string({ error: 'must be a string' }).transform((value, ctx) => {
-  const parsed = parsePhoneNumberFromString(value.trim());
+  // The whole value must be the number: by default the library finds one inside any text, and took
+  // "Call me at +1 415 555 2671 thanks" and "abc+14155552671xyz" (the OpenAPI pattern refuses both).
+  const parsed = parsePhoneNumberFromString(value.trim(), { extract: false });
   if (!parsed || !parsed.isValid()) {
     ctx.addIssue({ code: 'custom', message: 'must be a valid E.164 phone number' });
     return z.NEVER;

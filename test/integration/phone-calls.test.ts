@@ -371,6 +371,19 @@ describe('POST /v1/phoneCalls', () => {
     ]);
   });
 
+  it('refuses a body nested 100,000 deep with 400, also with an Idempotency-Key (its hash overflowed: 500)', async () => {
+    const deep = `{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    for (const path of ['/v1/phoneCalls', '/v1/phoneCalls/batch']) {
+      for (const headers of [{}, { 'Idempotency-Key': `deep-${Date.now()}` }] as Array<Record<string, string>>) {
+        const res = await api.post(path, undefined, {
+          rawBody: deep,
+          headers: { ...headers, 'content-type': 'application/json' },
+        });
+        expect(errorMessages(res, 400), `${path} ${JSON.stringify(headers)}`).toContain('x is not allowed');
+      }
+    }
+  });
+
   it('replays a finished request under its key though a check made before the key would now refuse it', async () => {
     // The webhook host's addresses are checked before the key is looked at; a name may resolve to a
     // private address by the time of a retry (here: the same API, but one that refuses private

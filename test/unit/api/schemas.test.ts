@@ -2,7 +2,7 @@
 // generated clients) find requests "valid by the document" that the server refuses, and the reverse.
 import { describe, expect, it } from 'vitest';
 import { CURSOR_PATTERN, decodeCursor, encodeCursor } from '../../../src/api/pagination';
-import { DATE_TIME_PATTERN, VISIBLE_TEXT, isoDateTime, visibleText } from '../../../src/schemas/common';
+import { DATE_TIME_PATTERN, VISIBLE_TEXT, e164, isoDateTime, visibleText } from '../../../src/schemas/common';
 
 describe('visibleText', () => {
   it('takes text with a visible character and no U+0000, and nothing else', () => {
@@ -90,5 +90,16 @@ describe('cursors', () => {
       JSON.stringify({ t: '2026-11-23T10:00:00.123Z', i: '6b03b03ac8632be4591950f0' }),
     ).toString('base64url');
     expect(decodeCursor(legacy)).toEqual({ at: new Date('2026-11-23T10:00:00.123Z'), id: '6b03b03ac8632be4591950f0' });
+  });
+});
+
+describe('e164', () => {
+  it('takes a number written with separators, and refuses one inside other text', () => {
+    for (const ok of ['+14155552671', ' +1 (415) 555-2671 ', '+1.415.555.2671', '+44 20 7946 0958'])
+      expect(e164.safeParse(ok).success, ok).toBe(true);
+    expect(e164.parse('+1 (415) 555-2671')).toBe('+14155552671');
+    // The library finds a number inside any text unless told not to: these were taken as +14155552671.
+    for (const refused of ['Call me at +1 415 555 2671 thanks', 'abc+14155552671xyz', '14155552671', '++14155552671'])
+      expect(e164.safeParse(refused).success, refused).toBe(false);
   });
 });
