@@ -180,9 +180,9 @@ export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_BASE_URL'> & { PUBLIC_
 export const HEAP_GROWING_PERCENT_DEFAULTS = { api: 10, worker: 50 } as const;
 
 /**
- * HEAP_GROWING_PERCENT alone, for the first import of the API and the worker
- * (src/main/api-heap-growth.ts, worker-heap-growth.ts), which acts before the rest of the config is read: its default for the
- * process when unset or empty, undefined when the value is invalid (loadConfig then says why).
+ * HEAP_GROWING_PERCENT alone, for the first import of the API and the worker (src/main/
+ * api-heap-growth.ts, worker-heap-growth.ts), which acts before the rest of the config is read: the
+ * process's default when unset or empty, undefined when the value is invalid (loadConfig says why).
  */
 export function heapGrowingPercentOf(
   processName: keyof typeof HEAP_GROWING_PERCENT_DEFAULTS,

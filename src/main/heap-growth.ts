@@ -1,7 +1,7 @@
 // How far V8 lets the old generation grow past what the last full collection kept before it collects
-// again. Its own heuristics allow up to 4x on a small heap: the API, whose live heap is ~40 MiB, then carried ~70 MiB
-// of dead request objects under load before collecting, most of its peak RSS, and the worker's RSS
-// with its cache full stayed 100 MiB or more above what it holds. A fixed factor collects sooner, at
+// again. Its own heuristics allow up to 4x on a small heap: the API, whose live heap is ~40 MiB, then
+// carried ~70 MiB of dead request objects under load before collecting, most of its peak RSS, and the
+// worker's RSS with its cache full stayed 100 MiB or more above what it holds. A fixed factor collects sooner, at
 // little CPU (a full collection of the API's heap takes milliseconds; under load one comes every few
 // seconds). It paces collections and limits nothing: a 10,000-call batch still gets the heap it needs.
 //
