@@ -1,10 +1,14 @@
 // lists: GET /v1/phoneCalls with each filter, the first page and a later one, over one team of 10,000
-// and then 100,000 calls (another team beside it), from autocannon at a fixed concurrency; against the
-// raw driver query that returns the same page on the same store (find + sort + limit, as the API read
-// before list slices). Budgets: p99 <= 1.2x the raw query, <= 150 ms at the larger size on the
-// embedded default, and growth from the smaller size to the larger well under linear.
+// and then 100,000 calls (another team beside it), and the team-wide GET /v1/transcripts (one call in
+// ten with a transcript, its utterances in the last 90 days), from autocannon at a fixed concurrency;
+// against the raw driver query that returns the same page on the same store (find + sort + limit, as
+// the API read before list slices). Budgets: p99 <= 1.2x the raw query, <= 150 ms at the larger size
+// on the embedded default, and growth from the smaller size to the larger well under linear.
 import { Types } from 'mongoose';
+import { mapBounded } from '../../src/concurrency/run-bounded';
 import { PhoneCall } from '../../src/data/models/phone-call';
+import { Transcript } from '../../src/data/models/transcript';
+import { registerTranscriptSlices, transcriptListKeys } from '../../src/data/transcript-list';
 import { seedCalls, seededRandom } from '../../test/helpers/call-population';
 import { runHttpLoad } from '../load/autocannon';
 import { percentile } from '../load/stats';
@@ -21,6 +25,8 @@ import {
 
 interface ListCase {
   name: string;
+  /** The list: `phoneCalls` (newest first) unless named, or the team-wide `transcripts` (spoken order). */
+  endpoint?: 'phoneCalls' | 'transcripts';
   query: Record<string, string>;
   /** The same page as a raw driver query. */
   raw: Record<string, unknown>;
@@ -84,12 +90,60 @@ export async function listCases(team: Types.ObjectId, seeded?: readonly Types.Ob
   ];
 }
 
+/** The team-wide transcript pages (a page of one call's transcript is one read by the call). */
+const TRANSCRIPT_CASES: ListCase[] = [
+  { name: 'transcripts, team-wide first page', endpoint: 'transcripts', query: {}, raw: {} },
+  { name: 'transcripts, team-wide page 20', endpoint: 'transcripts', query: {}, raw: {}, laterPage: 20 },
+];
+
+/** Transcripts are said over this many days before now. */
+const TRANSCRIPT_DAYS = 90;
+/** Utterances per transcript, this far apart. */
+const UTTERANCES = 6;
+const UTTERANCE_GAP_MS = 5_000;
+
+/**
+ * A transcript for one call in ten of `calls`, said at a random time in the last TRANSCRIPT_DAYS days,
+ * written as capture writes it (slices registered, then the rows with their keys); returns the rows.
+ */
+async function seedTranscripts(
+  teamId: Types.ObjectId,
+  calls: readonly Types.ObjectId[],
+  random: () => number,
+): Promise<number> {
+  const said = calls
+    .filter(() => random() < 0.1)
+    .map((phoneCallId) => {
+      const start = Date.now() - random() * TRANSCRIPT_DAYS * 86_400_000;
+      return {
+        phoneCallId,
+        times: Array.from({ length: UTTERANCES }, (_, i) => new Date(start + i * UTTERANCE_GAP_MS)),
+      };
+    });
+  await mapBounded(said, 8, ({ phoneCallId, times }) => registerTranscriptSlices({ _id: phoneCallId, teamId }, times));
+  const rows = said.flatMap(({ phoneCallId, times }) =>
+    times.map((at, sequence) => ({
+      _id: new Types.ObjectId(),
+      teamId,
+      phoneCallId,
+      text: sequence % 2 ? 'Yes, Tuesday at ten works for me.' : 'Hello, this is Ada calling about your appointment.',
+      speaker: sequence % 2 ? 'human' : 'agent',
+      sequence,
+      createdAt: at,
+      updatedAt: at,
+      ...transcriptListKeys(teamId, at),
+    })),
+  );
+  for (let at = 0; at < rows.length; at += 1_000) await Transcript.collection.insertMany(rows.slice(at, at + 1_000));
+  return rows.length;
+}
+
 /** The query string of a case's page: a later page starts from the cursor the API gave that many pages in. */
 async function pageQuery(ctx: BenchContext, key: string, c: ListCase, limit: number): Promise<string> {
   const params = new URLSearchParams({ ...c.query, limit: String(limit) });
   for (let page = 0; page < (c.laterPage ?? 0); page++) {
     const body = expectStatus(
-      await apiRequest<{ nextCursor: string | null }>(ctx, key, 'GET', `/v1/phoneCalls?${params}`),
+      await apiRequest<{ nextCursor: string | null }>(ctx, key, 'GET', `/v1/${c.endpoint ?? 'phoneCalls'}?${params}`),
       200,
       c.name,
     );
@@ -144,15 +198,20 @@ export interface RawRuns {
  */
 export async function rawTimes(
   team: Types.ObjectId,
-  c: Pick<ListCase, 'raw'>,
+  c: Pick<ListCase, 'raw' | 'endpoint'>,
   cursor: string | null,
   runs: RawRuns,
 ): Promise<RawTimes> {
   const filter: Record<string, unknown> = { teamId: team, ...c.raw };
+  // Calls newest first; transcripts in spoken order, oldest first.
+  const [collection, order, beyond] =
+    c.endpoint === 'transcripts'
+      ? [Transcript.collection, 1 as const, '$gt']
+      : [PhoneCall.collection, -1 as const, '$lt'];
   if (cursor) {
     const [time, id] = cursor.split('.') as [string, string];
     const at = new Date(parseInt(time, 36));
-    filter.$or = [{ createdAt: { $lt: at } }, { createdAt: at, _id: { $lt: new Types.ObjectId(id) } }];
+    filter.$or = [{ createdAt: { [beyond]: at } }, { createdAt: at, _id: { [beyond]: new Types.ObjectId(id) } }];
   }
   const times: number[] = [];
   const began = performance.now();
@@ -161,9 +220,9 @@ export async function rawTimes(
   while (times.length < runs.maxRuns && (times.length === 0 || performance.now() - began < runs.budgetMs)) {
     const start = performance.now();
     try {
-      await PhoneCall.collection
+      await collection
         .find(filter)
-        .sort({ createdAt: -1, _id: -1 })
+        .sort({ createdAt: order, _id: order })
         .limit(runs.limit + 1)
         .maxTimeMS(runs.capMs)
         .toArray();
@@ -180,7 +239,8 @@ export async function rawTimes(
 
 export const listsScenario: BenchScenario = {
   name: 'lists',
-  description: 'GET /v1/phoneCalls per filter at two team sizes vs the raw find + sort + limit on the same store',
+  description:
+    'GET /v1/phoneCalls per filter and team-wide GET /v1/transcripts at two team sizes vs the raw find + sort + limit on the same store',
   defaultOn: true,
   params: {
     small: { full: 10_000, quick: 150, description: 'calls in the team, first measurement' },
@@ -216,23 +276,26 @@ export const listsScenario: BenchScenario = {
       maxBlock: 2_000,
       random,
     };
-    await seedCalls({ ...population, teamId: other.teamId, count: p.neighbours });
+    const otherCalls = await seedCalls({ ...population, teamId: other.teamId, count: p.neighbours });
+    await seedTranscripts(new Types.ObjectId(other.teamId), otherCalls, random);
     const figures: BenchFigure[] = [];
     const p99BySize = new Map<number, Map<string, number>>();
     const seeded: Types.ObjectId[] = [];
     for (const size of [p.small, p.large]) {
       ctx.log(`lists: seeding the team to ${size} calls`);
-      seeded.push(...(await seedCalls({ ...population, teamId: team.teamId, count: size - seeded.length })));
+      const added = await seedCalls({ ...population, teamId: team.teamId, count: size - seeded.length });
+      seeded.push(...added);
+      ctx.log(`lists: ${await seedTranscripts(teamId, added, random)} transcript rows for the new calls`);
       if (!ctx.quick) ctx.log(`lists: statistics of the new calls: ${await ctx.freshStatistics()}`);
       const p99s = new Map<string, number>();
       p99BySize.set(size, p99s);
-      const pages = await listCases(teamId, seeded);
+      const pages = [...(await listCases(teamId, seeded)), ...TRANSCRIPT_CASES];
       if (!pages.some((c) => c.name === 'fileId'))
         ctx.log(`lists: no call from a file at ${size} calls: no fileId page`);
       for (const c of pages) {
         const query = await pageQuery(ctx, team.key, c, p.limit);
         const load = await runHttpLoad({
-          url: `${ctx.apiUrl}/v1/phoneCalls?${query}`,
+          url: `${ctx.apiUrl}/v1/${c.endpoint ?? 'phoneCalls'}?${query}`,
           headers: { 'service-api-key': team.key },
           connections: p.concurrency,
           amount: p.requests,

@@ -7,6 +7,7 @@ import { upsertRacingInserts } from './duplicate-key';
 import { Recording } from './models/recording';
 import { RecordingChunk } from './models/recording-chunk';
 import { Transcript, type TranscriptDoc } from './models/transcript';
+import { forgetTranscriptCounts, registerTranscriptSlices, transcriptListKeys } from './transcript-list';
 import { toTranscriptView, type TranscriptView } from './transcript-view';
 
 export interface CallRef {
@@ -81,7 +82,11 @@ export function createConversationStore(): ConversationStore {
         // Spoken order, given again by every rewrite.
         createdAt: u.at,
         updatedAt: u.at,
+        ...transcriptListKeys(call.teamId, u.at),
       }));
+      // The slices first: a team-wide page finds a row only through its slice.
+      const said = docs.map((d) => d.createdAt);
+      await registerTranscriptSlices(call, said);
       if (docs.length) await upsertRows(docs);
       // Rows this transcript no longer has: past its end (an attempt that heard more), or under the
       // random ids of releases before these. With the team named, MongoDB reads the (teamId,
@@ -103,12 +108,19 @@ export function createConversationStore(): ConversationStore {
  * it (the recording's URL answers 404, the transcript list no longer has them). Idempotent.
  */
 export async function removeConversation(call: CallRef): Promise<void> {
+  // With the team named, MongoDB reads the (teamId, phoneCallId, ...) index.
+  const rows = { teamId: call.teamId, phoneCallId: call._id };
+  const slices = await Transcript.find(rows, { listSlice: 1 }).lean<Array<{ listSlice?: string }>>();
   await Promise.all([
     Recording.deleteOne({ phoneCallId: call._id }),
     RecordingChunk.deleteMany({ phoneCallId: call._id }),
-    // With the team named, MongoDB reads the (teamId, phoneCallId, ...) index.
-    Transcript.deleteMany({ teamId: call.teamId, phoneCallId: call._id }),
+    Transcript.deleteMany(rows),
   ]);
+  // After the rows: a count is only an estimate, and one left too high costs a read, never a row.
+  await forgetTranscriptCounts(
+    call._id,
+    slices.flatMap((row) => (row.listSlice ? [row.listSlice] : [])),
+  );
 }
 
 /**

@@ -29,6 +29,7 @@ import { ProviderCallSighting } from '../data/models/provider-call-sighting';
 import { Recording } from '../data/models/recording';
 import { RecordingChunk } from '../data/models/recording-chunk';
 import { Transcript } from '../data/models/transcript';
+import { TranscriptSlice } from '../data/models/transcript-slice';
 import { Webhook } from '../data/models/webhook';
 import { WebhookDelivery } from '../data/models/webhook-delivery';
 
@@ -46,8 +47,11 @@ export const INDEXED_FIELDS_BY_COLLECTION: Readonly<Record<string, readonly stri
   [Recording.collection.collectionName]: ['phoneCallId', 'token'],
   // The pieces of a long recording, written by the capture and read by its public URL.
   [RecordingChunk.collection.collectionName]: ['phoneCallId'],
-  // Capture replaces a call's transcript; GET /v1/transcripts?phoneCallId=.
-  [Transcript.collection.collectionName]: ['phoneCallId'],
+  // Capture replaces a call's transcript; GET /v1/transcripts?phoneCallId=; a team-wide page reads
+  // day, slice or minute (src/data/transcript-list.ts).
+  [Transcript.collection.collectionName]: ['phoneCallId', 'listDay', 'listSlice', 'listMinute'],
+  // A team-wide transcripts page reads the team's days, then each day's slices.
+  [TranscriptSlice.collection.collectionName]: ['parent'],
   // The record of every delivery attempt (by event); a call's deliveries (GET and redelivery).
   [WebhookDelivery.collection.collectionName]: ['eventId', 'phoneCallId'],
   // Every event's endpoints, and every create (the team's webhooks).

@@ -23,6 +23,7 @@ import type { Config } from '../config';
 import { loadConfigWithLocalStack } from '../local/stack-settings';
 import { createSecretBox } from '../crypto/secret-box';
 import { backfillListPositions } from '../data/call-list-backfill';
+import { backfillTranscriptSlices } from '../data/transcript-list-backfill';
 import { connectMongo, ensureIndexes, pingMongo } from '../data/connection';
 import { createLogger, type Logger } from '../logger';
 import { createTelephonyCallbackRouter } from '../api/routes/provider-callbacks';
@@ -159,6 +160,8 @@ export async function startApi(config: Config, logger: Logger): Promise<{ server
   await ensureIndexes();
   const placed = await backfillListPositions();
   if (placed) logger.info({ calls: placed }, 'placed calls stored before list positions in their teams’ lists');
+  const sliced = await backfillTranscriptSlices();
+  if (sliced) logger.info({ rows: sliced }, 'placed transcript rows stored before time slices in their teams’ slices');
   await syncVoiceCatalogue();
   const temporal = await connectTemporalClient({
     address: config.TEMPORAL_ADDRESS,

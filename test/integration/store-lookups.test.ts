@@ -1,11 +1,12 @@
 // Every lookup a call's life makes by a field other than its list position (src/data/call-list-query.ts
 // has its own test) reads through an index on this store: a recorded call with its own webhook, created
-// with an Idempotency-Key (its template read by id and team; a batch's two templates and numbers too), captured (recording, transcript), its recording fetched, the provider call
-// ids its callbacks named read as a retried dial reads them, its transcript and deliveries listed, and
-// a create refused by the do-not-call list. The filters are the ones the API and the worker (both in
-// this process) issued, caught as Mongoose sends them, each then explained. On FerretDB 1.x such a
-// lookup was a scan of the whole table, which for recordings decompressed every stored recording's
-// audio.
+// with an Idempotency-Key (its template read by id and team; a batch's two templates and numbers
+// too), captured (recording, transcript), its recording fetched, the provider call ids its callbacks
+// named read as a retried dial reads them, its transcript (by call and team-wide) and deliveries
+// listed, and a create refused by the do-not-call list. The filters are the ones the API and the
+// worker (both in this process) issued, caught as Mongoose sends them, each then explained. On
+// FerretDB 1.x such a lookup was a scan of the whole table, which for recordings decompressed every
+// stored recording's audio.
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallTemplate } from '../../src/data/models/call-template';
@@ -90,6 +91,8 @@ describe('lookups by a field other than _id', () => {
     expect(await heldByAnotherCall({ ...same, _id: new mongoose.Types.ObjectId(id) }, providerCallId!)).toBe(false);
     expect(await heldByAnotherCall({ ...same, _id: new mongoose.Types.ObjectId() }, providerCallId!)).toBe(true);
     expect((await api.get(`/v1/transcripts?phoneCallId=${id}`)).body.data.length).toBeGreaterThan(0);
+    // The team's transcripts: its days, a day's slices, a slice's rows (src/data/transcript-list.ts).
+    expect((await api.get('/v1/transcripts')).body.data.length).toBeGreaterThan(0);
     expect((await api.get(`/v1/phoneCalls/${id}/webhookDeliveries`)).body.data).toHaveLength(1);
     const listed = await api.post('/v1/doNotCall', {
       teamId: stack.team.teamId,

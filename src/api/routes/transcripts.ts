@@ -1,8 +1,10 @@
-// Endpoint 10: one record per utterance, in spoken order, only the key's team's.
+// Endpoint 10: one record per utterance, in spoken order, only the key's team's: one call's by the
+// call, a team's through its time slices (src/data/transcript-list.ts).
 import Router from '@koa/router';
-import type { QueryFilter } from 'mongoose';
+import { Types, type QueryFilter } from 'mongoose';
 import { z } from 'zod';
 import { Transcript, type TranscriptDoc } from '../../data/models/transcript';
+import { readTeamTranscriptPage, type TranscriptPosition } from '../../data/transcript-list';
 import { toTranscriptView } from '../../data/transcript-view';
 import { authOf, requireScope } from '../auth';
 import { decodeCursor, encodeCursor } from '../pagination';
@@ -21,23 +23,31 @@ export function createTranscriptsRouter(): Router {
   router.get('/', requireScope('transcripts:read'), async (ctx) => {
     const auth = authOf(ctx);
     const query = parseQueryOrThrow(querySchema, ctx.query);
-    const filter: QueryFilter<TranscriptDoc> = { teamId: auth.teamId };
-    if (query.phoneCallId) filter.phoneCallId = query.phoneCallId;
-    if (query.cursor) {
-      const position = decodeCursor(query.cursor);
-      filter.$or = [{ createdAt: { $gt: position.at } }, { createdAt: position.at, _id: { $gt: position.id } }];
-    }
-    const docs = await Transcript.find(filter)
-      .sort({ createdAt: 1, _id: 1 })
-      .limit(query.limit + 1)
-      .lean();
-    const page = docs.slice(0, query.limit);
-    const last = page[page.length - 1];
+    const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+    const { rows, more } = query.phoneCallId
+      ? await readCallTranscriptPage(auth.teamId, query.phoneCallId, after, query.limit)
+      : await readTeamTranscriptPage(new Types.ObjectId(auth.teamId), after, query.limit);
+    const last = rows[rows.length - 1];
     ctx.body = {
-      data: page.map((doc) => toTranscriptView(doc)),
-      nextCursor:
-        docs.length > query.limit && last ? encodeCursor({ at: last.createdAt, id: last._id.toHexString() }) : null,
+      data: rows.map((doc) => toTranscriptView(doc)),
+      nextCursor: more && last ? encodeCursor({ at: last.createdAt, id: last._id.toHexString() }) : null,
     };
   });
   return router;
+}
+
+/** One call's rows: few, so one read by the call (an index on both stores) sorted in the query. */
+async function readCallTranscriptPage(
+  teamId: string,
+  phoneCallId: string,
+  after: TranscriptPosition | undefined,
+  limit: number,
+): Promise<{ rows: TranscriptDoc[]; more: boolean }> {
+  const filter: QueryFilter<TranscriptDoc> = { teamId, phoneCallId };
+  if (after) filter.$or = [{ createdAt: { $gt: after.at } }, { createdAt: after.at, _id: { $gt: after.id } }];
+  const docs = await Transcript.find(filter)
+    .sort({ createdAt: 1, _id: 1 })
+    .limit(limit + 1)
+    .lean<TranscriptDoc[]>();
+  return { rows: docs.slice(0, limit), more: docs.length > limit };
 }

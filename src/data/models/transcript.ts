@@ -8,11 +8,19 @@ const transcriptSchema = new Schema(
     speaker: { type: String, enum: ['agent', 'human'], required: true },
     /** Position in the conversation; createdAt follows spoken order too. */
     sequence: { type: Number, required: true },
+    // The UTC day, ten minutes and minute it was said in (`<team>:d:<n>`, `<team>:s:<n>`,
+    // `<team>:m:<n>`): the keys a team-wide page reads it by (src/data/transcript-list.ts). Rows of
+    // releases before these get them once, at an API's start.
+    listDay: { type: String },
+    listSlice: { type: String },
+    listMinute: { type: String },
   },
   { timestamps: true },
 );
 transcriptSchema.index({ teamId: 1, phoneCallId: 1, createdAt: 1, _id: 1 });
-transcriptSchema.index({ teamId: 1, createdAt: 1, _id: 1 });
+transcriptSchema.index({ listDay: 1 });
+transcriptSchema.index({ listSlice: 1 });
+transcriptSchema.index({ listMinute: 1 });
 
 export type TranscriptDoc = InferSchemaType<typeof transcriptSchema> & {
   _id: Types.ObjectId;
