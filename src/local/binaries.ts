@@ -61,10 +61,12 @@ async function buildTemporal(binDir: string, target: string, progress: Progress)
       progress,
     });
     await mkdir(binDir, { recursive: true });
-    // Rename last so that an interrupted build never leaves a half-written binary in the cache.
-    await cp(path.join(gobin, 'temporal'), `${target}.partial`);
-    await chmod(`${target}.partial`, 0o755);
-    await rename(`${target}.partial`, target);
+    // Rename last so that an interrupted build never leaves a half-written binary in the cache; under a
+    // name of this process's own, so that two first starts building at once each rename a whole one.
+    const partial = `${target}.partial-${process.pid}`;
+    await cp(path.join(gobin, 'temporal'), partial);
+    await chmod(partial, 0o755);
+    await rename(partial, target);
   } finally {
     await rm(gobin, { recursive: true, force: true });
   }
@@ -91,8 +93,10 @@ async function buildFerretDb(target: string, progress: Progress): Promise<void> 
     await run('chmod', ['-R', 'u+w', src], { progress });
     await writeFile(path.join(src, 'build', 'version', 'version.txt'), `${FERRETDB_VERSION}\n`);
     await mkdir(path.dirname(target), { recursive: true });
-    await run('go', ['build', '-o', `${target}.partial`, './cmd/ferretdb'], { cwd: src, progress });
-    await rename(`${target}.partial`, target);
+    // As for the Temporal CLI: a whole binary, renamed into place under a name of this process's own.
+    const partial = `${target}.partial-${process.pid}`;
+    await run('go', ['build', '-o', partial, './cmd/ferretdb'], { cwd: src, progress });
+    await rename(partial, target);
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -213,13 +217,24 @@ async function requireGo(what: string): Promise<void> {
   if (problem) throw new MissingToolchainError(`Building ${what} into ${cacheDir()}: ${problem}. ${instead}`);
 }
 
-function run(
+/**
+ * Runs a build command; its stdout when `capture`. The command is stopped (SIGTERM) should this process
+ * exit first: `npm start` stopped during a first build exits from its own signal handler, and `go`
+ * would otherwise build on with nobody to rename its result into place.
+ */
+export function run(
   command: string,
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; progress: Progress; capture?: boolean },
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env });
+    const stopWithThisProcess = () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    };
+    process.once('exit', stopWithThisProcess);
+    for (const ended of ['close', 'error'] as const)
+      child.once(ended, () => process.removeListener('exit', stopWithThisProcess));
     let stdout = '';
     let stderr = '';
     const started = Date.now();
