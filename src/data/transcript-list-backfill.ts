@@ -4,6 +4,7 @@
 // scan. Idempotent: a run cut short, or two processes starting together, write the same values.
 // Workers of the release before write rows without a key, so a deployment upgrades its workers first.
 import mongoose, { type Types } from 'mongoose';
+import { mapBounded } from '../concurrency/run-bounded';
 import { Transcript } from './models/transcript';
 import { registerTranscriptSlices, transcriptListKeys } from './transcript-list';
 
@@ -13,6 +14,8 @@ const MARKER_ID = 'transcriptListSlices';
 const BATCH = 1_000;
 // FerretDB 1.x holds a PostgreSQL connection per update of a bulk write until the whole write ends.
 const WRITE_CHUNK = 25;
+/** Calls whose parts of time are registered at once (each a bulk write of a few upserts). */
+const REGISTERED_AT_ONCE = 4;
 
 type Unplaced = { _id: Types.ObjectId; teamId: Types.ObjectId; phoneCallId: Types.ObjectId; createdAt: Date };
 
@@ -37,7 +40,10 @@ export async function backfillTranscriptSlices(): Promise<number> {
   return placed;
 }
 
-async function place(rows: Unplaced[]): Promise<number> {
+async function place(batch: Unplaced[]): Promise<number> {
+  // A row without a time has no part of time to be read in (none is written so: createdAt is given
+  // by capture); it stays unplaced rather than stop every API start.
+  const rows = batch.filter((row) => row.createdAt instanceof Date && !Number.isNaN(row.createdAt.getTime()));
   const byCall = new Map<string, Unplaced[]>();
   for (const row of rows) {
     const call = row.phoneCallId.toHexString();
@@ -45,13 +51,13 @@ async function place(rows: Unplaced[]): Promise<number> {
   }
   // A call's rows may fall in two batches: its counts are then of one batch's rows, an estimate low
   // by the rest, which costs a page a read more, never a row.
-  for (const callRows of byCall.values()) {
+  await mapBounded([...byCall.values()], REGISTERED_AT_ONCE, (callRows) => {
     const { phoneCallId, teamId } = callRows[0]!;
-    await registerTranscriptSlices(
+    return registerTranscriptSlices(
       { _id: phoneCallId, teamId },
       callRows.map((row) => row.createdAt),
     );
-  }
+  });
   for (let at = 0; at < rows.length; at += WRITE_CHUNK) {
     await Transcript.collection.bulkWrite(
       rows.slice(at, at + WRITE_CHUNK).map((row) => ({

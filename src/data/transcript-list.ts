@@ -6,10 +6,11 @@
 // `listMinute`), and a registry (`transcriptslices`) holds, under the team's root key, one document
 // per month with rows, under it one per day with rows, and under that one per ten-minute slice with
 // rows, with how many rows each call put there. A page reads the lists of the months and days it
-// reaches, then rows in time order, each read an equality on one key (an index on both stores): a
-// quiet day whole, a busy day slice by slice, a busy slice minute by minute. Parts of time read one
-// after another, each sorted, give the exact order. Capture registers a row's slice before it writes
-// the row, and nothing registered is removed, so a page misses no row. The counts only choose reads.
+// reaches, then rows in time order, each read an equality on one key and the team (an index on both
+// stores): a quiet day whole, a busy day slice by slice, a busy slice minute by minute. Parts of time
+// read one after another, each sorted, give the exact order. Capture registers a row's slice before
+// it writes the row, and nothing registered is removed, so a page misses no row. The counts only
+// choose the reads.
 import { type mongo, type Types } from 'mongoose';
 import { upsertRacingInserts } from './duplicate-key';
 import { Transcript, type TranscriptDoc } from './models/transcript';
@@ -21,10 +22,10 @@ export const TRANSCRIPT_SLICE_MS = 600_000;
 /** A read expected to hold no more rows than this is never split (a read costs a round trip too). */
 const SMALL_READ = 64;
 
-/** A UTC month's number (months since 1970) and its first instant. */
+/** A UTC month's number (months since January 1970, negative before) and its first instant. */
 function monthOf(at: Date): { n: number; start: Date } {
-  const n = (at.getUTCFullYear() - 1970) * 12 + at.getUTCMonth();
-  return { n, start: new Date(Date.UTC(1970 + Math.floor(n / 12), n % 12, 1)) };
+  const [year, month] = [at.getUTCFullYear(), at.getUTCMonth()];
+  return { n: (year - 1970) * 12 + month, start: new Date(Date.UTC(year, month, 1)) };
 }
 const floorTo = (at: Date, ms: number) => new Date(Math.floor(at.getTime() / ms) * ms);
 
@@ -186,8 +187,9 @@ export async function readTeamTranscriptPage(
         const slices = listed
           .filter((slice) => notPassed(slice.start, TRANSCRIPT_SLICE_MS))
           .map((slice) => ({ read: { listSlice: slice._id }, start: slice.start, rows: rowsOf(slice) }));
-        const rows = slices.reduce((sum, slice) => sum + slice.rows, 0);
-        // A day that holds about what the page still needs is read whole.
+        // A day that holds about what the page still needs is read whole: all of it, the rows before
+        // the cursor too, so it is counted whole.
+        const rows = listed.reduce((sum, slice) => sum + rowsOf(slice), 0);
         return slices.length && rows <= Math.max(2 * stillNeeded, SMALL_READ)
           ? [{ read: { listDay: part.key }, start: part.start, rows }]
           : slices;
@@ -220,7 +222,14 @@ export async function readTeamTranscriptPage(
       reading.push(part);
       expected += part.rows;
     }
-    const read = await Promise.all(reading.map((part) => Transcript.find(part.read).lean<TranscriptDoc[]>().exec()));
+    // The team named too: a key names it already, and a read never trusts that alone.
+    const read = await Promise.all(
+      reading.map((part) =>
+        Transcript.find({ ...part.read, teamId })
+          .lean<TranscriptDoc[]>()
+          .exec(),
+      ),
+    );
     for (const rows of read) found.push(...rows.filter(isAfter).sort(spokenOrder));
   }
   return { rows: found.slice(0, limit), more: found.length > limit };

@@ -79,6 +79,7 @@ describe('a team-wide transcript page', () => {
       [at(86_400_000 * 2), at(86_400_000 * 2 + 1)], // two days later
       [at(86_400_000 * 120), at(86_400_000 * 120 + TRANSCRIPT_SLICE_MS * 3)], // months later, three slices apart
       Array.from({ length: 30 }, (_, i) => at(86_400_000 * 300 + i * 20_000)), // a long one, over slices
+      [new Date(Date.UTC(2026, 1, 1) - 1), new Date(Date.UTC(2026, 1, 1))], // the last instant of January, the first of February
     ];
     // A campaign's busy ten minutes: three calls of 400 rows each in one slice, read minute by minute.
     const busy = Math.floor((edge + 86_400_000 * 200) / TRANSCRIPT_SLICE_MS) * TRANSCRIPT_SLICE_MS;
@@ -89,7 +90,7 @@ describe('a team-wide transcript page', () => {
     await store.replaceTranscript({ _id: new Types.ObjectId(), teamId: new Types.ObjectId() }, said([at(0), tied]));
 
     const expected = await expectedOrder(stack.team.teamId);
-    expect(expected).toHaveLength(1243);
+    expect(expected).toHaveLength(1245);
     const reads: Array<Record<string, unknown>> = [];
     mongoose.set('debug', (collection: string, method: string, filter: unknown) => {
       if (collection === Transcript.collection.collectionName && method === 'find')
@@ -107,8 +108,10 @@ describe('a team-wide transcript page', () => {
     } finally {
       mongoose.set('debug', false);
     }
-    // Every read named one key: quiet days whole, the busy slice by its minutes.
-    expect(reads.every((filter) => Object.keys(filter).length === 1)).toBe(true);
+    // Every read named one key (and the team): quiet days whole, the busy slice by its minutes.
+    expect(
+      reads.every((filter) => Object.keys(filter).length === 2 && String(filter.teamId) === stack.team.teamId),
+    ).toBe(true);
     expect(reads.some((filter) => 'listDay' in filter)).toBe(true);
     expect(reads.some((filter) => 'listMinute' in filter)).toBe(true);
     expect(reads.some((filter) => 'listSlice' in filter)).toBe(true);
