@@ -250,7 +250,7 @@ async function slicesUnder(parent: string): Promise<TranscriptSliceDoc[]> {
 }
 
 /** `createdAt` ascending, then `_id` ascending: the order GET /v1/transcripts answers in. */
-export function spokenOrder(a: TranscriptDoc, b: TranscriptDoc): number {
+function spokenOrder(a: TranscriptDoc, b: TranscriptDoc): number {
   const byTime = a.createdAt.getTime() - b.createdAt.getTime();
   if (byTime) return byTime;
   const [x, y] = [a._id.toHexString(), b._id.toHexString()];
