@@ -13,6 +13,7 @@ import { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import pino from 'pino';
 import { createActivities } from '../../activities';
+import { HEARTBEAT_WORKER_OPTIONS } from '../../activities/heartbeats';
 import { pacingDefaults } from '../calls/pacing-defaults';
 import type { Config } from '../config';
 import { createSecretBox } from '../crypto/secret-box';
@@ -170,6 +171,7 @@ export async function createCallWorker(
     activities,
     interceptors,
     ...workerTuning(config),
+    ...HEARTBEAT_WORKER_OPTIONS,
     shutdownGraceTime,
   });
   // Activities only: webhook attempts, each up to 15 s against a receiver that may hang.
