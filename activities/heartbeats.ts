@@ -9,8 +9,8 @@ export const HEARTBEAT_EVERY_MS = 5_000;
 /**
  * The worker's options for heartbeats: each one reaches the server within HEARTBEAT_EVERY_MS. The
  * SDK otherwise holds an activity's heartbeats back for 0.8x its heartbeat timeout, so that with
- * the capture's 20 s the server heard one every 16 s and gave up on a live try whose heartbeat came
- * 4 s late (a busy server or worker); now one late by up to 15 s is still in time.
+ * the capture's 20 s the server heard one every 16 s and would give up on a live try whose heartbeat
+ * came 4 s late (a busy server or worker); now one late by up to 15 s is still in time.
  */
 export const HEARTBEAT_WORKER_OPTIONS = { maxHeartbeatThrottleInterval: HEARTBEAT_EVERY_MS } as const;
 

@@ -1,8 +1,9 @@
 // A capture attempt that hangs without a heartbeat (as one stuck on a round trip, or whose task never
 // reached a worker) is retried after the capture's 20-second heartbeat timeout, not after its 2-minute
 // start-to-close, and the call still ends with its outputs; and a live attempt's heartbeats reach the
-// server every 5 s, not held back by the SDK until its heartbeat timeout is nearly up. The real call workflow on the real Temporal
-// dev server; the activities are stubs, and the provider's events are signalled as the callbacks would.
+// server every 5 s, not held back by the SDK until its heartbeat timeout is nearly up. The real call
+// workflow on the real Temporal dev server; the activities are stubs, and the provider's events are
+// signalled as the callbacks would.
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
