@@ -58,9 +58,10 @@ const DEFAULT_RING_TIMEOUT_SECONDS = 120;
  */
 const PROVIDER_TIME_LIMIT_MARGIN_SECONDS = 30;
 /**
- * A dial refused for closed calling hours on a later try stays dialling this long, then looks again
- * for a call an earlier try may have placed unseen: the refused try's lookup can run before the
- * provider lists the call or its first callback arrives (both come within seconds of the placing).
+ * A dial refused for closed calling hours on a later try (or on the first try of a dial looking back
+ * for such a call) stays dialling this long, then looks again for a call an earlier try may have
+ * placed unseen: the refused try's lookup can run before the provider lists the call or its first
+ * callback arrives (both come within seconds of the placing).
  */
 const HOURS_CLOSED_LOOK_AGAIN_MS = 30_000;
 /**
@@ -780,6 +781,8 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
   ): Promise<(Dialled & { ringingAt: string; before: ReadonlyMap<string, unknown> }) | 'deleted' | 'never'> {
     /** Set once a later try was refused: an earlier one may have placed the call since this time. */
     let lookFirstSince: string | undefined;
+    /** Set once the call stayed dialling after a refusal at the close to look again (once a dial). */
+    let lookedAgainAtClose = false;
     /** Set once the calling hours closed on a dial and opened again: its placing window starts then. */
     let placingWindowFrom: string | undefined;
     /** The provider's own refusals of this dial (the team's dial rate's aside). */
@@ -824,10 +827,19 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
           // Refused on a later try, an earlier one may have placed the call unseen: it stays dialling
           // (no delete or pause taken while it may ring; a cancel hangs up what it finds), and the
           // next dial looks for that call first. Refused again on its first try, nothing was placed.
-          if (!closed.firstTry && patched('hours-closed-later-try-looks-again')) {
+          // So too a dial looking back for such a call (after a later try's 429) refused on its first
+          // try: its lookup came a second after the 429, maybe before the provider listed the call.
+          // Each looks again once, 30 s later; refused then, the call waits for its hours.
+          const looksAgain = closed.firstTry
+            ? lookFirstSince !== undefined && !lookedAgainAtClose && patched('hours-closed-looking-dial-looks-again')
+            : patched('hours-closed-later-try-looks-again');
+          if (looksAgain) {
             lookFirstSince ??= triggeredAt;
+            lookedAgainAtClose = true;
             await sleep(HOURS_CLOSED_LOOK_AGAIN_MS, {
-              summary: 'calling hours closed on a later dial try: look again for a call placed unseen',
+              summary: closed.firstTry
+                ? 'calling hours closed on a dial looking back: look again for a call placed unseen'
+                : 'calling hours closed on a later dial try: look again for a call placed unseen',
             });
             continue;
           }

@@ -27,10 +27,10 @@ const env = useTimeSkippingEnvironment('test');
 const weekdays9to20: CallingWindow = { rules: [parseCallingHoursRule('Mon-Fri 09:00-20:00')], skipDates: [] };
 
 /** A worker for `activities`, and a call with weekday hours in New York to start on its queue. */
-async function callWithHours(activities: Activities) {
+async function callWithHours(activities: Activities, overrides: Parameters<typeof callWorkflowInput>[0] = {}) {
   const taskQueue = uniqueId('q');
   const worker = await workerFor(env, activities, taskQueue);
-  const args = callWorkflowInput({ callingWindow: weekdays9to20, calleeTimeZones: ['America/New_York'] });
+  const args = callWorkflowInput({ callingWindow: weekdays9to20, calleeTimeZones: ['America/New_York'], ...overrides });
   const start = (options: { workflowTaskTimeout?: string } = {}) =>
     env.client.workflow.start(phoneCallWorkflow, {
       workflowId: callWorkflowId(args.callId),
@@ -39,6 +39,28 @@ async function callWithHours(activities: Activities) {
       ...options,
     });
   return { worker, args, start };
+}
+
+/**
+ * Starts the call, asks for its delete a second after `refused` (a dial refused at the close), and
+ * answers how the delete went and the call's final state.
+ */
+async function deleteOnceRefused(
+  call: Omit<Awaited<ReturnType<typeof callWithHours>>, 'args'>,
+  refused: Promise<void>,
+) {
+  return call.worker.runUntil(async () => {
+    const handle = await call.start();
+    await refused;
+    // The test server's clock stands still while nothing waits on the workflow's result: the refusal
+    // is taken within this second, and the 30 s before the next look have not passed.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const deletion = await handle.executeUpdate(deleteQueuedCallUpdate).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    return { deletion, state: await handle.result() };
+  });
 }
 
 /** Stub activities that note the (skipped) workflow clock of every dial. */
@@ -257,25 +279,87 @@ describe('a dial refused at the close on a later try', () => {
         return { providerCallId: `pc-${callId}` };
       },
     });
-    const { worker, args, start } = await callWithHours(activities);
-    const { deletion, state } = await worker.runUntil(async () => {
-      const handle = await start();
-      await refused;
-      // The test server's clock stands still while nothing waits on the workflow's result: the refusal
-      // is taken within this second, and the 30 s before the next look have not passed.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const deleting = await handle.executeUpdate(deleteQueuedCallUpdate).then(
-        (value) => ({ value }),
-        (error: unknown) => ({ error }),
-      );
-      return { deletion: deleting, state: await handle.result() };
-    });
+    const { args, ...call } = await callWithHours(activities);
+    const { deletion, state } = await deleteOnceRefused(call, refused);
     expect(deletion).toMatchObject({ error: { cause: { type: 'CALL_NOT_QUEUED' } } });
     expect(calls.some((c) => c.name === 'deleteCallRecord')).toBe(false);
     expect(dialled).toHaveLength(2);
     expect(dialled[1]!.placedSince).toBeDefined();
     expect(state).toMatchObject({ phase: 'ended', providerCallId: `pc-${args.callId}` });
   });
+});
+
+describe('a dial looking back after a 429 on a later try, refused at the close on its first try', () => {
+  for (const foundOnLookAgain of [true, false]) {
+    it(
+      foundOnLookAgain
+        ? 'stays dialling 30 s, refusing a delete, and follows the call its next look finds'
+        : 'looks once more 30 s later, then waits for its hours as a queued call (one look, not one every 30 s)',
+      async () => {
+        // The first dial placed the call but lost its answer, and its second try met the provider's 429.
+        // The next dial looked for that call a second later (the provider did not list it yet) and was
+        // refused for the close on its first try. Before, the call then waited queued at once: a delete
+        // was taken while the call the first dial placed could be ringing.
+        let refusedOnce: () => void = () => undefined;
+        const refused = new Promise<void>((resolve) => {
+          refusedOnce = resolve;
+        });
+        const dialled: Array<{ at: number; placedSince?: string }> = [];
+        let opensAt = 0;
+        const closedFor = 86_400_000;
+        const { activities, calls } = stubActivities({
+          // Open for the first dial; closed once a dial was refused, until a day later.
+          checkCallingHours: async () => {
+            const now = await env.currentTimeMs();
+            if (opensAt === 0 || now >= opensAt) return { open: true, closesAt: now + 60_000 };
+            return { open: false, opensAt };
+          },
+          dialCall: async ({ callId, placedSince }) => {
+            const at = await env.currentTimeMs();
+            dialled.push({ at, placedSince });
+            if (dialled.length === 1) throw rateLimited(1_000, 2);
+            const closedNow = dialled.length === 2 || (dialled.length === 3 && !foundOnLookAgain);
+            if (closedNow) {
+              if (dialled.length === 2) {
+                opensAt = at + closedFor;
+                refusedOnce();
+              }
+              throw ApplicationFailure.create({
+                type: FAILURES.callingHoursClosed,
+                message: 'closed',
+                details: [1],
+                nonRetryable: true,
+              });
+            }
+            // Looking back, the dial finds the call the first placed (or, a day later, places one).
+            return { providerCallId: `pc-${callId}` };
+          },
+        });
+        const { args, ...call } = await callWithHours(activities, { rateLimitWaitsAsQueued: true });
+        const { deletion, state } = await deleteOnceRefused(call, refused);
+        expect(deletion).toMatchObject({ error: { cause: { type: 'CALL_NOT_QUEUED' } } });
+        expect(calls.some((c) => c.name === 'deleteCallRecord')).toBe(false);
+        expect(dialled[1]!.placedSince).toBeDefined();
+        // The look again, 30 s after the refusal, still looking back.
+        expect(dialled[2]!.at - dialled[1]!.at).toBeGreaterThanOrEqual(30_000);
+        expect(dialled[2]!.at - dialled[1]!.at).toBeLessThan(40_000);
+        expect(dialled[2]!.placedSince).toBe(dialled[1]!.placedSince);
+        expect(state).toMatchObject({ phase: 'ended', providerCallId: `pc-${args.callId}` });
+        const waits = calls
+          .filter((c) => c.name === 'recordQueuedStatusCode')
+          .map((c) => (c.input as { statusCode: string }).statusCode);
+        if (foundOnLookAgain) {
+          expect(dialled).toHaveLength(3);
+          expect(waits).toEqual([]);
+        } else {
+          // Refused again: it waited for its hours as a queued call does, and dialled once they opened.
+          expect(dialled).toHaveLength(4);
+          expect(dialled[3]!.at).toBeGreaterThanOrEqual(opensAt);
+          expect(waits).toEqual(['waiting-for-calling-window']);
+        }
+      },
+    );
+  }
 });
 
 describe('a dial refused at the close, then for a rate limit once the hours open', () => {
