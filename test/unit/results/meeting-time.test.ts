@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { findFixedMeetingTime } from '../../../src/results/meeting-time';
 import type { Utterance } from '../../../src/results/text';
+import { SCENARIOS } from '../../../src/emulator/scenarios';
 
 const human = (text: string): Utterance => ({ speaker: 'human', text });
 const agent = (text: string): Utterance => ({ speaker: 'agent', text });
@@ -51,6 +52,11 @@ describe('findFixedMeetingTime: the human names and agrees to a time', () => {
     ["Why not, I don't mind Friday at 10am", '2026-03-06T15:00:00.000Z'],
     ['Tuesday at 3pm? Sure.', '2026-03-03T20:00:00.000Z'],
     ['TUESDAY AT 3PM WORKS', '2026-03-03T20:00:00.000Z'],
+    // The emulator's meeting-next-monday callee (after "Sure." in a clause of its own).
+    ['Sure. Next Monday at 9am would be ideal.', '2026-03-09T13:00:00.000Z'],
+    ['Thursday at 4 would be best', '2026-03-05T21:00:00.000Z'],
+    ['Friday at 10am is convenient', '2026-03-06T15:00:00.000Z'],
+    ['Wednesday at 2pm seems suitable', '2026-03-04T19:00:00.000Z'],
   ])('%j -> %s', (text, expected) => {
     expect(meetingIn([human(text)])).toBe(expected);
   });
@@ -69,6 +75,9 @@ describe('findFixedMeetingTime: refusals and mentions that are not agreements', 
     "I won't be around on Friday at 11",
     'Neither Monday nor Tuesday at 3 works',
     "I'm out of the office Thursday at 2pm",
+    'Tuesday at 3pm is not ideal',
+    "Monday at 9 wouldn't be best for me",
+    "Friday at 10am isn't convenient",
     // a time mentioned without agreeing to it
     'My boss is in on Tuesday at 3pm',
     // the past
@@ -368,5 +377,27 @@ describe('findFixedMeetingTime: a name chrono reads as a month', () => {
     [agent('Would tomorrow at 3pm work for you?'), human('Yes. This is June.')],
   ])('keeps the time agreed: %j, %j', (proposal, reply) => {
     expect(meetingIn([proposal, reply])).toBe('2026-03-03T20:00:00.000Z');
+  });
+});
+
+describe("findFixedMeetingTime: the emulator's conversations", () => {
+  // What the demo's calls say (src/emulator/scenarios.ts), each meeting scenario with the time it fixes.
+  const fixes: Record<string, string | null> = {
+    'meeting-tuesday': '2026-03-03T20:00:00.000Z',
+    'meeting-tomorrow': '2026-03-03T15:30:00.000Z',
+    'meeting-next-monday': '2026-03-09T13:00:00.000Z',
+    'long-greeting': '2026-03-03T20:00:00.000Z',
+    'not-interested': null,
+    'call-back-later': null,
+    'send-email': null,
+    'opt-out': null,
+  };
+  it.each(SCENARIOS.map((scenario) => [scenario.id, scenario] as const))('%s', (id, scenario) => {
+    const said = [
+      ...(scenario.greeting ? [human(scenario.greeting)] : []),
+      ...scenario.turns.flatMap(([person, reply]) => [human(person), agent(reply)]),
+    ];
+    expect(Object.keys(fixes)).toContain(id);
+    expect(meetingIn(said)).toBe(fixes[id]);
   });
 });
