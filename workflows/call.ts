@@ -325,11 +325,14 @@ export async function phoneCallWorkflow(input: CallWorkflowInput): Promise<CallW
                 ...providerCallId,
               }
             : undefined);
-        // An attempt that had ended leaves its call's length and who answered, as its own ending would.
-        const ended = attemptEndedBeforeCancel;
-        const endedFields = ended && {
-          ...(ended.callStartedAt ? { callDuration: secondsBetween(ended.callStartedAt, ended.callEndedAt) } : {}),
-          ...(ended.answeredBy ? { answeredBy: ended.answeredBy } : {}),
+        // The attempt leaves its call's length and who answered, as its own ending would: one that had
+        // ended as it ended, one answered and hung up now from its answer to this end (before
+        // 2026-12-02, an answered call cancelled live had no `callDuration`).
+        const endedFields = attempt && {
+          ...(attempt.callStartedAt
+            ? { callDuration: secondsBetween(attempt.callStartedAt, attempt.callEndedAt) }
+            : {}),
+          ...(attempt.answeredBy ? { answeredBy: attempt.answeredBy } : {}),
         };
         await moveTo(
           'cancelled',

@@ -299,6 +299,36 @@ describe('phoneCallWorkflow', () => {
     expect(count(calls, 'captureCallOutputs')).toBe(1);
   });
 
+  it("cancelled while answered, hangs up and records the call's length from its answer to the hang-up", async () => {
+    // Before, an answered call cancelled live ended with its start and end times but no `callDuration`.
+    const { activities, calls } = stubActivities();
+    const taskQueue = uniqueId('q');
+    const worker = await workerFor(env, activities, taskQueue);
+    const args = input();
+    const outcome = await worker.runUntil(async () => {
+      const handle = await startAndDial(taskQueue, args, calls);
+      await handle.signal(providerEventSignal, providerEvent(args, 'answered', 'in-progress'));
+      await until(() => statuses(calls).length === 2, 'the answer');
+      await env.sleep(60_000);
+      await handle.cancel();
+      return handle.result().catch((err: unknown) => err);
+    });
+    expect(outcome).toBeInstanceOf(WorkflowFailedError);
+    expect(statuses(calls)).toEqual(['ringing/dialling', 'inProgress/answered', 'cancelled/cancelled-by-operator']);
+    expect(count(calls, 'hangUpCall')).toBe(1);
+    const [, answered, cancelled] = calls.filter((c) => c.name === 'recordStatus').map((c) => c.input as StatusChange);
+    const startedAt = answered!.fields!.callStartedAt as string;
+    const endedAt = cancelled!.fields!.callEndedAt as string;
+    const duration = cancelled!.fields!.callDuration as number;
+    expect(duration).toBe((Date.parse(endedAt) - Date.parse(startedAt)) / 1000);
+    expect(duration).toBeGreaterThanOrEqual(60);
+    expect(cancelled!.endedAttempt).toMatchObject({
+      status: 'cancelled',
+      callStartedAt: startedAt,
+      callEndedAt: endedAt,
+    });
+  });
+
   it('cancelled while the dial is in flight, waits for the dial, hangs up what it placed and ends cancelled', async () => {
     let releaseDial: () => void = () => undefined;
     const dialStarted = new Promise<void>((started) => {
