@@ -42,7 +42,9 @@ export function errorHandler(): ApiMiddleware {
             ? 'request body is too large'
             : httpLike.type === 'entity.parse.failed' || (status === 400 && /json/i.test(httpLike.message ?? ''))
               ? 'request body is not valid JSON'
-              : (httpLike.expose && httpLike.message) || 'invalid request';
+              : status === 415 && /content-encoding/i.test(httpLike.message ?? '')
+                ? unsupportedEncoding(ctx.get('content-encoding'))
+                : (httpLike.expose && httpLike.message) || 'invalid request';
         sendError(ctx, status, [message]);
         return;
       }
@@ -50,4 +52,13 @@ export function errorHandler(): ApiMiddleware {
       sendError(ctx, 500, ['internal error']);
     }
   };
+}
+
+/**
+ * The body parser refuses an encoding it cannot undo with a plain Error (not exposed): the answer
+ * names the encoding sent (cut short) and those taken.
+ */
+function unsupportedEncoding(sent: string): string {
+  const shown = sent.length > 60 ? `${sent.slice(0, 60)}...` : sent;
+  return `content-encoding ${JSON.stringify(shown)} is not supported: send the body as is (identity), or gzip, deflate or br`;
 }

@@ -100,6 +100,8 @@ export const pageCursor = z.string().min(1, 'must not be empty').max(200, 'must 
  * rewrites: the hook shown would not be the one called.
  */
 const URI_AS_SENT = /^https?:\/\/[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/i;
+/** An empty host (`http:///x`, `https://?q`): `new URL` makes the path's first part the host (`http://x/`). */
+const NO_HOST = /^https?:\/\/[/?#]/i;
 
 export const httpUrl = text()
   .max(2048, 'must be at most 2048 characters')
@@ -112,6 +114,8 @@ export const httpUrl = text()
     }
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
       ctx.addIssue({ code: 'custom', message: 'must be an absolute http or https URL' });
+    else if (NO_HOST.test(value))
+      ctx.addIssue({ code: 'custom', message: 'must name its host right after http:// or https://' });
     else if (!URI_AS_SENT.test(value))
       ctx.addIssue({
         code: 'custom',

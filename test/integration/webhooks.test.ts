@@ -174,6 +174,13 @@ describe('webhook endpoints', () => {
       const body = { teamId: stack.team.teamId, url, subscribedEvents: ['*'], method: 'POST' };
       expect(errorMessages(await api.post('/v1/webhooks', body), 400), url).toEqual([asUri]);
     }
+    // No host where one belongs: `new URL` took the path's first part as the host (`http://hooks.example.com/x`).
+    for (const url of ['http:///hooks.example.com/x', 'HTTPS:////hooks.example.com/x']) {
+      const body = { teamId: stack.team.teamId, url, subscribedEvents: ['*'], method: 'POST' };
+      expect(errorMessages(await api.post('/v1/webhooks', body), 400), url).toEqual([
+        'url must name its host right after http:// or https://',
+      ]);
+    }
     const hook = await api.post('/v1/webhooks', {
       teamId: stack.team.teamId,
       url: 'https://xn--bcher-kva.example/a%20b?x=1&y=%C3%BC#f',
