@@ -18,8 +18,9 @@
 //    time refuses the mentions before it ("Tuesday at 3pm? Hmm, no, that doesn't work for me").
 // 4. A human mention that is not refused is agreed when its clause holds an agreeing or proposing
 //    expression ("works for me", "sounds good", "yes", "sure", "let's", "how about", "I can do",
-//    "that's fine", "is better", "would be ideal"...) or holds nothing but the time and filler words: answering
-//    "When suits you?" with "Tuesday at 3pm." proposes that time, and proposing counts as agreeing.
+//    "that's fine", "is better", "would be ideal"...) or holds nothing but the time and filler
+//    words: answering "When suits you?" with "Tuesday at 3pm." proposes that time, and proposing
+//    counts as agreeing.
 // 5. The agent proposes when its utterance holds a mention not refused and is a question or uses
 //    a proposing word ("would", "how about", "suit", "book"...). The proposal stands until the
 //    human next speaks. If that human utterance agrees (an agreeing expression and no negation
