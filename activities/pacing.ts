@@ -9,6 +9,7 @@ import type { SpilledWaiter } from '../src/data/pacing-store';
 import { dialSlotGrantedSignal, releaseDialSlotsSignal, requestDialSlotsSignal } from '../workflows/messages';
 import type { teamPacerWorkflow } from '../workflows/team-pacer';
 import type { ActivityDeps } from './deps';
+import { PACER_PRIORITY } from '../src/temporal/task-priority';
 
 const DESCRIBE_CONCURRENCY = 16;
 /** Grants sent at once: a burst of hundreds reaches its calls in a fraction of a second. */
@@ -32,6 +33,7 @@ export function createPacingActivities({
         {
           workflowId: pacerWorkflowId(teamId),
           taskQueue: temporal.taskQueue,
+          priority: PACER_PRIORITY,
           args: [{ teamId }],
           signal: requestDialSlotsSignal,
           signalArgs: [{ requests }],

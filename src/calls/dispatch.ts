@@ -35,6 +35,7 @@ import type { phoneCallWorkflow } from '../../workflows/call';
 import type { CallWorkflowInput } from '../../workflows/types';
 import { DIAL_PLAN_FIELDS, dialPlanOf, type DialPlan } from './prepare-calls';
 import { mapBounded } from '../concurrency/run-bounded';
+import { callPriority } from '../temporal/task-priority';
 
 export interface Dispatcher {
   /** Writes a pending dispatch batch, with the id given, for `size` calls about to be inserted. */
@@ -173,6 +174,7 @@ export function createDispatcher(deps: { client: Client; config: DispatchConfig 
       ...(startDelayMs !== undefined ? { startDelay: startDelayMs } : {}),
       // One workflow per call, ever: a call that has ended is never started again.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      priority: callPriority(call.callOrigin),
       args: [input],
       typedSearchAttributes: [
         { key: SA_TEAM_ID, value: input.teamId },

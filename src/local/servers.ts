@@ -443,6 +443,12 @@ export async function startMongoStack(
 /** Dynamic config for precise sub-second timers (the dev server and the PostgreSQL-backed server alike). */
 export const TIMER_MAX_TIME_SHIFT_KEY = 'history.timerProcessorMaxTimeShift';
 export const TIMER_MAX_TIME_SHIFT = '10ms';
+/**
+ * Dynamic config for the matcher that serves a task queue by priority key (src/temporal/task-priority.ts).
+ * Server 1.29 serves first in, first out without it; it reads the same stored tasks, and a task queue
+ * is reloaded when it changes, so a running deployment may turn it on.
+ */
+export const PRIORITY_MATCHER_KEY = 'matching.useNewMatcher';
 
 export interface TemporalOptions {
   dataDir: string;
@@ -494,6 +500,8 @@ export async function startTemporal(
     // the team pacer spaces dials with sub-second timers.
     '--dynamic-config-value',
     `${TIMER_MAX_TIME_SHIFT_KEY}=${JSON.stringify(TIMER_MAX_TIME_SHIFT)}`,
+    '--dynamic-config-value',
+    `${PRIORITY_MATCHER_KEY}=true`,
     ...SEARCH_ATTRIBUTE_DEFINITIONS.flatMap((sa) => ['--search-attribute', `${sa.name}=${sa.type}`]),
   ];
   if (options.headless) args.push('--headless');

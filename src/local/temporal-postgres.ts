@@ -19,6 +19,7 @@ import {
   spawnServer,
   startPostgres,
   stopChild,
+  PRIORITY_MATCHER_KEY,
   TIMER_MAX_TIME_SHIFT,
   TIMER_MAX_TIME_SHIFT_KEY,
   waitForPort,
@@ -211,6 +212,8 @@ async function writeServerConfig(root: string, options: TemporalOnPostgresOption
     'system.enableNexus': [{ value: false }],
     // Sub-second timers on time, as the dev server is started (src/local/servers.ts).
     [TIMER_MAX_TIME_SHIFT_KEY]: [{ value: TIMER_MAX_TIME_SHIFT }],
+    // Tasks served by priority key, as on the dev server.
+    [PRIORITY_MATCHER_KEY]: [{ value: true }],
   };
   await mkdir(path.join(root, 'config'), { recursive: true });
   await writeFile(path.join(root, 'config', 'development.yaml'), `${JSON.stringify(config, null, 2)}\n`, {

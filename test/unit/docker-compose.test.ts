@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../src/contracts/search-attributes';
-import { TIMER_MAX_TIME_SHIFT, TIMER_MAX_TIME_SHIFT_KEY } from '../../src/local/servers';
+import { PRIORITY_MATCHER_KEY, TIMER_MAX_TIME_SHIFT, TIMER_MAX_TIME_SHIFT_KEY } from '../../src/local/servers';
 
 const compose = readFileSync(path.resolve(__dirname, '..', '..', 'docker-compose.yml'), 'utf8');
 
@@ -21,6 +21,10 @@ describe('docker-compose.yml', () => {
       new RegExp(`^ +${TIMER_MAX_TIME_SHIFT_KEY.replaceAll('.', '\\.')}:\\n +- value: ${TIMER_MAX_TIME_SHIFT}$`, 'm'),
     );
     expect(compose).toMatch(/^ +DYNAMIC_CONFIG_FILE_PATH: (\S+)\n[\s\S]*^ +target: \1$/m);
+  });
+
+  it("serves the Temporal server's task queues by priority key, as npm start's servers do", () => {
+    expect(compose).toMatch(new RegExp(`^ +${PRIORITY_MATCHER_KEY.replaceAll('.', '\\.')}:\\n +- value: true$`, 'm'));
   });
 
   it('publishes the Temporal frontend and its Web UI, which ask for no login, on loopback only', () => {
