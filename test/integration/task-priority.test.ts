@@ -46,9 +46,9 @@ describe('task-queue priority', () => {
         );
         if (task.workflowExecution?.workflowId) served.push(task.workflowExecution.workflowId);
       }
-      // First in, first out they came at 54 to 62 of 62 (the matcher off, four runs); by priority at 1
-      // to 15 (eight runs): the dev server's task queue has four partitions, each serving its own
-      // tasks by key, and a poll reaches one of them, so a task's turn comes with its partition's.
+      // First in, first out they came at 54 to 62 of 62 (the matcher off, two runs); by priority at 1
+      // to 11 (four runs): the dev server's task queue has four partitions, each serving its own tasks
+      // by key, and a poll reaches one of them, so a task's turn comes with its partition's.
       const position = (name: string) => served.indexOf(`${taskQueue}-${name}`) + 1;
       expect(position('pacer'), served.join(' ')).toBeLessThanOrEqual(25);
       expect(position('alone'), served.join(' ')).toBeLessThanOrEqual(25);
