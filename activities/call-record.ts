@@ -20,6 +20,8 @@ export interface StatusWritten {
   call: Record<string, unknown> | null;
   /** Where the change's event went, when the workflow asked the write to hand it on (`routeWithWrites`). */
   routed?: Routed;
+  /** The provider call the record names when an earlier try's write of this change landed with another. */
+  recordedProviderCallId?: string;
 }
 
 /**
@@ -61,7 +63,8 @@ export async function writeStatusChange(
   // counts it again when that try had counted it (rarely), and counts it at all when that try's answer
   // was lost. Counting only fresh writes lost the second case, which is what retries are for.
   metrics.statusChanged(change.status, change.statusCode, result.call.telephonyProvider);
-  return { applied: true, call: result.call };
+  const { recordedProviderCallId } = result;
+  return { applied: true, call: result.call, ...(recordedProviderCallId ? { recordedProviderCallId } : {}) };
 }
 
 /**

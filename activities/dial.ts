@@ -133,18 +133,24 @@ export function createDialActivities(
   /** Credentials removed after create cannot come back by retrying: the call ends at once. */
   const providerFor = nonRetryableWhenUnconfigured(providers);
 
-  /** The provider has the call: its id goes on the record, with the move to `ringing` when asked. */
+  /**
+   * The provider has the call: its id goes on the record, with the move to `ringing` when asked. When
+   * another try of this dial placed a call too (one no lookup found: a try given up on while its
+   * request or write was slow) and its `ringing` write landed first, the record names that call: this
+   * try answers it, as the record and the webhooks follow it, and hangs up its own, so that the
+   * person is not rung by both for long.
+   */
   async function dialled(
     callId: string,
     providerCallId: string,
     ringing: RingingWrite | undefined,
-    onRecord: boolean,
+    placedBy: TelephonyProvider | null,
   ): Promise<Dialled> {
     if (!ringing) {
-      if (!onRecord) await calls.setProviderCallId(callId, providerCallId);
+      if (placedBy) await calls.setProviderCallId(callId, providerCallId);
       return { providerCallId };
     }
-    const written = await writeStatus(
+    const { recordedProviderCallId, ...written } = await writeStatus(
       {
         callId,
         status: 'ringing',
@@ -155,7 +161,17 @@ export function createDialActivities(
       },
       ringing.route,
     );
-    return { providerCallId, ringing: written };
+    if (!recordedProviderCallId || !placedBy) return { providerCallId, ringing: written };
+    logger.warn(
+      { callId, providerCallId, recordedProviderCallId },
+      "dial: an earlier try's call is on the record: following it and hanging up this one",
+    );
+    // Its answer is what matters now: a hang-up that fails is logged (the call then rings out on its
+    // own, its events ignored by the workflow), never retried, as a retry would follow the record alone.
+    await placedBy.hangUp(providerCallId).catch((err: unknown) => {
+      logger.error({ callId, providerCallId, err }, 'dial: could not hang up the second call placed');
+    });
+    return { providerCallId: recordedProviderCallId, ringing: written };
   }
 
   function placeRequest(
@@ -259,7 +275,7 @@ export function createDialActivities(
       });
     }
     // An earlier attempt of this dial placed the call and recorded it: never dialled again.
-    if (call.providerCallId) return dialled(callId, call.providerCallId, ringing, true);
+    if (call.providerCallId) return dialled(callId, call.providerCallId, ringing, null);
     // Independent reads, side by side: when a campaign's calls fall due together each one counts.
     // The do-not-call answer is read now and acted on right before the dial below (read again there
     // if the lookup or the turn took a while).
@@ -283,7 +299,7 @@ export function createDialActivities(
           'dial retried: the provider already has the call',
         );
         metrics.dialled(provider.name, 'found-placed');
-        return dialled(callId, earlier.providerCallId, ringing, false);
+        return dialled(callId, earlier.providerCallId, ringing, provider);
       }
       // Nothing found, and the calling hours have closed: not placed, and the workflow waits for them,
       // as it does when a dial's first try finds them closed. (Checked before the placing window: a
@@ -348,7 +364,7 @@ export function createDialActivities(
     try {
       const placed = await provider.placeCall(request);
       metrics.dialled(provider.name, 'placed');
-      return await dialled(callId, placed.providerCallId, ringing, false);
+      return await dialled(callId, placed.providerCallId, ringing, provider);
     } catch (err) {
       if (err instanceof ProviderRateLimitedError) {
         metrics.dialled(provider.name, 'rate-limited');

@@ -59,7 +59,15 @@ export interface AttemptRecord {
 const TIME_FIELDS = new Set(['callTriggeredAt', 'callStartedAt', 'callEndedAt']);
 
 export type StatusChangeResult =
-  | { outcome: 'applied'; call: PhoneCallReadView }
+  | {
+      outcome: 'applied';
+      call: PhoneCallReadView;
+      /**
+       * Set only when the change's own earlier try had landed with another provider call (two tries of
+       * one dial each placed a call, the first's answer lost): the call the record names.
+       */
+      recordedProviderCallId?: string;
+    }
   | { outcome: 'skipped'; currentStatus: CallStatus }
   | { outcome: 'missing' };
 
@@ -119,8 +127,12 @@ export async function applyStatusChange(change: StatusChange): Promise<StatusCha
   const current = await PhoneCall.findById(change.callId).lean();
   if (!current) return { outcome: 'missing' };
   const sameWrite = current.status === change.status && current.statusExtraInfo?.dateTime?.getTime() === at.getTime();
-  if (sameWrite) return { outcome: 'applied', call: toReadView(current) };
-  return { outcome: 'skipped', currentStatus: current.status as CallStatus };
+  if (!sameWrite) return { outcome: 'skipped', currentStatus: current.status as CallStatus };
+  const ours = change.fields?.providerCallId;
+  if (typeof ours === 'string' && current.providerCallId && current.providerCallId !== ours) {
+    return { outcome: 'applied', call: toReadView(current), recordedProviderCallId: current.providerCallId };
+  }
+  return { outcome: 'applied', call: toReadView(current) };
 }
 
 /**

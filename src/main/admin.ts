@@ -9,6 +9,7 @@
 import { CommanderError } from 'commander';
 import type { Config } from '../config';
 import { CommandError, errorDetails } from '../admin/command-error';
+import { formatHuman } from '../admin/human-output';
 import { createProgram } from '../admin/program';
 import { connectDatabase, disconnectDatabase } from '../admin/servers';
 import { createSecretBox, type SecretBox } from '../crypto/secret-box';
@@ -68,16 +69,6 @@ async function main(argv: string[]): Promise<number> {
   }
   process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${formatHuman(result)}\n`);
   return 0;
-}
-
-function formatHuman(result: object): string {
-  return Object.entries(result)
-    .map(([key, value]) =>
-      Array.isArray(value)
-        ? `${key}:\n${value.map((v) => `  ${JSON.stringify(v)}`).join('\n')}`
-        : `${key}: ${value !== null && typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
-    )
-    .join('\n');
 }
 
 main(process.argv.slice(2)).then(

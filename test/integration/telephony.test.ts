@@ -275,8 +275,15 @@ describe('provider callbacks', () => {
 });
 
 /** The worker's dial and capture activities on the stack's database and emulator, to run one by hand as a retry runs. */
-function workerActivities() {
-  const deps = {
+function workerActivities(change: (deps: WorkerActivityDeps) => WorkerActivityDeps = (deps) => deps) {
+  const deps = change(workerActivityDeps());
+  return { ...createDialActivities(deps), ...createCaptureActivities(deps) };
+}
+
+type WorkerActivityDeps = ReturnType<typeof workerActivityDeps>;
+
+function workerActivityDeps() {
+  return {
     config: stack.config,
     logger: createLogger('silent', 'test'),
     metrics: createWorkerMetrics(),
@@ -292,7 +299,6 @@ function workerActivities() {
       },
     }),
   };
-  return { ...createDialActivities(deps), ...createCaptureActivities(deps) };
 }
 
 it("reads a call and its team's credentials once for all of its callbacks, again only when asked for fresh ones", async () => {
@@ -372,6 +378,59 @@ it('a dial asked to write the move to ringing writes it with the provider call i
   const retried = await activityTry(2).run(activities.dialCall, { callId: id, ringing });
   expect(retried).toMatchObject({ providerCallId: first.providerCallId, ringing: { applied: true } });
   expect(stack.emulator.callsTo(to)).toBe(1);
+});
+
+it("a retry that placed a second call follows the one an earlier try's ringing write put on the record, and hangs up its own", async () => {
+  // The documented double dial: try 1 placed a call and lost its answer; try 2 read the record before
+  // try 1's write landed, and no lookup found try 1's call (no callback yet, the provider's search
+  // behind), so it placed another. Its write of the same move finds try 1's on the record.
+  // A person who answers and stays on the line until the caller hangs up: the first call is still live
+  // at the end, so that it can be seen not to have been hung up.
+  const to = '+14155591440';
+  const id = await place(to, { callDelayedUntil: new Date(Date.now() + 3_600_000).toISOString() });
+  await stack.temporal.workflow.getHandle(callWorkflowId(id)).terminate('the test dials by hand');
+  const asQueued = await PhoneCall.findById(id).lean();
+  const ringing = { at: '2026-11-26T10:00:01.000Z', callTriggeredAt: '2026-11-26T10:00:00.000Z' };
+  const first = (await activityTry(1).run(workerActivities().dialCall, { callId: id, ringing })) as Dialled;
+
+  const blind = workerActivities((deps) => ({
+    ...deps,
+    calls: {
+      ...deps.calls,
+      findById: async () => asQueued,
+      sightedProviderCallIds: async () => [],
+    },
+    providers: async (teamId, name) => {
+      const provider = await deps.providers(teamId, name);
+      return { ...provider, name: provider.name, findPlacedCall: async () => null };
+    },
+  }));
+  // Scheduled now: the mock's default (1970) would put the try past its placing window.
+  const secondTry = new MockActivityEnvironment({
+    attempt: 2,
+    startToCloseTimeoutMs: 60_000,
+    scheduledTimestampMs: Date.now(),
+  });
+  const retried = (await secondTry.run(blind.dialCall, { callId: id, ringing })) as Dialled;
+  expect(stack.emulator.callsTo(to)).toBe(2);
+  expect(retried).toMatchObject({ providerCallId: first.providerCallId, ringing: { applied: true } });
+  expect(retried).not.toHaveProperty('ringing.recordedProviderCallId');
+  expect(await PhoneCall.findById(id).lean()).toMatchObject({
+    status: 'ringing',
+    providerCallId: first.providerCallId,
+  });
+  // The second call is hung up before anyone answers it; the first rings on, as the record says.
+  const second = stack.emulator.calls().find((c) => c.to === to && c.providerCallId !== first.providerCallId);
+  expect(second).toBeDefined();
+  const ended = await eventually(
+    async () => stack.emulator.calls().find((c) => c.providerCallId === second!.providerCallId && c.end),
+    10_000,
+    'the second call to end',
+  );
+  // Hung up by us, most likely before it was answered (at 50x, it rings for a few tens of ms).
+  expect(ended.end).toMatchObject({ hungUpBy: 'caller' });
+  expect(stack.emulator.calls().find((c) => c.providerCallId === first.providerCallId)?.end).toBeUndefined();
+  await activityTry(1).run(workerActivities().hangUpCall, { callId: id, providerCallId: first.providerCallId });
 });
 
 /**
