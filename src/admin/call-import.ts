@@ -192,6 +192,8 @@ export interface ImportInput {
   key: string | undefined;
   defaultCountry?: string;
   batchSize?: string;
+  /** Create the calls of a file imported more than the API's idempotency window ago again (`--again`). */
+  again?: boolean;
   /** Draw a progress bar on stderr (a terminal only). */
   progress: boolean;
 }
@@ -242,6 +244,19 @@ export async function importCalls(input: ImportInput) {
     team._id,
     chunks.map((c) => c.key),
   );
+  // Batches of the file that no key answered within the window: created longer ago than that, and
+  // their keys forgotten, so their chunks sent now would create every call of them again. A run to
+  // "make sure it finished" a day later must not call everyone twice: only on purpose.
+  const answered = new Set(created.values());
+  const forgotten = [...(earlier?.batchIds ?? [])].filter((batchId) => !answered.has(batchId)).length;
+  if (forgotten > 0 && !input.again) {
+    throw new CommandError(
+      `this file was imported for this template before: ${forgotten} of its ${earlier!.batchIds.size} batches ` +
+        `were created more than ${IDEMPOTENCY_WINDOW_MS / 3_600_000} hours ago (or by an earlier version of ` +
+        'this command), and the API no longer knows their keys: sent again, their calls would be created again. ' +
+        'Run with --again to import the file anew',
+    );
+  }
   const resumed = created.size > 0;
   const toSend = chunks.filter((c) => !created.has(c.key)).flatMap((c) => c.rows);
   // The API would refuse the chunk holding such a number: the lines that parsed are looked up too, so
@@ -428,13 +443,13 @@ async function importFileId(teamId: Types.ObjectId, content: string, templateId:
 
 /**
  * An earlier import of the file: its chunk size (the most calls one of its batches holds, those deleted
- * since counted by their deletion notes, kept a day and an hour, past the API's 24-hour keys) and the
- * file name its calls carry. Null when the file has no calls.
+ * since counted by their deletion notes, kept a day and an hour, past the API's 24-hour keys), the
+ * file name its calls carry, and the batches that hold them. Null when the file has no calls.
  */
 async function earlierImport(
   teamId: Types.ObjectId,
   fileId: string,
-): Promise<{ chunkSize: number; fileName: string | undefined } | null> {
+): Promise<{ chunkSize: number; fileName: string | undefined; batchIds: Set<string> } | null> {
   const [live, deleted] = await Promise.all([
     PhoneCall.find({ teamId, fileId }, { dispatchBatchId: 1, fileName: 1 }).lean(),
     BatchCallDeletion.find(
@@ -453,7 +468,7 @@ async function earlierImport(
   for (const calls of callsByBatch.values()) largest = Math.max(largest, calls.size);
   if (!largest) return null;
   const named = live.find((c) => c.fileName)?.fileName ?? deleted.map(deletedFileName).find(Boolean);
-  return { chunkSize: largest, fileName: named ?? undefined };
+  return { chunkSize: largest, fileName: named ?? undefined, batchIds: new Set(callsByBatch.keys()) };
 }
 
 const deletedFileName = ({ call }: { call?: unknown }): string | undefined => {

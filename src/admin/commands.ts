@@ -274,10 +274,14 @@ export async function createTemplate(input: {
   const tags = new Map<string, string[]>();
   for (const tag of input.tags ?? []) {
     const eq = tag.indexOf('=');
-    if (eq <= 0 || eq === tag.length - 1) throw new CommandError(`--tag must look like NAME=PHRASE, got "${tag}"`);
-    const name = tag.slice(0, eq).trim();
-    tags.set(name, [...(tags.get(name) ?? []), tag.slice(eq + 1).trim()]);
+    const name = eq > 0 ? tag.slice(0, eq).trim() : '';
+    const phrase = eq > 0 ? tag.slice(eq + 1).trim() : '';
+    // Spaces alone around the `=` are no name or phrase either (the template's schema refuses an empty name).
+    if (!name || !phrase) throw new CommandError(`--tag must look like NAME=PHRASE, got "${tag}"`);
+    tags.set(name, [...(tags.get(name) ?? []), phrase]);
   }
+  const resultColumns = (input.resultColumns ?? []).map((column) => column.trim());
+  if (resultColumns.some((column) => !column)) throw new CommandError('--result-column must name a column');
   if (input.timeZone) {
     try {
       new Intl.DateTimeFormat('en-US', { timeZone: input.timeZone });
@@ -311,7 +315,7 @@ export async function createTemplate(input: {
     prompt: input.prompt,
     variables,
     requiredVariables,
-    resultColumns: input.resultColumns ?? [],
+    resultColumns,
     customTags: [...tags].map(([name, triggerPhrases]) => ({ name, triggerPhrases })),
     voiceId,
     maxDurationSeconds,

@@ -437,6 +437,7 @@ export function createProgram(context: CommandContext, onResult: (result: object
           ...apiTarget(o),
           defaultCountry: str(o.defaultCountry),
           batchSize: str(o.batchSize),
+          again: o.again === true,
           progress: context.interactive,
         }),
       ),
@@ -449,7 +450,11 @@ export function createProgram(context: CommandContext, onResult: (result: object
       'the CSV file (required; a relative path from where the command is run); README "Operator command line" lists its columns',
     )
     .option('--default-country <cc>', 'for numbers written without +country, e.g. US')
-    .option('--batch-size <n>', `calls per API batch, at most ${MAX_BATCH}`, '1000');
+    .option('--batch-size <n>', `calls per API batch, at most ${MAX_BATCH}`, '1000')
+    .option(
+      '--again',
+      "create the calls of a file imported more than 24 hours ago again (refused without it: that import's keys are forgotten)",
+    );
 
   // ---------------------------------------------------------------------------- transcripts
   const transcripts = program.command('transcripts').description("calls' transcripts, through the API");

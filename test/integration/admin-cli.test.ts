@@ -354,6 +354,19 @@ describe('refused input and unreachable servers, as a reviewer found them', () =
     expect(made.code).toBe(0);
   });
 
+  it('refuses a custom tag whose name or phrase is only spaces, and a result column without a name', async () => {
+    // Before, ' =x' reached the template's schema and ended in its validation error (exit code 1).
+    const given = { team: teamId, name: 'T', prompt: 'Hi {{firstName}}' };
+    for (const tag of [' =yes', 'interested= ', '=yes', 'interested']) {
+      expect(await refusal(() => createTemplate({ ...given, tags: [tag] }))).toBe(
+        `--tag must look like NAME=PHRASE, got "${tag}"`,
+      );
+    }
+    expect(await refusal(() => createTemplate({ ...given, resultColumns: ['summary', ' '] }))).toBe(
+      '--result-column must name a column',
+    );
+  });
+
   it('refuses a voicemail message without leaveMessage, leaveMessage without a message, unknown variables and malformed ones', async () => {
     const refusals = await Promise.all(
       [

@@ -12,6 +12,7 @@ import path from 'node:path';
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CallTemplate } from '../../src/data/models/call-template';
+import { IDEMPOTENCY_WINDOW_MS, IdempotencyRecord } from '../../src/data/models/idempotency-record';
 import { runAdmin, spawnAdmin, stackAdminEnv } from '../helpers/admin-cli';
 import { apiClient, eventually } from '../helpers/http';
 import { startReceiver } from '../helpers/receiver';
@@ -116,6 +117,23 @@ it('creates every row once, in chunks, as file calls; a second run creates nothi
     alreadyImportedBatches: 3,
   });
   expect((await client.get(`/v1/phoneCalls?fileId=${summary.fileId}&limit=100`)).body.data).toHaveLength(25);
+
+  // A day later the API no longer knows the chunks' keys: run again, the import is refused (it would
+  // call everyone a second time) until --again says that is meant.
+  await IdempotencyRecord.updateMany(
+    { teamId: stack.team.teamId, key: { $regex: `^${summary.fileId}-` } },
+    { $set: { createdAt: new Date(Date.now() - IDEMPOTENCY_WINDOW_MS - 60_000) } },
+  );
+  const dayLater = await importFile(file, ['--default-country', 'US']);
+  expect(dayLater.code, dayLater.stdout).toBe(2);
+  expect(JSON.parse(dayLater.stdout).error).toMatch(
+    /^this file was imported for this template before: 3 of its 3 batches were created more than 24 hours ago .*--again/,
+  );
+  expect((await client.get(`/v1/phoneCalls?fileId=${summary.fileId}&limit=100`)).body.data).toHaveLength(25);
+  const anew = await importFile(file, ['--default-country', 'US', '--again']);
+  expect(anew.code, anew.stdout).toBe(0);
+  expect(JSON.parse(anew.stdout)).toMatchObject({ calls: 25, batches: 3, alreadyImportedBatches: 0 });
+  expect((await client.get(`/v1/phoneCalls?fileId=${summary.fileId}&limit=100`)).body.data).toHaveLength(50);
 });
 
 it('carries an interrupted import on, run under another name: chunks created are not sent again, a number listed since is left out of the rest', async () => {

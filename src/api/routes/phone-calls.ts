@@ -36,7 +36,7 @@ import {
   phoneCallListQuerySchema,
   type PhoneCallCreateInput,
 } from '../../schemas/phone-calls';
-import { webhookUrlProblem } from '../../webhooks/url-policy';
+import { webhookUrlsProblems } from '../../webhooks/url-policy';
 import { formatIssues, parseQueryOrThrow } from '../validation';
 import type { RequestState } from '../state';
 
@@ -53,12 +53,13 @@ async function webhookUrlProblems(
   inputs: ReadonlyArray<{ input: PhoneCallCreateInput; prefix: string }>,
   allowPrivate: boolean,
 ): Promise<string[]> {
-  const verdicts = new Map<string, Promise<string | null>>();
+  const urls = inputs.flatMap(({ input }) => (input.phoneCallWebhooks ?? []).map((hook) => hook.url));
+  if (urls.length === 0) return [];
+  const verdicts = await webhookUrlsProblems(urls, allowPrivate);
   const problems: string[] = [];
   for (const { input, prefix } of inputs) {
     for (const [index, hook] of (input.phoneCallWebhooks ?? []).entries()) {
-      if (!verdicts.has(hook.url)) verdicts.set(hook.url, webhookUrlProblem(hook.url, allowPrivate));
-      const problem = await verdicts.get(hook.url)!;
+      const problem = verdicts.get(hook.url);
       if (problem) problems.push(`${prefix ? `${prefix}.` : ''}phoneCallWebhooks.${index}.url ${problem}`);
     }
   }
