@@ -20,7 +20,7 @@ export interface StatusWritten {
   call: Record<string, unknown> | null;
   /** Where the change's event went, when the workflow asked the write to hand it on (`routeWithWrites`). */
   routed?: Routed;
-  /** The provider call the record names when an earlier try's write of this change landed with another. */
+  /** The provider call the record names when another try's write of this change landed first, with another call. */
   recordedProviderCallId?: string;
 }
 

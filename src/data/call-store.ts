@@ -63,8 +63,8 @@ export type StatusChangeResult =
       outcome: 'applied';
       call: PhoneCallReadView;
       /**
-       * Set only when the change's own earlier try had landed with another provider call (two tries of
-       * one dial each placed a call, the first's answer lost): the call the record names.
+       * Set only when another try of the same change had landed first with another provider call (two
+       * tries of one dial each placed a call): the call the record names.
        */
       recordedProviderCallId?: string;
     }
