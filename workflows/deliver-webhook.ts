@@ -97,7 +97,10 @@ export async function deliverWebhookEventsWorkflow(
       );
       if (result.ok) return true;
       if (result.gone) {
-        log.info('receiver answered 410 Gone; delivery stopped', { eventId: event.eventId });
+        // A 410 from the receiver, or the team's webhook deleted since (nothing was sent).
+        log.info('delivery stopped: the receiver answered 410 Gone, or the webhook was deleted', {
+          eventId: event.eventId,
+        });
         return false;
       }
       if (isLast) return false;

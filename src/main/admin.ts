@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     }
     const message =
       err instanceof CommanderError
-        ? err.message.replace(/^error: /, '')
+        ? (helpOfUnknown(err, argv) ?? err.message.replace(/^error: /, ''))
         : err instanceof Error
           ? err.message
           : String(err);
@@ -69,6 +69,16 @@ async function main(argv: string[]): Promise<number> {
   }
   process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${formatHuman(result)}\n`);
   return 0;
+}
+
+/**
+ * `help nosuch`: commander prints the program's help as an error, its message a marker
+ * ("(outputHelp)"); said as `team explode` is.
+ */
+function helpOfUnknown(err: CommanderError, argv: string[]): string | undefined {
+  if (err.code !== 'commander.help') return undefined;
+  const words = argv.slice(argv.indexOf('help') + 1).filter((word) => !word.startsWith('-'));
+  return `unknown command '${words.join(' ')}'`;
 }
 
 main(process.argv.slice(2)).then(

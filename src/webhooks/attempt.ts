@@ -90,7 +90,9 @@ export async function attemptDelivery(input: DeliveryAttemptRequest): Promise<At
       timeoutMs,
     );
   } catch (err) {
-    const prefix = err instanceof BlockedUrlError ? 'refused: ' : '';
+    // Refused: the guard would not connect there. A name that did not resolve (a name server down,
+    // a name not yet registered) is a failure to retry like any other, not a refusal.
+    const prefix = err instanceof BlockedUrlError && err.reason !== 'unresolvable' ? 'refused: ' : '';
     return finish({ statusCode: null, error: prefix + describe(err) });
   }
 

@@ -200,6 +200,10 @@ describe('npm run admin', () => {
     expect(badScope.body.error).toBe('no team with id 0123456789abcdef01234567');
     const unknown = await json('team', 'explode');
     expect(unknown.body.error).toBe("unknown command 'explode'");
+    // Help of a command there is not: said the same way (it was commander's marker, "(outputHelp)").
+    const helpOfUnknown = await json('help', 'nosuch');
+    expect(helpOfUnknown.code).toBe(2);
+    expect(helpOfUnknown.body).toEqual({ error: "unknown command 'nosuch'" });
     const human = await admin('team', 'create', '--name', 'Readable');
     expect(human.stdout).toMatch(/^teamId: [0-9a-f]{24}\n$/);
   });

@@ -259,6 +259,15 @@ describe('attemptDelivery checks the URL again at delivery', () => {
     expect(result.error).toBe('refused: url host hooks.example.com resolves to a non-public address');
   });
 
+  it('records a name that does not resolve as a failure, not a refusal', async () => {
+    const lookup: HostLookup = async () => {
+      throw Object.assign(new Error('queryA ETIMEOUT hooks.example.com'), { code: 'ETIMEOUT' });
+    };
+    const result = await attemptDelivery(input('https://hooks.example.com/in', { allowPrivate: false, lookup }));
+    expect(result).toMatchObject({ ok: false, statusCode: null, gone: false });
+    expect(result.error).toBe('url host hooks.example.com could not be resolved (ETIMEOUT)');
+  });
+
   it('connects to the address that was vetted, keeping the hostname in the Host header', async () => {
     const receiver = await startReceiver();
     let lookups = 0;
