@@ -78,6 +78,9 @@ export function readCallCsv(content: string, options: CallCsvOptions): CallRow[]
 
 const describeProblem = ({ line, problem }: LineProblem) => `line ${line}: ${problem}`;
 
+/** How a number written without its country code looks: `(415) 555-0101`, `0612345678`. */
+const NATIONAL_NUMBER = /^[\d\s().-]+$/;
+
 /**
  * Checks every row: the calls of the lines that are good, and the problems of the others (a file
  * that is not CSV, or whose header is wrong, is refused at once).
@@ -119,6 +122,8 @@ export function checkCallCsv(content: string, options: CallCsvOptions): { calls:
     const element: Record<string, unknown> = { teamId: options.teamId, callTemplateId: options.template.id };
     const values: { key: string; value: string }[] = [];
     const rowProblems: string[] = [];
+    /** A national number (digits and punctuation, no `+`) with no --default-country to read it by. */
+    let needsCountry = false;
     // A cell past the header's columns (an unquoted comma in `Acme, Inc.`) would shift nothing but be
     // dropped unseen: the row's variables may be the wrong cells. Empty ones (a trailing comma) are not.
     if (row.slice(columns.length).some((cell) => cell !== ''))
@@ -138,6 +143,7 @@ export function checkCallCsv(content: string, options: CallCsvOptions): { calls:
         // with an extension keeps it, so that the schema refuses it as the API does (dropped, the
         // call would ring the switchboard).
         const number = parsePhoneNumberFromString(cell, options.defaultCountry);
+        needsCountry = !options.defaultCountry && NATIONAL_NUMBER.test(cell);
         element.toPhoneNumber = number ? `${number.number}${number.ext ? ` ext. ${number.ext}` : ''}` : cell;
       } else element[column.name] = cell;
     });
@@ -147,7 +153,12 @@ export function checkCallCsv(content: string, options: CallCsvOptions): { calls:
     if (missing.length) rowProblems.push(`missing required variable(s) ${missing.join(', ')}`);
     const parsed = phoneCallCreateSchema.safeParse(element);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) rowProblems.push(`${issue.path.join('.') || 'row'} ${issue.message}`);
+      for (const issue of parsed.error.issues) {
+        const field = issue.path.join('.');
+        const hint =
+          field === 'toPhoneNumber' && needsCountry ? ' (a number without +country code needs --default-country)' : '';
+        rowProblems.push(`${field || 'row'} ${issue.message}${hint}`);
+      }
     }
     if (rowProblems.length) problems.push({ line, problem: rowProblems.join('; ') });
     else calls.push({ line, element: { ...element, toPhoneNumber: parsed.data!.toPhoneNumber } });

@@ -63,8 +63,15 @@ describe('readCallCsv', () => {
       message = (err as Error).message;
     }
     expect(message).toMatch(/nothing imported: 3 bad line\(s\)/);
-    expect(message).toMatch(/line 3: toPhoneNumber must be a valid E\.164 phone number/);
+    // A national number with no --default-country to read it by: the message says what would.
+    expect(message).toMatch(
+      /line 3: toPhoneNumber must be a valid E\.164 phone number \(a number without \+country code needs --default-country\)\n/,
+    );
     expect(message).toMatch(/line 4: missing required variable\(s\) firstName/);
+    // With a country given, a number too short for it gets no such hint.
+    expect(() =>
+      readCallCsv('phone,firstName\n(415) 555-01,Ada\n', { teamId: TEAM, template: TEMPLATE, defaultCountry: 'US' }),
+    ).toThrow(/line 2: toPhoneNumber must be a valid E\.164 phone number$/);
     expect(message).toMatch(/line 5: record must be true or false, not "maybe"; telephonyProvider must be one of/);
     expect(message).not.toMatch(/line 2/);
   });
@@ -95,7 +102,7 @@ describe('readCallCsv', () => {
       '+14155550104,,West',
     ].join(eol);
     expect(() => readCallCsv(csv, { teamId: TEAM, template: TEMPLATE })).toThrow(
-      /2 bad line\(s\):\nline 6: toPhoneNumber must be a valid E\.164 phone number\nline 9: missing required variable/,
+      /2 bad line\(s\):\nline 6: toPhoneNumber must be a valid E\.164 phone number \(a number without \+country code needs --default-country\)\nline 9: missing required variable/,
     );
     const good = readCallCsv(csv.split(eol).slice(0, 5).join(eol), { teamId: TEAM, template: TEMPLATE });
     expect(good.map((row) => row.line)).toEqual([2, 5]);
