@@ -251,15 +251,15 @@ export async function importCalls(input: ImportInput) {
   // Chunks an earlier run created are not checked or sent again: their calls exist (whatever the
   // do-not-call list says of them now, each dial reads it again), and the API's answer to their key
   // is stored.
-  const created = await createdChunks(
+  const { created, keyedBatches } = await createdChunks(
     team._id,
     chunks.map((c) => c.key),
   );
-  // Batches of the file that no key answered within the window: created longer ago than that, and
-  // their keys forgotten, so their chunks sent now would create every call of them again. A run to
-  // "make sure it finished" a day later must not call everyone twice: only on purpose.
-  const answered = new Set(created.values());
-  const forgotten = [...(earlier?.batchIds ?? [])].filter((batchId) => !answered.has(batchId)).length;
+  // Batches of the file that no key names within the window: created longer ago than that, and their
+  // keys forgotten, so their chunks sent now would create every call of them again. A run to "make
+  // sure it finished" a day later must not call everyone twice: only on purpose. (A chunk whose request
+  // died midway still has its key: sent again, the API takes its batch over.)
+  const forgotten = [...(earlier?.batchIds ?? [])].filter((batchId) => !keyedBatches.has(batchId)).length;
   if (forgotten > 0 && !input.again) {
     throw new CommandError(
       `this file was imported for this template before: ${forgotten} of its ${earlier!.batchIds.size} batches ` +
@@ -489,23 +489,34 @@ const deletedFileName = ({ call }: { call?: unknown }): string | undefined => {
 
 /**
  * The chunks whose keys the API has answered within its idempotency window, with the batch each
- * answer names: created, and answered the same way should they be sent again.
+ * answer names: created, and answered the same way should they be sent again. And every batch a key
+ * of the window names, answered or still pending (a request that died midway).
  */
-async function createdChunks(teamId: Types.ObjectId, keys: string[]): Promise<Map<string, string>> {
+async function createdChunks(
+  teamId: Types.ObjectId,
+  keys: string[],
+): Promise<{ created: Map<string, string>; keyedBatches: Set<string> }> {
   const created = new Map<string, string>();
+  const keyedBatches = new Set<string>();
   const since = new Date(Date.now() - IDEMPOTENCY_WINDOW_MS);
   for (let at = 0; at < keys.length; at += MAX_BATCH) {
     const records = await IdempotencyRecord.find(
-      { teamId, scope: BATCH_CREATE_SCOPE, key: { $in: keys.slice(at, at + MAX_BATCH) }, state: 'done' },
+      { teamId, scope: BATCH_CREATE_SCOPE, key: { $in: keys.slice(at, at + MAX_BATCH) }, createdAt: { $gte: since } },
       // Not the answer's calls: up to 10,000 of them per chunk.
-      { key: 1, createdAt: 1, 'responseBody.batchId': 1 },
-    ).lean<Array<{ key: string; createdAt: Date; responseBody?: { batchId?: unknown } }>>();
-    for (const { key, createdAt, responseBody } of records) {
+      { key: 1, state: 1, dispatchBatchId: 1, 'responseBody.batchId': 1 },
+    ).lean<
+      Array<{ key: string; state: string; dispatchBatchId?: Types.ObjectId; responseBody?: { batchId?: unknown } }>
+    >();
+    for (const { key, state, dispatchBatchId, responseBody } of records) {
       const batchId = responseBody?.batchId;
-      if (createdAt >= since && typeof batchId === 'string') created.set(key, batchId);
+      if (dispatchBatchId) keyedBatches.add(dispatchBatchId.toHexString());
+      if (state === 'done' && typeof batchId === 'string') {
+        created.set(key, batchId);
+        keyedBatches.add(batchId);
+      }
     }
   }
-  return created;
+  return { created, keyedBatches };
 }
 
 const round = (seconds: number) => Math.round(seconds * 100) / 100;
